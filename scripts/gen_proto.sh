@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Regenerates the Go bindings in gen/ from protos/ with the generator versions pinned in go.mod
+# (tool directives for buf and protoc-gen-go), so nothing has to be preinstalled.
+#
+#   scripts/gen_proto.sh                    regenerate gen/ in place
+#   scripts/gen_proto.sh --check            regenerate into a temporary directory and fail with
+#                                           the diff when the committed bindings are stale
+#   scripts/gen_proto.sh --breaking         fail when protos/ breaks the wire (WIRE_JSON rules)
+#                                           against the committed baseline image
+#   scripts/gen_proto.sh --accept-baseline  after a passing --breaking, make the current protos
+#                                           the new baseline (only ever moves forward additively)
+set -euo pipefail
+
+if [ ! -f go.mod ] || ! grep -q '^module github.com/beamagents/beamagents$' go.mod || [ ! -f buf.gen.yaml ]; then
+  echo "gen_proto.sh: run me from the repository root (where go.mod and buf.gen.yaml are)" >&2
+  exit 2
+fi
+
+baseline=protos/breaking_baseline.binpb
+buf() { go tool buf "$@"; }
+
+breaking() {
+  if [ ! -f "$baseline" ]; then
+    echo "gen_proto.sh: missing $baseline" >&2
+    exit 1
+  fi
+  buf breaking protos --against "$baseline"
+}
+
+case "${1:-}" in
+  "")
+    rm -rf gen/beam_agents
+    buf generate
+    ;;
+  --check)
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    buf generate -o "$tmp"
+    if ! diff -ru gen/beam_agents "$tmp/gen/beam_agents"; then
+      echo "gen_proto.sh: gen/ is stale; run scripts/gen_proto.sh and commit the result" >&2
+      exit 1
+    fi
+    echo "gen_proto.sh: gen/ is up to date"
+    ;;
+  --breaking)
+    breaking
+    echo "gen_proto.sh: no breaking change against $baseline"
+    ;;
+  --accept-baseline)
+    if [ -f "$baseline" ]; then breaking; fi
+    buf build protos --exclude-source-info -o "$baseline"
+    echo "gen_proto.sh: wrote $baseline"
+    ;;
+  *)
+    echo "usage: scripts/gen_proto.sh [--check | --breaking | --accept-baseline]" >&2
+    exit 2
+    ;;
+esac
