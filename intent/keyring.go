@@ -1,0 +1,147 @@
+package intent
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// MinKeyBytes is the smallest accepted HMAC key: the SHA-256 output size.
+const MinKeyBytes = 32
+
+// A Keyring is a set of named HMAC-SHA256 keys, one of them active for signing. It is
+// immutable after construction and safe for concurrent use.
+//
+// Its document format (JSON, the content of the file or environment variable a reference
+// names) is:
+//
+//	{"active": "k2", "keys": [{"id": "k1", "secret": "<base64>"}, {"id": "k2", "secret": "<base64>"}]}
+//
+// ids are non-empty and unique; each secret is standard base64 of at least MinKeyBytes bytes;
+// active names one of the keys. Old keys stay in the ring to verify intents signed before a
+// rotation.
+type Keyring struct {
+	active string
+	keys   map[string]secret
+}
+
+// secret is key material that never prints.
+type secret []byte
+
+func (secret) String() string                { return "[redacted]" }
+func (secret) GoString() string              { return "[redacted]" }
+func (secret) Format(f fmt.State, verb rune) { fmt.Fprint(f, "[redacted]") }
+
+// NewKeyring builds a keyring from raw keys. The map is copied.
+func NewKeyring(active string, keys map[string][]byte) (*Keyring, error) {
+	kr := &Keyring{active: active, keys: make(map[string]secret, len(keys))}
+	for id, k := range keys {
+		if id == "" {
+			return nil, keyringErr("empty key id")
+		}
+		if len(k) < MinKeyBytes {
+			return nil, keyringErr("key %q has %d bytes, want at least %d", id, len(k), MinKeyBytes)
+		}
+		kr.keys[id] = secret(slices.Clone(k))
+	}
+	if _, ok := kr.keys[active]; !ok {
+		return nil, keyringErr("active key %q is not in the keyring", active)
+	}
+	return kr, nil
+}
+
+type keyringDoc struct {
+	Active string `json:"active"`
+	Keys   []struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	} `json:"keys"`
+}
+
+// ParseKeyring parses a keyring document (see Keyring). Errors never quote key material.
+func ParseKeyring(data []byte) (*Keyring, error) {
+	var doc keyringDoc
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, keyringErr("not a keyring document (want {\"active\":…,\"keys\":[{\"id\":…,\"secret\":…}]})")
+	}
+	keys := make(map[string][]byte, len(doc.Keys))
+	for _, k := range doc.Keys {
+		if _, dup := keys[k.ID]; dup {
+			return nil, keyringErr("duplicate key id %q", k.ID)
+		}
+		raw, err := base64.StdEncoding.DecodeString(k.Secret)
+		if err != nil {
+			return nil, keyringErr("key %q: secret is not standard base64", k.ID)
+		}
+		keys[k.ID] = raw
+	}
+	return NewKeyring(doc.Active, keys)
+}
+
+// LoadKeyring loads a keyring by reference: "env:VAR" reads the document from environment
+// variable VAR, "file:PATH" from a file. Call it where the keys are used (on the worker), so
+// that key material never travels inside a pipeline.
+func LoadKeyring(ref string) (*Keyring, error) {
+	kind, arg, ok := strings.Cut(ref, ":")
+	if !ok || arg == "" {
+		return nil, keyringErr("reference %q: want env:VAR or file:PATH", ref)
+	}
+	switch kind {
+	case "env":
+		v, ok := os.LookupEnv(arg)
+		if !ok || v == "" {
+			return nil, keyringErr("environment variable %s is not set", arg)
+		}
+		return ParseKeyring([]byte(v))
+	case "file":
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, keyringErr("reading %s: %v", arg, err)
+		}
+		return ParseKeyring(b)
+	default:
+		return nil, keyringErr("reference %q: unknown scheme %q, want env or file", ref, kind)
+	}
+}
+
+// Active returns the id of the key used for signing.
+func (kr *Keyring) Active() string { return kr.active }
+
+// IDs returns the key ids in sorted order.
+func (kr Keyring) IDs() []string {
+	ids := make([]string, 0, len(kr.keys))
+	for id := range kr.keys {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (kr *Keyring) key(id string) (secret, bool) {
+	if kr == nil {
+		return nil, false
+	}
+	k, ok := kr.keys[id]
+	return k, ok
+}
+
+// String describes the keyring by its ids only. String, GoString and Format have value
+// receivers so that a Keyring printed by value is covered too.
+func (kr Keyring) String() string {
+	return fmt.Sprintf("intent.Keyring{active: %s, keys: %v}", kr.active, kr.IDs())
+}
+
+// GoString is String: %#v must not reach the key bytes either.
+func (kr Keyring) GoString() string { return kr.String() }
+
+// Format makes every fmt verb print String.
+func (kr Keyring) Format(f fmt.State, verb rune) { fmt.Fprint(f, kr.String()) }
+
+func keyringErr(format string, args ...any) error {
+	return &Error{Code: CodeKeyring, Detail: fmt.Sprintf(format, args...)}
+}

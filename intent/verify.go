@@ -1,0 +1,115 @@
+package intent
+
+import (
+	"crypto/hmac"
+	"fmt"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// Outcome is the result of verifying one intent.
+type Outcome int
+
+// Verification outcomes; each is distinct and has its own dead-letter reason.
+const (
+	OK                Outcome = iota + 1 // signed by a known key, signature matches
+	Unsigned                             // scheme unspecified and signature empty
+	BadSignature                         // the signature does not match the intent
+	UnknownKey                           // signing_key_id is not in the keyring
+	UnsupportedScheme                    // a scheme this binary does not implement
+)
+
+var outcomeWords = map[Outcome]string{
+	OK:                "ok",
+	Unsigned:          "unsigned",
+	BadSignature:      "bad_signature",
+	UnknownKey:        "unknown_key",
+	UnsupportedScheme: "unsupported_scheme",
+}
+
+// String returns the outcome word ("ok", "unsigned", "bad_signature", "unknown_key",
+// "unsupported_scheme").
+func (o Outcome) String() string {
+	if w, ok := outcomeWords[o]; ok {
+		return w
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+// Reason returns the dead-letter reason for a refused outcome, "intent_" plus its word.
+func (o Outcome) Reason() string { return "intent_" + o.String() }
+
+// Verify checks ti's signature against the keyring. It never modifies ti.
+func Verify(ti *pb.ToolIntent, kr *Keyring) Outcome {
+	switch ti.GetSignatureScheme() {
+	case pb.ToolIntent_SIGNATURE_SCHEME_UNSPECIFIED:
+		if len(ti.GetSignature()) == 0 && ti.GetSigningKeyId() == "" {
+			return Unsigned
+		}
+		// Signature material without a scheme is not an unsigned intent: refuse it.
+		return UnsupportedScheme
+	case pb.ToolIntent_HMAC_SHA256:
+	default:
+		return UnsupportedScheme
+	}
+	key, ok := kr.key(ti.GetSigningKeyId())
+	if !ok {
+		return UnknownKey
+	}
+	in, err := SigningInput(ti)
+	if err != nil || !hmac.Equal(mac(key, in), ti.GetSignature()) {
+		return BadSignature
+	}
+	return OK
+}
+
+// Mode decides which outcomes a consumer admits.
+type Mode int
+
+// Verification modes.
+const (
+	// ModeRequire admits only OK. It is the zero value: verification is on unless turned off.
+	ModeRequire Mode = iota
+	// ModePermissive admits OK and Unsigned; a present but wrong signature is still refused.
+	ModePermissive
+	// ModeOff admits every intent without looking at its signature.
+	ModeOff
+)
+
+// ParseMode parses "off", "permissive" or "require".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "require":
+		return ModeRequire, nil
+	case "permissive":
+		return ModePermissive, nil
+	case "off":
+		return ModeOff, nil
+	}
+	return 0, &Error{Code: CodeVerify, Detail: fmt.Sprintf("unknown verification mode %q (want off, permissive or require)", s)}
+}
+
+func (m Mode) String() string {
+	switch m {
+	case ModeRequire:
+		return "require"
+	case ModePermissive:
+		return "permissive"
+	case ModeOff:
+		return "off"
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// Check verifies ti under mode m: nil when admitted, else an *Error with CodeVerify carrying
+// the outcome (errors.Is(err, ErrVerify)).
+func (m Mode) Check(ti *pb.ToolIntent, kr *Keyring) error {
+	if m == ModeOff {
+		return nil
+	}
+	o := Verify(ti, kr)
+	if o == OK || (o == Unsigned && m == ModePermissive) {
+		return nil
+	}
+	return &Error{Code: CodeVerify, Outcome: o, Detail: fmt.Sprintf("intent %s under mode %s", ti.GetIntentId(), m)}
+}
