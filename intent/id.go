@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 
 	"github.com/google/uuid"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
 // Namespace is the UUIDv5 namespace of intent ids. It is itself the UUIDv5 of the URL
@@ -26,4 +28,11 @@ func idName(entityKey []byte, seq int64, step uint32) []byte {
 	b = append(b, entityKey...)
 	b = binary.BigEndian.AppendUint64(b, uint64(seq))
 	return binary.BigEndian.AppendUint32(b, step)
+}
+
+// RoutesToApproval reports whether ti goes to a human approval channel. Only an explicit
+// APPROVAL kind does: TOOL and TOOL_KIND_UNSPECIFIED (an intent written before the kind field
+// existed) are both tool calls.
+func RoutesToApproval(ti *pb.ToolIntent) bool {
+	return ti.GetKind() == pb.ToolIntent_APPROVAL
 }

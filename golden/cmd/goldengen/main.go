@@ -1,0 +1,59 @@
+// Command goldengen writes the golden corpus of the current state_schema_version:
+//
+//	go run ./golden/cmd/goldengen
+//
+// run from the repository root. It writes golden/v<N>/ for the current version only and refuses
+// to write into a directory that already holds any blob: a golden corpus is frozen once written.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	goldenv1 "github.com/beamagents/beamagents/golden/v1"
+)
+
+// current names the builders of the current version; switch it when a version is added.
+var (
+	currentVersion = goldenv1.Version
+	currentCases   = goldenv1.Cases
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "goldengen:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	dir := filepath.Join("golden", fmt.Sprintf("v%d", currentVersion))
+	if _, err := os.Stat(filepath.Join(dir, "doc.go")); err != nil {
+		return fmt.Errorf("run from the repository root (no %s/doc.go): %v", dir, err)
+	}
+	existing, err := filepath.Glob(filepath.Join(dir, "*.binpb"))
+	if err != nil {
+		return err
+	}
+	if len(existing) > 0 {
+		return fmt.Errorf("%s already holds %d blobs; a golden corpus is frozen and never rewritten", dir, len(existing))
+	}
+	for _, c := range currentCases() {
+		if !strings.HasSuffix(c.File, ".binpb") || filepath.Base(c.File) != c.File {
+			return fmt.Errorf("case file %q must be a plain *.binpb name", c.File)
+		}
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c.Build())
+		if err != nil {
+			return fmt.Errorf("%s: %v", c.File, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.File), b, 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("wrote %s (%d bytes): %s\n", filepath.Join(dir, c.File), len(b), c.Pins)
+	}
+	return nil
+}

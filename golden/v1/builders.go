@@ -1,0 +1,296 @@
+package goldenv1
+
+import (
+	"encoding/hex"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// Version is the state_schema_version regime of this corpus.
+const Version = 1
+
+// SigningKeyID and SigningKey sign the golden intents. Test material only.
+const SigningKeyID = "golden-v1"
+
+// SigningKey is the 32-byte HMAC-SHA256 key of the signed golden intents.
+var SigningKey = []byte("beamagents-golden-v1-hmac-key-32")
+
+// A Case is one golden blob: its file name in this directory, what it pins, and the builder
+// of its expected value.
+type Case struct {
+	File  string
+	Pins  string
+	Build func() proto.Message
+}
+
+// Cases lists the corpus in a fixed order.
+func Cases() []Case {
+	return []Case{
+		{"memory_blob.binpb", "MemoryBlob v1 with entries a, b, c in LRU order and their exact total", memoryBlob},
+		{"tool_intent.binpb", "ToolIntent fields 1-9, written before kind, trace_id and the signature envelope existed", toolIntent},
+		{"tool_intent_kind.binpb", "ToolIntent kind = APPROVAL (field 10), written before trace_id", toolIntentKind},
+		{"tool_intent_trace_id.binpb", "ToolIntent trace_id (field 11, 16 bytes), written before the signature envelope", toolIntentTraceID},
+		{"tool_intent_signed.binpb", "ToolIntent signature envelope (fields 12-14): HMAC_SHA256 by golden-v1 over the cleared-fields serialization", toolIntentSigned},
+		{"tool_intent_future_field.binpb", "ToolIntent carrying unknown field 15 (string) that was present when it was signed", toolIntentFutureField},
+		{"tool_result.binpb", "ToolResult with every field, status ERROR", toolResult},
+		{"trace_event.binpb", "TraceEvent LLM_CALL with 16/8/8-byte ids and GenAI attributes in the map", traceEvent},
+		{"trace_event_suspended.binpb", "TraceEvent event_type SUSPENDED (7), added within v1", traceEventSuspended},
+		{"agent_envelope.binpb", "AgentEnvelope with external_event bytes", envelopeExternal},
+		{"agent_envelope_tool_result.binpb", "AgentEnvelope with a tool_result payload", envelopeToolResult},
+		{"agent_envelope_approval.binpb", "AgentEnvelope with an approval payload", envelopeApproval},
+		{"agent_envelope_export_request.binpb", "AgentEnvelope export_request variant (field 6), added within v1", envelopeExport},
+		{"continuation.binpb", "Continuation v1 with two pending ids and a snapshot, written before escalations", continuation},
+		{"continuation_escalations.binpb", "Continuation escalations = 2 (field 9), added within v1", continuationEscalations},
+		{"llm_cache_blob.binpb", "LlmCacheBlob v1 with entries a, b, c in LRU order", llmCacheBlob},
+		{"llm_cache_blob_digest_only.binpb", "LlmCacheBlob with a digest-only entry (empty response, 32-byte digest)", llmCacheBlobDigestOnly},
+		{"activation_error_record.binpb", "ActivationErrorRecord with every field, added within v1", activationErrorRecord},
+		{"state_snapshot.binpb", "StateSnapshot with memory, cache, continuation and two pending intents, added within v1", stateSnapshot},
+	}
+}
+
+const t0 = int64(1767225600000) // 2026-01-01T00:00:00Z
+
+var (
+	entityKey = []byte("customer-0042")
+	traceID   = []byte{0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f}
+	spanID    = []byte{0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17}
+	parentID  = []byte{0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27}
+)
+
+func mustHex(s string) []byte {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func memoryBlob() proto.Message {
+	return &pb.MemoryBlob{
+		StateSchemaVersion: 1,
+		Entries: []*pb.MemoryEntry{
+			{Key: "a", Value: []byte("alpha"), LastAccessMs: t0 + 1000},
+			{Key: "b", Value: []byte("bravo!"), LastAccessMs: t0 + 2000},
+			{Key: "c", Value: []byte("charlie"), LastAccessMs: t0 + 3000},
+		},
+		TotalValueBytes: 18,
+	}
+}
+
+// toolIntentBase is the intent as the schema stood before field 10.
+func toolIntentBase() *pb.ToolIntent {
+	return &pb.ToolIntent{
+		// intent.ID("customer-0042", 7, 2)
+		IntentId:    "41eabd0e-cb84-5a21-a5a2-6b62478d30f4",
+		EntityKey:   entityKey,
+		Seq:         7,
+		StepIndex:   2,
+		ToolName:    "refund",
+		ArgsJson:    `{"amount":"12","currency":"EUR","order_id":"A-1001"}`,
+		CreatedAtMs: t0 + 5000,
+		ExpiresAtMs: t0 + 305000,
+		Attempt:     1,
+	}
+}
+
+func toolIntent() proto.Message { return toolIntentBase() }
+
+func toolIntentKind() proto.Message {
+	m := toolIntentBase()
+	m.Kind = pb.ToolIntent_APPROVAL
+	return m
+}
+
+func toolIntentTraceIDMsg() *pb.ToolIntent {
+	m := toolIntentBase()
+	m.Kind = pb.ToolIntent_TOOL
+	m.TraceId = traceID
+	return m
+}
+
+func toolIntentTraceID() proto.Message { return toolIntentTraceIDMsg() }
+
+func toolIntentSigned() proto.Message {
+	m := toolIntentTraceIDMsg()
+	m.SignatureScheme = pb.ToolIntent_HMAC_SHA256
+	m.SigningKeyId = SigningKeyID
+	m.Signature = mustHex(signedSignature)
+	return m
+}
+
+// FutureFieldNumber and FutureFieldValue are the unknown field the future-field intent carries.
+const (
+	FutureFieldNumber = 15
+	FutureFieldValue  = "added-by-a-newer-schema"
+)
+
+func toolIntentFutureField() proto.Message {
+	m := toolIntentTraceIDMsg()
+	m.ProtoReflect().SetUnknown(protowire.AppendString(protowire.AppendTag(nil, FutureFieldNumber, protowire.BytesType), FutureFieldValue))
+	m.SignatureScheme = pb.ToolIntent_HMAC_SHA256
+	m.SigningKeyId = SigningKeyID
+	m.Signature = mustHex(futureFieldSignature)
+	return m
+}
+
+const (
+	signedSignature      = "2a09cd1a1cc5d3339381a9f1f44e3fea7ce824b47a74a9056d945fc9a0049214"
+	futureFieldSignature = "f8ed881deb2cc984a8f0e9b9ec6732ba6dea8bd577a857ea0a12fc854a6d5b60"
+)
+
+func toolResultMsg() *pb.ToolResult {
+	return &pb.ToolResult{
+		IntentId:      "41eabd0e-cb84-5a21-a5a2-6b62478d30f4",
+		EntityKey:     entityKey,
+		Seq:           7,
+		Status:        pb.ToolResult_ERROR,
+		Payload:       []byte(`{"refund_id":null}`),
+		ErrorMessage:  "payment provider unavailable",
+		CompletedAtMs: t0 + 9000,
+	}
+}
+
+func toolResult() proto.Message { return toolResultMsg() }
+
+func traceEventMsg() *pb.TraceEvent {
+	return &pb.TraceEvent{
+		TraceId:      traceID,
+		SpanId:       spanID,
+		ParentSpanId: parentID,
+		EntityKey:    entityKey,
+		Seq:          7,
+		StepIndex:    1,
+		EventType:    pb.TraceEvent_LLM_CALL,
+		Attributes: map[string]string{
+			"gen_ai.operation.name":      "chat",
+			"gen_ai.request.model":       "scripted-1",
+			"gen_ai.usage.input_tokens":  "412",
+			"gen_ai.usage.output_tokens": "57",
+		},
+		StartMs: t0 + 1000,
+		EndMs:   t0 + 1850,
+	}
+}
+
+func traceEvent() proto.Message { return traceEventMsg() }
+
+func traceEventSuspended() proto.Message {
+	m := traceEventMsg()
+	m.EventType = pb.TraceEvent_SUSPENDED
+	m.Attributes = map[string]string{"beamagents.pending_intents": "1"}
+	return m
+}
+
+func envelopeExternal() proto.Message {
+	return &pb.AgentEnvelope{
+		EntityKey:   entityKey,
+		EventTimeMs: t0,
+		Payload:     &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(`{"text":"where is my refund?"}`)},
+	}
+}
+
+func envelopeToolResult() proto.Message {
+	return &pb.AgentEnvelope{
+		EntityKey:   entityKey,
+		EventTimeMs: t0 + 9000,
+		Payload:     &pb.AgentEnvelope_ToolResult{ToolResult: toolResultMsg()},
+	}
+}
+
+func envelopeApproval() proto.Message {
+	return &pb.AgentEnvelope{
+		EntityKey:   entityKey,
+		EventTimeMs: t0 + 60000,
+		Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{
+			IntentId:    "41eabd0e-cb84-5a21-a5a2-6b62478d30f4",
+			Approved:    true,
+			Approver:    "ops@example.com",
+			DecidedAtMs: t0 + 59000,
+		}},
+	}
+}
+
+func envelopeExport() proto.Message {
+	return &pb.AgentEnvelope{
+		EntityKey:   entityKey,
+		EventTimeMs: t0 + 120000,
+		Payload:     &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: "export-0001"}},
+	}
+}
+
+func continuationMsg() *pb.Continuation {
+	return &pb.Continuation{
+		StateSchemaVersion: 1,
+		Seq:                7,
+		StepIndex:          2,
+		PendingIntentIds:   []string{"41eabd0e-cb84-5a21-a5a2-6b62478d30f4", "0b5c3d2e-1f00-5a00-8000-000000000002"},
+		Adapter:            "beamagents.agent.v1",
+		Snapshot:           []byte{0x0a, 0x03, 'r', 'e', 'f', 0x00, 0xff},
+		SuspendedAtMs:      t0 + 5000,
+		DeadlineMs:         t0 + 305000,
+	}
+}
+
+func continuation() proto.Message { return continuationMsg() }
+
+func continuationEscalations() proto.Message {
+	m := continuationMsg()
+	m.Escalations = 2
+	return m
+}
+
+func llmCacheBlobMsg() *pb.LlmCacheBlob {
+	return &pb.LlmCacheBlob{
+		StateSchemaVersion: 1,
+		Entries: []*pb.LlmCacheEntry{
+			{CacheKey: "a", Response: []byte("r-alpha"), ResponseDigest: mustHex("2b57ef3b0b5b3e2f9e2c1a7e2f3f1cbd6d1f3c2a9b7e8d6c5b4a392817161514"), CreatedAtMs: t0 + 100, LastAccessMs: t0 + 1100},
+			{CacheKey: "b", Response: []byte("r-bravo"), ResponseDigest: mustHex("0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a090807060504030201000"), CreatedAtMs: t0 + 200, LastAccessMs: t0 + 1200},
+			{CacheKey: "c", Response: []byte("r-charlie"), ResponseDigest: mustHex("ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"), CreatedAtMs: t0 + 300, LastAccessMs: t0 + 1300},
+		},
+		TotalResponseBytes: 23,
+	}
+}
+
+func llmCacheBlob() proto.Message { return llmCacheBlobMsg() }
+
+func llmCacheBlobDigestOnly() proto.Message {
+	m := llmCacheBlobMsg()
+	m.Entries = append(m.Entries, &pb.LlmCacheEntry{
+		CacheKey:       "d",
+		ResponseDigest: mustHex("a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0"),
+		CreatedAtMs:    t0 + 400,
+		LastAccessMs:   t0 + 1400,
+		DigestOnly:     true,
+	})
+	return m
+}
+
+func activationErrorRecord() proto.Message {
+	return &pb.ActivationErrorRecord{
+		EntityKey:   entityKey,
+		Reason:      "proposal_refused",
+		Detail:      "SPX-Z206 value.fields.unknown: $.value.fields[\"x.extra\"]",
+		EventTimeMs: t0 + 7000,
+	}
+}
+
+func stateSnapshot() proto.Message {
+	pending2 := toolIntentTraceIDMsg()
+	pending2.IntentId = "0b5c3d2e-1f00-5a00-8000-000000000002"
+	pending2.StepIndex = 3
+	pending2.Kind = pb.ToolIntent_APPROVAL
+	return &pb.StateSnapshot{
+		StateSchemaVersion: 1,
+		EntityKey:          entityKey,
+		Seq:                8,
+		SnapshotAtMs:       t0 + 120000,
+		Memory:             memoryBlob().(*pb.MemoryBlob),
+		LlmCache:           llmCacheBlobMsg(),
+		Continuation:       continuationMsg(),
+		Pending:            []*pb.ToolIntent{toolIntentSigned().(*pb.ToolIntent), pending2},
+		RequestId:          "export-0001",
+	}
+}
