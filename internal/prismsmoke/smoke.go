@@ -65,4 +65,3 @@ func Pipeline(s beam.Scope, envs []*pb.AgentEnvelope) beam.PCollection {
 	keyed := beam.ParDo(s, keyByEntity, in)
 	return beam.ParDo(s, newCountFn(), keyed)
 }
-
