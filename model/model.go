@@ -1,0 +1,72 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Roles of chat messages.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string
+	Content string
+}
+
+// Sampling holds sampling parameters. A nil pointer leaves the provider's default.
+type Sampling struct {
+	Temperature     *float64
+	TopP            *float64
+	MaxOutputTokens int64 // 0: provider default
+	Seed            *int64
+}
+
+// Request is one model call.
+type Request struct {
+	// Model is the provider's model id.
+	Model    string
+	Messages []Message
+	// ResponseSchema is the JSON Schema the response must satisfy (the proposal's provider
+	// projection); SchemaDigest identifies the compiled schema it came from.
+	ResponseSchema json.RawMessage
+	SchemaDigest   string
+	Sampling       Sampling
+	// The asking activation step. Providers ignore it; the replay cache and Scripted key on it.
+	EntityKey []byte
+	Seq       int64
+	Step      uint32
+}
+
+// Usage is token accounting as the provider reports it.
+type Usage struct {
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// Response is a model's complete answer.
+type Response struct {
+	Text         []byte
+	Usage        Usage
+	Model        string // the model that answered, when the provider says
+	FinishReason string
+}
+
+// Model is a language model provider.
+type Model interface {
+	// Generate returns the complete response to req.
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Streamer is implemented by models that deliver their response in chunks. onChunk sees each
+// chunk in order; when it returns an error the provider call is cancelled and Stream returns
+// that error (wrapped). On success the Response carries the whole text.
+type Streamer interface {
+	Model
+	Stream(ctx context.Context, req *Request, onChunk func([]byte) error) (*Response, error)
+}
