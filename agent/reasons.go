@@ -1,0 +1,48 @@
+package agent
+
+// Reason is a dead-letter reason: ActivationErrorRecord.reason. The vocabulary is closed: every
+// dead letter the runtime emits carries one of the constants below, and consumers may switch
+// on them. A new reason is an API addition; an existing one is never renamed.
+type Reason string
+
+// The dead-letter reasons.
+const (
+	// ReasonEnvelopeInvalid: the input bytes do not decode as an AgentEnvelope, or the envelope
+	// has no entity key or no payload.
+	ReasonEnvelopeInvalid Reason = "envelope_invalid"
+	// ReasonStateVersionUnsupported: a state cell was written by a newer state_schema_version
+	// than this binary knows. The state is left untouched for the newer binary.
+	ReasonStateVersionUnsupported Reason = "state_version_unsupported"
+	// ReasonStateCorrupt: a state cell does not decode.
+	ReasonStateCorrupt Reason = "state_corrupt"
+	// ReasonProposalRefused: the model's output was refused by the proposal decoder.
+	ReasonProposalRefused Reason = "proposal_refused"
+	// ReasonOrphanedResult: a tool result matches no pending intent.
+	ReasonOrphanedResult Reason = "orphaned_result"
+	// ReasonApprovalUnknown: an approval matches no pending APPROVAL intent.
+	ReasonApprovalUnknown Reason = "approval_unknown"
+	// ReasonApprovalTimeout: an approval was not decided before its deadline and escalations.
+	ReasonApprovalTimeout Reason = "approval_timeout"
+	// ReasonActivationTimeout: a tool result did not arrive before its deadline and escalations.
+	ReasonActivationTimeout Reason = "activation_timeout"
+	// ReasonBudgetExceeded: an activation hit its step or model-call budget.
+	ReasonBudgetExceeded Reason = "budget_exceeded"
+	// ReasonInboxFull: an external event arrived while suspended and the inbox was full.
+	ReasonInboxFull Reason = "inbox_full"
+	// ReasonFinalTooLarge: the rendered final action exceeds the agent's bound.
+	ReasonFinalTooLarge Reason = "final_too_large"
+	// ReasonSigningFailed: an intent could not be signed.
+	ReasonSigningFailed Reason = "signing_failed"
+	// ReasonModelError: the model call failed.
+	ReasonModelError Reason = "model_error"
+	// ReasonInternalPanic: user code (a prompt builder, a model) panicked.
+	ReasonInternalPanic Reason = "internal_panic"
+)
+
+// Reasons lists the closed vocabulary.
+var Reasons = []Reason{
+	ReasonEnvelopeInvalid, ReasonStateVersionUnsupported, ReasonStateCorrupt, ReasonProposalRefused,
+	ReasonOrphanedResult, ReasonApprovalUnknown, ReasonApprovalTimeout, ReasonActivationTimeout,
+	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
+	ReasonModelError, ReasonInternalPanic,
+}

@@ -1,0 +1,109 @@
+package transforms
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+func init() {
+	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeFn{})
+	register.Emitter2[[]byte, []byte]()
+	register.Emitter1[[]byte]()
+}
+
+// Format names how envelope records are encoded.
+type Format string
+
+// Record formats.
+const (
+	// Binary: each record is one binary-serialized AgentEnvelope.
+	Binary Format = "binary"
+	// JSON: each record is one AgentEnvelope in protojson (one line of a JSON Lines file).
+	JSON Format = "json"
+)
+
+// DecodeEnvelopes turns raw records (PCollection<[]byte>) into envelopes keyed by entity key
+// (PCollection<KV<[]byte, []byte>>, the value a deterministic binary AgentEnvelope) and dead
+// letters (PCollection<[]byte>, binary ActivationErrorRecords with reason envelope_invalid).
+// Nothing is dropped: every record ends in exactly one of the two outputs.
+func DecodeEnvelopes(s beam.Scope, format Format, records beam.PCollection) (keyed, dead beam.PCollection) {
+	s = s.Scope("DecodeEnvelopes")
+	return beam.ParDo2(s, &decodeFn{Format: format}, records)
+}
+
+type decodeFn struct {
+	Format Format
+
+	decoded, invalid beam.Counter
+}
+
+func (f *decodeFn) Setup() {
+	f.decoded = beam.NewCounter("beamagents", "envelopes_decoded")
+	f.invalid = beam.NewCounter("beamagents", "envelopes_invalid")
+}
+
+func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
+	env, canon, err := DecodeEnvelope(f.Format, rec)
+	if err != nil {
+		f.invalid.Inc(ctx, 1)
+		dead(deadLetter(env, agent.ReasonEnvelopeInvalid, err))
+		return
+	}
+	f.decoded.Inc(ctx, 1)
+	keyed(env.GetEntityKey(), canon)
+}
+
+// DecodeEnvelope decodes one record and checks that the envelope is actionable: an entity key
+// and a payload. It returns the envelope (possibly partial, for the dead letter's entity key
+// and event time) and its deterministic binary serialization. Errors are *agent.Error with
+// reason envelope_invalid.
+func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
+	env := &pb.AgentEnvelope{}
+	var err error
+	switch format {
+	case Binary:
+		err = proto.Unmarshal(rec, env)
+	case JSON:
+		err = protojson.Unmarshal(rec, env)
+	default:
+		return nil, nil, invalid(nil, "unknown record format %q", format)
+	}
+	if err != nil {
+		return nil, nil, invalid(err, "not a %s AgentEnvelope", format)
+	}
+	if len(env.GetEntityKey()) == 0 {
+		return env, nil, invalid(nil, "entity_key is empty")
+	}
+	if env.GetPayload() == nil {
+		return env, nil, invalid(nil, "no payload")
+	}
+	canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+	if err != nil {
+		return env, nil, invalid(err, "re-encoding")
+	}
+	return env, canon, nil
+}
+
+func invalid(err error, format string, args ...any) error {
+	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: fmt.Sprintf(format, args...), Err: err}
+}
+
+func deadLetter(env *pb.AgentEnvelope, reason agent.Reason, err error) []byte {
+	rec := &pb.ActivationErrorRecord{
+		EntityKey:   env.GetEntityKey(),
+		Reason:      string(reason),
+		Detail:      strings.ToValidUTF8(err.Error(), "\uFFFD"),
+		EventTimeMs: env.GetEventTimeMs(),
+	}
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(rec) // cannot fail: valid UTF-8 detail
+	return b
+}
