@@ -1,0 +1,294 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+// Deps are the per-worker dependencies of activations: what must not travel inside a
+// pipeline graph.
+type Deps struct {
+	// Keyring signs every emitted intent; without one, an activation that emits an intent
+	// fails with signing_failed.
+	Keyring *intent.Keyring
+}
+
+// Activate runs the core for one envelope against the key's committed state in store.
+//
+// An activation is atomic: if it fails, the Result holds no writes from it and exactly one
+// dead letter, and the returned error is the typed *Error behind that dead letter. Two
+// outcomes are not failures of the input although they emit a dead letter: a queued inbox
+// event whose own activation fails (the event leaves the inbox), and a deadline that fails
+// closed (Fire). Every time the core uses is the envelope's event time.
+func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope, deps Deps) (*Result, error) {
+	c := a.newCall(ctx, store, env.GetEntityKey(), env.GetEventTimeMs(), deps)
+	if err := checkEnvelope(env); err != nil {
+		c.res.DeadLetters = append(c.res.DeadLetters, deadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
+		return c.res, err
+	}
+	var err error
+	switch p := env.GetPayload().(type) {
+	case *pb.AgentEnvelope_ExportRequest:
+		err = c.atomic(func(v *view, out *Outputs) error { return c.export(v, out, p.ExportRequest) })
+	case *pb.AgentEnvelope_ExternalEvent:
+		err = c.atomic(func(v *view, out *Outputs) error { return c.external(v, out, env) })
+	case *pb.AgentEnvelope_ToolResult:
+		err = c.atomic(func(v *view, out *Outputs) error { return c.toolResult(v, out, p.ToolResult) })
+	case *pb.AgentEnvelope_Approval_:
+		err = c.atomic(func(v *view, out *Outputs) error { return c.approval(v, out, p.Approval) })
+	}
+	if err == nil {
+		c.drainInbox()
+	}
+	if _, ok := env.GetPayload().(*pb.AgentEnvelope_ExportRequest); !ok {
+		c.armTTL(env.GetEventTimeMs())
+	}
+	return c.finish(), err
+}
+
+// Fire runs the core for one firing of the key's timer: tag TagDeadline or TagTTL, at event
+// time atMs. A firing that no longer applies (the key resumed, or the deadline moved) changes
+// nothing.
+func (a *Agent) Fire(ctx context.Context, store Store, entity []byte, tag string, atMs int64, deps Deps) (*Result, error) {
+	c := a.newCall(ctx, store, entity, atMs, deps)
+	var err error
+	switch tag {
+	case TagDeadline:
+		err = c.atomic(func(v *view, out *Outputs) error { return c.deadline(v, out) })
+		if err == nil {
+			c.drainInbox()
+		}
+	case TagTTL:
+		err = c.atomic(func(v *view, out *Outputs) error { return c.idle(v) })
+	default:
+		err = fail(ReasonInternalPanic, nil, "unknown timer tag %q", tag)
+		c.res.DeadLetters = append(c.res.DeadLetters, deadLetter(entity, atMs, err))
+	}
+	return c.finish(), err
+}
+
+// call is one invocation of the core: a sequence of atomic activations over the same key.
+type call struct {
+	a       *Agent
+	ctx     context.Context
+	deps    Deps
+	entity  []byte
+	now     int64
+	cells   *cells
+	res     *Result
+}
+
+func (a *Agent) newCall(ctx context.Context, store Store, entity []byte, now int64, deps Deps) *call {
+	return &call{a: a, ctx: ctx, deps: deps, entity: entity, now: now, cells: newCells(store), res: &Result{}}
+}
+
+// atomic runs fn over a fresh view of the committed state. On success the view's changes join
+// the committed overlay and fn's outputs join the result; on failure (an error or a panic)
+// nothing of fn survives but one dead letter.
+func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
+	v := newView(c.cells, c.a.limits)
+	var out Outputs
+	err = protect(func() error { return fn(v, &out) })
+	var st statecodec.Stats
+	if err == nil {
+		st, err = v.commit()
+	}
+	if err != nil {
+		c.res.DeadLetters = append(c.res.DeadLetters, deadLetter(c.entity, c.now, err))
+		return err
+	}
+	c.res.Outputs = appendOutputs(c.res.Outputs, out)
+	c.res.Stats.Add(st)
+	return nil
+}
+
+// protect turns a panic in fn (user code: a prompt builder, a model) into internal_panic.
+func protect(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Reason: ReasonInternalPanic, Detail: fmt.Sprintf("%v\n%s", r, firstFrames(debug.Stack()))}
+		}
+	}()
+	return fn()
+}
+
+func firstFrames(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	return strings.Join(lines[:min(len(lines), 12)], "\n")
+}
+
+func appendOutputs(a, b Outputs) Outputs {
+	a.Intents = append(a.Intents, b.Intents...)
+	a.Traces = append(a.Traces, b.Traces...)
+	a.Finals = append(a.Finals, b.Finals...)
+	a.Snapshots = append(a.Snapshots, b.Snapshots...)
+	a.DeadLetters = append(a.DeadLetters, b.DeadLetters...)
+	return a
+}
+
+func (c *call) armTTL(eventMs int64) {
+	if ttl := c.a.limits.IdleTTLMs; ttl > 0 {
+		c.res.Timers = append(c.res.Timers, TimerOp{Tag: TagTTL, Set: true, AtMs: eventMs + ttl})
+	}
+}
+
+// finish completes the result: the committed writes, the cells read, and the deadline timer
+// when the call moved the key's deadline.
+func (c *call) finish() *Result {
+	if len(c.cells.overlay) > 0 {
+		c.res.Writes = c.cells.overlay
+	}
+	c.res.Reads = c.cells.reads
+	if after, changed := c.cells.overlay[statecodec.CellContinuation]; changed {
+		before, _ := c.cells.initial(statecodec.CellContinuation)
+		if d0, d1 := deadlineOf(before), deadlineOf(after); d0 != d1 {
+			op := TimerOp{Tag: TagDeadline}
+			if d1 != 0 {
+				op.Set, op.AtMs = true, d1
+			}
+			c.res.Timers = append([]TimerOp{op}, c.res.Timers...)
+		}
+	}
+	return c.res
+}
+
+// deadlineOf reads the deadline of a committed continuation cell; 0 when not suspended. The
+// cell was decoded successfully during the call, so errors cannot occur here.
+func deadlineOf(b []byte) int64 {
+	cont, err := statecodec.DecodeContinuation(b)
+	if err != nil || cont == nil {
+		return 0
+	}
+	return cont.DeadlineMs()
+}
+
+func checkEnvelope(env *pb.AgentEnvelope) error {
+	switch {
+	case env == nil:
+		return fail(ReasonEnvelopeInvalid, nil, "no envelope")
+	case len(env.GetEntityKey()) == 0:
+		return fail(ReasonEnvelopeInvalid, nil, "entity_key is empty")
+	case env.GetPayload() == nil:
+		return fail(ReasonEnvelopeInvalid, nil, "no payload")
+	}
+	return nil
+}
+
+func deadLetter(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord {
+	reason := ReasonInternalPanic
+	if e, ok := err.(*Error); ok {
+		reason = e.Reason
+	}
+	return &pb.ActivationErrorRecord{
+		EntityKey:   entity,
+		Reason:      string(reason),
+		Detail:      strings.ToValidUTF8(err.Error(), "\uFFFD"),
+		EventTimeMs: atMs,
+	}
+}
+
+// external runs a new activation for an external event, or queues the event while the key is
+// suspended.
+func (c *call) external(v *view, out *Outputs, env *pb.AgentEnvelope) error {
+	if err := v.need(statecodec.CellSeq, statecodec.CellContinuation); err != nil {
+		return err
+	}
+	if v.cont != nil {
+		return c.enqueue(v, env)
+	}
+	return c.startActivation(v, out, env)
+}
+
+func (c *call) enqueue(v *view, env *pb.AgentEnvelope) error {
+	if err := v.need(CellInbox); err != nil {
+		return err
+	}
+	if len(v.inbox.Envelopes) >= c.a.limits.MaxInbox {
+		return fail(ReasonInboxFull, nil, "%d events already wait for the key to resume", len(v.inbox.Envelopes))
+	}
+	v.inbox.Envelopes = append(v.inbox.Envelopes, proto.CloneOf(env))
+	v.touch(CellInbox)
+	return nil
+}
+
+// drainInbox runs the queued external events, oldest first, while the key is not suspended.
+// Each event leaves the inbox in its own atomic step, so a failing event becomes a dead
+// letter instead of blocking the key.
+func (c *call) drainInbox() {
+	for {
+		var next *pb.AgentEnvelope
+		err := c.atomic(func(v *view, _ *Outputs) error {
+			if err := v.need(statecodec.CellContinuation, CellInbox); err != nil {
+				return err
+			}
+			if v.cont != nil || len(v.inbox.Envelopes) == 0 {
+				return nil
+			}
+			next = v.inbox.Envelopes[0]
+			v.inbox.Envelopes = v.inbox.Envelopes[1:]
+			v.touch(CellInbox)
+			return nil
+		})
+		if err != nil || next == nil {
+			return
+		}
+		c.atomic(func(v *view, out *Outputs) error {
+			if err := v.need(statecodec.CellSeq, statecodec.CellContinuation); err != nil {
+				return err
+			}
+			return c.startActivation(v, out, next)
+		})
+	}
+}
+
+// export emits the key's state as committed, blobs verbatim: no migration, no reordering.
+func (c *call) export(v *view, out *Outputs, req *pb.AgentEnvelope_StateExportRequest) error {
+	snap := &pb.StateSnapshot{StateSchemaVersion: 1, EntityKey: c.entity, SnapshotAtMs: c.now, RequestId: req.GetRequestId()}
+	raw := map[statecodec.Cell][]byte{}
+	for _, cell := range []statecodec.Cell{statecodec.CellSeq, statecodec.CellMemory, statecodec.CellLLMCache, statecodec.CellContinuation, statecodec.CellPending} {
+		b, err := v.raw(cell)
+		if err != nil {
+			return err
+		}
+		raw[cell] = b
+	}
+	seq, err := statecodec.DecodeSeq(raw[statecodec.CellSeq])
+	if err != nil {
+		return stateErr(err)
+	}
+	snap.Seq = seq
+	for cell, dst := range map[statecodec.Cell]proto.Message{
+		statecodec.CellMemory: &pb.MemoryBlob{}, statecodec.CellLLMCache: &pb.LlmCacheBlob{}, statecodec.CellContinuation: &pb.Continuation{},
+	} {
+		if len(raw[cell]) == 0 {
+			continue
+		}
+		if err := proto.Unmarshal(raw[cell], dst); err != nil {
+			return stateErr(&statecodec.Error{Code: statecodec.CodeCorrupt, Cell: cell, Err: err})
+		}
+		switch m := dst.(type) {
+		case *pb.MemoryBlob:
+			snap.Memory = m
+		case *pb.LlmCacheBlob:
+			snap.LlmCache = m
+		case *pb.Continuation:
+			snap.Continuation = m
+		}
+	}
+	pending, err := statecodec.DecodePending(raw[statecodec.CellPending])
+	if err != nil {
+		return stateErr(err)
+	}
+	snap.Pending = slices.Collect(pending.All())
+	out.Snapshots = append(out.Snapshots, snap)
+	return nil
+}

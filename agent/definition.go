@@ -1,0 +1,311 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+// ActionKind says what an admitted proposal case does.
+type ActionKind int
+
+// Action kinds.
+const (
+	// ActFinal ends the activation with a final reply carrying the admitted document.
+	ActFinal ActionKind = iota + 1
+	// ActTool emits a TOOL intent with the case's fields as arguments and suspends until its
+	// result arrives.
+	ActTool
+	// ActApproval emits an APPROVAL intent for a gated tool, suspends until a human decides,
+	// then emits the gated TOOL intent (approved) or resumes with the rejection (rejected).
+	ActApproval
+	// ActRemember writes one memory entry from two of the case's fields and continues with
+	// the next step.
+	ActRemember
+)
+
+func (k ActionKind) String() string {
+	switch k {
+	case ActFinal:
+		return "final"
+	case ActTool:
+		return "tool"
+	case ActApproval:
+		return "approval"
+	case ActRemember:
+		return "remember"
+	}
+	return fmt.Sprintf("action(%d)", int(k))
+}
+
+// Action is what one bound proposal case does. Build it with Final, Tool, Approval or
+// Remember.
+type Action struct {
+	Kind ActionKind
+	// Tool is the tool a TOOL intent calls, or the tool an APPROVAL intent gates.
+	Tool string
+	// KeyField and ValueField are the stable ids of the case fields a remember action writes
+	// as memory key (a string field) and value (a string or bytes field).
+	KeyField, ValueField string
+}
+
+// Final binds a case to the final reply.
+func Final() Action { return Action{Kind: ActFinal} }
+
+// Tool binds a case to a call of the named tool.
+func Tool(name string) Action { return Action{Kind: ActTool, Tool: name} }
+
+// Approval binds a case to a human approval of a call of the named tool.
+func Approval(tool string) Action { return Action{Kind: ActApproval, Tool: tool} }
+
+// Remember binds a case to a memory write of the two named fields.
+func Remember(keyField, valueField string) Action {
+	return Action{Kind: ActRemember, KeyField: keyField, ValueField: valueField}
+}
+
+// PromptInput is what a prompt builder sees for one step.
+type PromptInput struct {
+	EntityKey []byte
+	Seq       int64
+	Step      uint32
+	// Trigger is the external event that started the activation (opaque bytes).
+	Trigger []byte
+	// Memory is the key's working memory, least recently used first.
+	Memory []MemoryItem
+	// Steps are the completed steps of this activation: the admitted proposals and the tool
+	// results or approval decisions that answered them.
+	Steps []StepView
+}
+
+// MemoryItem is one memory entry.
+type MemoryItem struct {
+	Key   string
+	Value []byte
+}
+
+// StepView is one completed step as a prompt builder sees it.
+type StepView struct {
+	Step     uint32
+	CaseID   string
+	Proposal string // the admitted canonical proposal document ("" for a gated tool step)
+	Tool     string // the tool called or gated, if any
+	// Outcome of the step's intent: "ok", "error", "expired", "rejected" (tool statuses),
+	// "approved" or "denied" (approvals), or "" when the step emitted no intent.
+	Outcome string
+	Payload []byte // tool result payload
+	Message string // tool error message, or the approver
+}
+
+// PromptBuilder turns a step's input into the model's messages. It must be deterministic: the
+// messages are part of the replay-cache key.
+type PromptBuilder func(in *PromptInput) []model.Message
+
+// Limits bound an activation. The zero value of each field selects its default.
+type Limits struct {
+	MaxSteps      uint32 // steps per activation; default 8
+	MaxModelCalls uint32 // model calls per activation (cache hits excluded); default 8
+	MaxInbox      int    // external events waiting while suspended; default 64
+	MaxFinalBytes int    // bytes of the rendered final action; default 65,536
+
+	ToolTimeoutMs     int64  // tool deadline after suspension; default 5 minutes
+	ApprovalTimeoutMs int64  // approval deadline after suspension; default 24 hours
+	MaxEscalations    uint32 // deadline escalations before failing closed; default 2
+	// IdleTTLMs is how long a key may stay idle (no input, not suspended) before its memory
+	// and replay cache are dropped; default 30 days, negative disables. The activation
+	// counter is kept forever, so intent ids never repeat.
+	IdleTTLMs int64
+
+	Memory statecodec.MemoryOptions
+	Cache  statecodec.CacheOptions
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxSteps          = 8
+	DefaultMaxModelCalls     = 8
+	DefaultMaxInbox          = 64
+	DefaultMaxFinalBytes     = 65536
+	DefaultToolTimeoutMs     = int64(5 * 60 * 1000)
+	DefaultApprovalTimeoutMs = int64(24 * 60 * 60 * 1000)
+	DefaultMaxEscalations    = 2
+	DefaultIdleTTLMs         = int64(30 * 24 * 60 * 60 * 1000)
+)
+
+func (l Limits) resolved() Limits {
+	def := func(v, d int64) int64 {
+		if v == 0 {
+			return d
+		}
+		return v
+	}
+	if l.MaxSteps == 0 {
+		l.MaxSteps = DefaultMaxSteps
+	}
+	if l.MaxModelCalls == 0 {
+		l.MaxModelCalls = DefaultMaxModelCalls
+	}
+	if l.MaxInbox == 0 {
+		l.MaxInbox = DefaultMaxInbox
+	}
+	if l.MaxFinalBytes == 0 {
+		l.MaxFinalBytes = DefaultMaxFinalBytes
+	}
+	if l.MaxEscalations == 0 {
+		l.MaxEscalations = DefaultMaxEscalations
+	}
+	l.ToolTimeoutMs = def(l.ToolTimeoutMs, DefaultToolTimeoutMs)
+	l.ApprovalTimeoutMs = def(l.ApprovalTimeoutMs, DefaultApprovalTimeoutMs)
+	l.IdleTTLMs = def(l.IdleTTLMs, DefaultIdleTTLMs)
+	return l
+}
+
+// Definition describes an agent.
+type Definition struct {
+	// Name identifies the agent in registries, traces and pipelines.
+	Name string
+	// Schema is the compiled proposal schema: the only shape model output may take.
+	Schema *interaction.Schema
+	// Model answers the agent's requests. If it implements model.Streamer and Stream is set,
+	// responses are decoded as they arrive and a refused stream is cancelled early.
+	Model  model.Model
+	Stream bool
+	// ModelID is the provider's model id, part of every request and of the replay-cache key.
+	ModelID  string
+	Sampling model.Sampling
+	// Prompt builds each step's messages; nil selects DefaultPrompt("").
+	Prompt PromptBuilder
+	// Bindings map each proposal case's stable id (the root type id, for a record proposal) to
+	// its action. Every case must be bound: bindings are explicit, never inferred from names.
+	Bindings map[string]Action
+	Limits   Limits
+}
+
+// Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
+// use.
+type Agent struct {
+	def    Definition
+	limits Limits
+	prompt PromptBuilder
+}
+
+// New validates def: a name, a schema, a model, every case of the schema bound and every
+// binding naming a case, tool names present, remember fields naming string or bytes fields of
+// their case.
+func New(def Definition) (*Agent, error) {
+	switch {
+	case def.Name == "":
+		return nil, defErr("agent has no name")
+	case def.Schema == nil:
+		return nil, defErr("agent %s has no proposal schema", def.Name)
+	case def.Model == nil:
+		return nil, defErr("agent %s has no model", def.Name)
+	}
+	cases := caseFields(def.Schema)
+	var problems []string
+	for id := range cases {
+		if _, ok := def.Bindings[id]; !ok {
+			problems = append(problems, fmt.Sprintf("case %s has no binding", id))
+		}
+	}
+	for id, act := range def.Bindings {
+		fields, ok := cases[id]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("binding %s names no case of %s", id, def.Schema.RootTypeID()))
+			continue
+		}
+		if err := checkAction(act, fields); err != "" {
+			problems = append(problems, fmt.Sprintf("binding %s: %s", id, err))
+		}
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
+	}
+	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt}
+	if a.prompt == nil {
+		a.prompt = DefaultPrompt("")
+	}
+	return a, nil
+}
+
+// Name returns the agent's name.
+func (a *Agent) Name() string { return a.def.Name }
+
+// Schema returns the agent's proposal schema.
+func (a *Agent) Schema() *interaction.Schema { return a.def.Schema }
+
+// Limits returns the agent's resolved limits.
+func (a *Agent) Limits() Limits { return a.limits }
+
+// caseFields maps each bindable id to its fields: the cases of a variant root, or the root
+// type id of a record root.
+func caseFields(s *interaction.Schema) map[string][]*interaction.Field {
+	root := s.Root()
+	out := map[string][]*interaction.Field{}
+	if root.Kind() == interaction.Record {
+		for i := range root.NumFields() {
+			out[root.StableID()] = append(out[root.StableID()], root.Field(i))
+		}
+		return out
+	}
+	for i := range root.NumCases() {
+		c := root.Case(i)
+		out[c.StableID()] = []*interaction.Field{}
+		for j := range c.NumFields() {
+			out[c.StableID()] = append(out[c.StableID()], c.Field(j))
+		}
+	}
+	return out
+}
+
+func checkAction(act Action, fields []*interaction.Field) string {
+	switch act.Kind {
+	case ActFinal:
+		return ""
+	case ActTool, ActApproval:
+		if act.Tool == "" {
+			return act.Kind.String() + " action without a tool name"
+		}
+		return ""
+	case ActRemember:
+		if !hasField(fields, act.KeyField, interaction.String) {
+			return fmt.Sprintf("remember key field %q is not a string field of the case", act.KeyField)
+		}
+		if !hasField(fields, act.ValueField, interaction.String, interaction.Bytes) {
+			return fmt.Sprintf("remember value field %q is not a string or bytes field of the case", act.ValueField)
+		}
+		return ""
+	}
+	return fmt.Sprintf("unknown action kind %d", act.Kind)
+}
+
+func hasField(fields []*interaction.Field, id string, reps ...interaction.Representation) bool {
+	for _, f := range fields {
+		if f.StableID() == id {
+			return slices.Contains(reps, f.Representation())
+		}
+	}
+	return false
+}
+
+// ErrDefinition matches every error New returns.
+var ErrDefinition = &DefinitionError{}
+
+// DefinitionError is an invalid agent definition, found before anything runs.
+type DefinitionError struct{ Detail string }
+
+func (e *DefinitionError) Error() string { return "agent definition: " + e.Detail }
+
+// Is matches any *DefinitionError.
+func (e *DefinitionError) Is(target error) bool {
+	_, ok := target.(*DefinitionError)
+	return ok
+}
+
+func defErr(format string, args ...any) error {
+	return &DefinitionError{Detail: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,85 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/statecodec"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// propose asks the model (through the replay cache) for the step's proposal and admits it.
+func (act *activation) propose(step uint32) (*interaction.Value, error) {
+	c, a, v := act.c, act.c.a, act.v
+	req := &model.Request{
+		Model:          a.def.ModelID,
+		Messages:       a.prompt(act.promptInput(step)),
+		ResponseSchema: a.def.Schema.ProviderJSONSchema(),
+		SchemaDigest:   a.def.Schema.Digest(),
+		Sampling:       a.def.Sampling,
+		EntityKey:      c.entity,
+		Seq:            act.seq,
+		Step:           step,
+	}
+	key := model.CacheKey(req)
+	lk, err := v.cache.Lookup(key, c.now)
+	if err != nil {
+		return nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
+	}
+	v.touch(cacheCell)
+	attrs := map[string]string{
+		"gen_ai.operation.name": "chat",
+		"gen_ai.request.model":  a.def.ModelID,
+		AttrCache:               lk.Status.String(),
+		AttrCacheHit:            "false",
+	}
+	text := lk.Response
+	if lk.Status == statecodec.Hit {
+		attrs[AttrCacheHit] = "true"
+	} else {
+		resp, err := act.call(req)
+		if err != nil {
+			return nil, err
+		}
+		text = resp.Text
+		attrs["gen_ai.usage.input_tokens"] = itoa(resp.Usage.InputTokens)
+		attrs["gen_ai.usage.output_tokens"] = itoa(resp.Usage.OutputTokens)
+		if resp.Model != "" {
+			attrs["gen_ai.response.model"] = resp.Model
+		}
+		if lk.Status == statecodec.DigestOnlyHit && !lk.Matches(text) {
+			attrs[AttrDivergence] = "true"
+		}
+		if _, err := v.cache.Store(key, text, c.now); err != nil {
+			return nil, fail(ReasonStateCorrupt, err, "replay cache store")
+		}
+	}
+	val, err := a.def.Schema.Decode(text)
+	if err != nil {
+		return nil, fail(ReasonProposalRefused, err, "step %d", step)
+	}
+	attrs[AttrCase] = val.CaseID()
+	act.tr.emit(pb.TraceEvent_LLM_CALL, step, "", c.now, attrs)
+	return val, nil
+}
+
+// call makes one model call within the activation's budget.
+func (act *activation) call(req *model.Request) (*model.Response, error) {
+	c, a := act.c, act.c.a
+	if act.resume.ModelCalls >= a.limits.MaxModelCalls {
+		return nil, fail(ReasonBudgetExceeded, nil, "activation reached its %d-call model budget", a.limits.MaxModelCalls)
+	}
+	act.resume.ModelCalls++
+	c.res.ModelCalls++
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	resp, err := a.def.Model.Generate(ctx, req)
+	if err != nil {
+		return nil, fail(ReasonModelError, err, "step %d", req.Step)
+	}
+	return resp, nil
+}

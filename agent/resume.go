@@ -1,0 +1,210 @@
+package agent
+
+import (
+	"bytes"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+// toolResult resolves a pending TOOL intent and resumes the activation once nothing is
+// pending.
+func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
+	if err := v.need(seqCell, contCell, pendingCell); err != nil {
+		return err
+	}
+	id := r.GetIntentId()
+	ti, ok := v.pending.Get(id)
+	switch {
+	case !ok || v.cont == nil || !v.cont.IsPending(id):
+		return fail(ReasonOrphanedResult, nil, "no pending intent %q", id)
+	case ti.GetKind() == pb.ToolIntent_APPROVAL:
+		return fail(ReasonOrphanedResult, nil, "intent %s awaits an approval, not a tool result", id)
+	case len(r.GetEntityKey()) > 0 && !bytes.Equal(r.GetEntityKey(), c.entity), r.GetSeq() != ti.GetSeq():
+		return fail(ReasonOrphanedResult, nil, "result for %s names seq %d, the intent has seq %d", id, r.GetSeq(), ti.GetSeq())
+	}
+	act, err := c.resumeActivation(v, out)
+	if err != nil {
+		return err
+	}
+	act.record(id).Result = proto.CloneOf(r)
+	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), "", c.now, map[string]string{
+		"gen_ai.operation.name": "execute_tool",
+		"gen_ai.tool.name":      ti.GetToolName(),
+		AttrIntentID:            id,
+		AttrStatus:              r.GetStatus().String(),
+	})
+	return act.resolve(ti, func() error { return act.steps(ti.GetStepIndex() + 1) })
+}
+
+// approval decides a pending APPROVAL intent: approved emits the gated tool intent at the
+// next step and waits for its result; rejected resumes the activation with the decision.
+func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) error {
+	if err := v.need(seqCell, contCell, pendingCell); err != nil {
+		return err
+	}
+	id := ap.GetIntentId()
+	ti, ok := v.pending.Get(id)
+	if !ok || ti.GetKind() != pb.ToolIntent_APPROVAL || v.cont == nil || !v.cont.IsPending(id) {
+		return fail(ReasonApprovalUnknown, nil, "no pending approval %q", id)
+	}
+	act, err := c.resumeActivation(v, out)
+	if err != nil {
+		return err
+	}
+	rec := act.record(id)
+	rec.Approval = proto.CloneOf(ap)
+	decision := "denied"
+	if ap.GetApproved() {
+		decision = "approved"
+	}
+	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), "approval", c.now, map[string]string{
+		"gen_ai.operation.name": "approval",
+		"gen_ai.tool.name":      ti.GetToolName(),
+		AttrIntentID:            id,
+		AttrStatus:              decision,
+	})
+	next := ti.GetStepIndex() + 1
+	return act.resolve(ti, func() error {
+		if !ap.GetApproved() {
+			return act.steps(next)
+		}
+		if next >= c.a.limits.MaxSteps {
+			return fail(ReasonBudgetExceeded, nil, "no step left for the approved call of %s", ti.GetToolName())
+		}
+		gated, err := act.newIntent(next, ti.GetToolName(), ti.GetArgsJson(), pb.ToolIntent_TOOL, c.a.limits.ToolTimeoutMs)
+		if err != nil {
+			return err
+		}
+		act.resume.Steps = append(act.resume.Steps, &pb.StepRecord{StepIndex: next, CaseId: rec.GetCaseId(), IntentId: gated.IntentId})
+		return act.suspend(next, gated)
+	})
+}
+
+// resolve removes ti from the pending set; when nothing else is pending the suspension ends
+// and then runs, else the updated resume state is kept in the continuation.
+func (act *activation) resolve(ti *pb.ToolIntent, then func() error) error {
+	v := act.v
+	v.pending.Remove(ti.GetIntentId())
+	v.touch(pendingCell)
+	v.cont.Resolve(ti.GetIntentId())
+	v.touch(contCell)
+	if !v.cont.AllResolved() {
+		return act.keepWaiting()
+	}
+	v.cont = nil
+	return then()
+}
+
+// keepWaiting stores the updated resume state in the continuation.
+func (act *activation) keepWaiting() error {
+	p := act.v.cont.Proto()
+	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(act.resume)
+	if err != nil {
+		return fail(ReasonStateCorrupt, err, "encoding resume state")
+	}
+	p.Snapshot = snap
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	if err != nil {
+		return fail(ReasonStateCorrupt, err, "encoding continuation")
+	}
+	if act.v.cont, err = statecodec.DecodeContinuation(b); err != nil {
+		return stateErr(err)
+	}
+	return nil
+}
+
+// record returns the step record of intent id, adding one if the resume state lacks it.
+func (act *activation) record(id string) *pb.StepRecord {
+	for _, r := range act.resume.Steps {
+		if r.GetIntentId() == id {
+			return r
+		}
+	}
+	r := &pb.StepRecord{IntentId: id}
+	act.resume.Steps = append(act.resume.Steps, r)
+	return r
+}
+
+// deadline handles the deadline firing: escalate (re-emit the pending intents with the next
+// attempt and a later deadline) up to the bound, then fail closed.
+func (c *call) deadline(v *view, out *Outputs) error {
+	if err := v.need(seqCell, contCell, pendingCell); err != nil {
+		return err
+	}
+	if v.cont == nil || c.now < v.cont.DeadlineMs() {
+		return nil // the key resumed or the deadline moved: a stale firing
+	}
+	act, err := c.resumeActivation(v, out)
+	if err != nil {
+		return err
+	}
+	pending, approval := act.pendingIntents()
+	timeout, reason := c.a.limits.ToolTimeoutMs, ReasonActivationTimeout
+	if approval {
+		timeout, reason = c.a.limits.ApprovalTimeoutMs, ReasonApprovalTimeout
+	}
+	if v.cont.Escalations() < c.a.limits.MaxEscalations {
+		return act.escalate(pending, c.now+timeout)
+	}
+	for _, ti := range pending {
+		v.pending.Remove(ti.GetIntentId())
+	}
+	v.touch(pendingCell)
+	out.DeadLetters = append(out.DeadLetters, deadLetter(c.entity, c.now,
+		fail(reason, nil, "activation %d still waited for %d intents after %d escalations", act.seq, len(pending), v.cont.Escalations())))
+	return act.end("timeout")
+}
+
+func (act *activation) pendingIntents() (list []*pb.ToolIntent, approval bool) {
+	for _, id := range act.v.cont.Pending() {
+		if ti, ok := act.v.pending.Get(id); ok {
+			list = append(list, ti)
+			approval = approval || ti.GetKind() == pb.ToolIntent_APPROVAL
+		}
+	}
+	return list, approval
+}
+
+func (act *activation) escalate(pending []*pb.ToolIntent, next int64) error {
+	v := act.v
+	if err := v.cont.Escalate(next); err != nil {
+		return fail(ReasonStateCorrupt, err, "escalating")
+	}
+	v.touch(contCell, pendingCell)
+	for _, ti := range pending {
+		re := proto.CloneOf(ti)
+		re.Attempt++
+		re.ExpiresAtMs = next
+		if err := act.sign(re); err != nil {
+			return err
+		}
+		v.pending.Remove(ti.GetIntentId())
+		if err := v.pending.Add(re); err != nil {
+			return fail(ReasonStateCorrupt, err, "re-recording intent %s", re.IntentId)
+		}
+		act.emitIntent(re)
+	}
+	n := v.cont.Escalations()
+	act.tr.emit(pb.TraceEvent_SUSPENDED, v.cont.StepIndex(), "escalation "+itoa(int64(n)), act.c.now, map[string]string{
+		AttrPending: itoa(int64(len(pending))), AttrDeadline: itoa(next), AttrEscalations: itoa(int64(n)),
+	})
+	return nil
+}
+
+// idle handles the idle-key TTL: a key that is not suspended drops its memory and replay
+// cache; a suspended key is left to its deadline and checked again later.
+func (c *call) idle(v *view) error {
+	if err := v.need(contCell); err != nil {
+		return err
+	}
+	if v.cont != nil {
+		c.armTTL(c.now)
+		return nil
+	}
+	v.clear(memoryCell)
+	v.clear(cacheCell)
+	return nil
+}

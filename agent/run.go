@@ -1,0 +1,217 @@
+package agent
+
+import (
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+// Adapter is the Continuation.adapter of a suspension owned by this package; its snapshot is
+// a binary AgentResume.
+const Adapter = "beamagents.agent.v1"
+
+// activation is the state of one activation while it runs.
+type activation struct {
+	c      *call
+	v      *view
+	out    *Outputs
+	tr     *tracer
+	resume *pb.AgentResume
+	seq    int64
+}
+
+func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope) error {
+	act := &activation{c: c, v: v, out: out, seq: v.seq}
+	act.tr = newTracer(c.a.def.Name, c.entity, v.seq, out)
+	act.resume = &pb.AgentResume{Trigger: proto.CloneOf(trigger), TraceId: act.tr.id}
+	act.tr.emit(pb.TraceEvent_ACTIVATION_START, 0, "", c.now, map[string]string{
+		"gen_ai.operation.name": "invoke_agent",
+		"gen_ai.agent.name":     c.a.def.Name,
+	})
+	return act.steps(0)
+}
+
+// resumeActivation rebuilds the suspended activation of v's continuation.
+func (c *call) resumeActivation(v *view, out *Outputs) (*activation, error) {
+	p := v.cont.Proto()
+	if p.GetAdapter() != Adapter {
+		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", p.GetAdapter(), Adapter)
+	}
+	resume := &pb.AgentResume{}
+	if err := proto.Unmarshal(p.GetSnapshot(), resume); err != nil {
+		return nil, fail(ReasonStateCorrupt, err, "continuation snapshot")
+	}
+	act := &activation{c: c, v: v, out: out, resume: resume, seq: p.GetSeq()}
+	act.tr = newTracer(c.a.def.Name, c.entity, act.seq, out)
+	return act, nil
+}
+
+// steps runs the step loop from step start until the activation ends or suspends.
+func (act *activation) steps(start uint32) error {
+	a, v := act.c.a, act.v
+	if err := v.need(memoryCell, cacheCell); err != nil {
+		return err
+	}
+	for step := start; ; step++ {
+		if step >= a.limits.MaxSteps {
+			return fail(ReasonBudgetExceeded, nil, "activation reached its %d-step budget", a.limits.MaxSteps)
+		}
+		val, err := act.propose(step)
+		if err != nil {
+			return err
+		}
+		bindID := val.CaseID()
+		if bindID == "" {
+			bindID = val.TypeID()
+		}
+		action := a.def.Bindings[bindID]
+		rec := &pb.StepRecord{StepIndex: step, CaseId: val.CaseID(), Proposal: string(val.Canonical())}
+		act.resume.Steps = append(act.resume.Steps, rec)
+		switch action.Kind {
+		case ActFinal:
+			if err := act.final(step, val); err != nil {
+				return err
+			}
+			return act.end("ok")
+		case ActRemember:
+			if err := act.remember(val, action); err != nil {
+				return err
+			}
+		case ActTool:
+			ti, err := act.newIntent(step, action.Tool, string(val.FieldsJSON()), pb.ToolIntent_TOOL, a.limits.ToolTimeoutMs)
+			if err != nil {
+				return err
+			}
+			rec.IntentId = ti.IntentId
+			return act.suspend(step, ti)
+		case ActApproval:
+			ti, err := act.newIntent(step, action.Tool, string(val.FieldsJSON()), pb.ToolIntent_APPROVAL, a.limits.ApprovalTimeoutMs)
+			if err != nil {
+				return err
+			}
+			rec.IntentId = ti.IntentId
+			return act.suspend(step, ti)
+		default:
+			return fail(ReasonInternalPanic, nil, "case %s has no action", bindID)
+		}
+	}
+}
+
+// end closes the activation: the key's counter moves on and nothing stays suspended.
+func (act *activation) end(status string) error {
+	v := act.v
+	v.seq = act.seq + 1
+	v.touch(seqCell)
+	if v.cont != nil {
+		v.cont = nil
+		v.touch(contCell)
+	}
+	act.tr.emit(pb.TraceEvent_ACTIVATION_END, lastStep(act.resume), "", act.c.now, map[string]string{AttrStatus: status})
+	return nil
+}
+
+func lastStep(r *pb.AgentResume) uint32 {
+	if n := len(r.GetSteps()); n > 0 {
+		return r.Steps[n-1].GetStepIndex()
+	}
+	return 0
+}
+
+// newIntent builds and signs the intent of a step.
+func (act *activation) newIntent(step uint32, tool, args string, kind pb.ToolIntent_Kind, timeoutMs int64) (*pb.ToolIntent, error) {
+	c := act.c
+	ti := &pb.ToolIntent{
+		IntentId:    intent.ID(c.entity, act.seq, step),
+		EntityKey:   c.entity,
+		Seq:         act.seq,
+		StepIndex:   step,
+		ToolName:    tool,
+		ArgsJson:    args,
+		CreatedAtMs: c.now,
+		ExpiresAtMs: c.now + timeoutMs,
+		Kind:        kind,
+		TraceId:     act.tr.id,
+	}
+	if err := act.sign(ti); err != nil {
+		return nil, err
+	}
+	return ti, nil
+}
+
+func (act *activation) sign(ti *pb.ToolIntent) error {
+	if act.c.deps.Keyring == nil {
+		return fail(ReasonSigningFailed, nil, "no keyring to sign intent %s", ti.IntentId)
+	}
+	if err := intent.Sign(ti, act.c.deps.Keyring); err != nil {
+		return fail(ReasonSigningFailed, err, "intent %s", ti.IntentId)
+	}
+	return nil
+}
+
+func (act *activation) emitIntent(ti *pb.ToolIntent) {
+	act.out.Intents = append(act.out.Intents, ti)
+	act.tr.emit(pb.TraceEvent_INTENT_EMITTED, ti.StepIndex, "attempt "+itoa(int64(ti.Attempt)), act.c.now, map[string]string{
+		AttrIntentID:       ti.IntentId,
+		AttrIntentKind:     ti.Kind.String(),
+		AttrAttempt:        itoa(int64(ti.Attempt)),
+		"gen_ai.tool.name": ti.ToolName,
+	})
+}
+
+// suspend emits ti, records it as pending and suspends the activation until it resolves.
+func (act *activation) suspend(step uint32, ti *pb.ToolIntent) error {
+	v := act.v
+	if err := v.need(pendingCell); err != nil {
+		return err
+	}
+	if err := v.pending.Add(ti); err != nil {
+		return fail(ReasonStateCorrupt, err, "recording intent %s", ti.IntentId)
+	}
+	v.touch(pendingCell)
+	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(act.resume)
+	if err != nil {
+		return fail(ReasonStateCorrupt, err, "encoding resume state")
+	}
+	cont, err := statecodec.Suspend(statecodec.Suspension{
+		Seq: act.seq, StepIndex: step, PendingIntentIDs: []string{ti.IntentId}, Adapter: Adapter,
+		Snapshot: snap, SuspendedAtMs: act.c.now, DeadlineMs: ti.ExpiresAtMs,
+	})
+	if err != nil {
+		return fail(ReasonStateCorrupt, err, "suspending")
+	}
+	v.cont = cont
+	v.touch(contCell)
+	act.emitIntent(ti)
+	act.tr.emit(pb.TraceEvent_SUSPENDED, step, "", act.c.now, map[string]string{
+		AttrPending: "1", AttrDeadline: itoa(ti.ExpiresAtMs), AttrIntentID: ti.IntentId,
+	})
+	return nil
+}
+
+func (act *activation) remember(val *interaction.Value, action Action) error {
+	k, _ := val.Lookup(action.KeyField)
+	fv, _ := val.Lookup(action.ValueField)
+	var value []byte
+	if fv.Representation() == interaction.Bytes {
+		value = fv.Bytes()
+	} else {
+		value = []byte(fv.Text())
+	}
+	if err := act.v.memory.Put(k.Text(), value, act.c.now); err != nil {
+		return fail(ReasonBudgetExceeded, err, "memory write of key %q", k.Text())
+	}
+	act.v.touch(memoryCell)
+	return nil
+}
+
+// Short names of the cells.
+const (
+	seqCell     = statecodec.CellSeq
+	memoryCell  = statecodec.CellMemory
+	cacheCell   = statecodec.CellLLMCache
+	contCell    = statecodec.CellContinuation
+	pendingCell = statecodec.CellPending
+)
