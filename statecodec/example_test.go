@@ -134,3 +134,31 @@ func ExampleEncodeSeq() {
 	// 0808 8
 	// 0
 }
+
+func ExampleDecodeCache() {
+	// Cells of older schema versions are migrated on decode; the counters say so.
+	preVersioned := []byte{0x18, 0x00} // total_response_bytes only, no version stamp
+	c, err := statecodec.DecodeCache(preVersioned, statecodec.CacheOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for name, n := range c.Stats().All() {
+		fmt.Println(name, n)
+	}
+	cell, _ := c.Encode()
+	fmt.Printf("%x\n", cell) // written back at the current version
+	// Output:
+	// migrated 1
+	// pre_versioned 1
+	// 0801
+}
+
+func ExampleDecodeContinuation() {
+	c, err := statecodec.DecodeContinuation(nil)
+	fmt.Println(c == nil, err) // an empty cell: not suspended
+	_, err = statecodec.DecodeContinuation([]byte{0x08, 0x07})
+	fmt.Println(errors.Is(err, statecodec.ErrFutureVersion)) // dead letter, cell untouched
+	// Output:
+	// true <nil>
+	// true
+}
