@@ -3,7 +3,6 @@ package statecodec_test
 import (
 	"bufio"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"go/ast"
@@ -195,64 +194,6 @@ func TestEncodingsAreStable(t *testing.T) {
 		if again := encodingCases(t)[string(c)]; hex.EncodeToString(again) != want[string(c)] {
 			t.Errorf("%s encoding is not deterministic", c)
 		}
-	}
-}
-
-func TestErrorsMatchByCodeAndCell(t *testing.T) {
-	err := error(&statecodec.Error{Code: statecodec.CodeCorrupt, Cell: statecodec.CellMemory, Err: errors.New("boom")})
-	tests := []struct {
-		name   string
-		target error
-		want   bool
-	}{
-		{"code sentinel", statecodec.ErrCorrupt, true},
-		{"code and cell", &statecodec.Error{Code: statecodec.CodeCorrupt, Cell: statecodec.CellMemory}, true},
-		{"other cell", &statecodec.Error{Code: statecodec.CodeCorrupt, Cell: statecodec.CellLLMCache}, false},
-		{"other code", statecodec.ErrFutureVersion, false},
-		{"plain error", errors.New("state_corrupt"), false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := errors.Is(err, tc.target); got != tc.want {
-				t.Fatalf("errors.Is = %v", got)
-			}
-		})
-	}
-	if !strings.Contains(err.Error(), "memory.v1") {
-		t.Fatalf("message %q does not name the cell", err)
-	}
-	// A future version unwraps to the migrate error, which carries the numbers.
-	_, ferr := statecodec.DecodeCache(marshal(t, &pb.LlmCacheBlob{StateSchemaVersion: 5}), statecodec.CacheOptions{})
-	var me *migrate.Error
-	if !errors.Is(ferr, migrate.ErrFutureVersion) || !errors.As(ferr, &me) || me.Version != 5 {
-		t.Fatalf("future version error %v does not unwrap to migrate", ferr)
-	}
-}
-
-func TestStats(t *testing.T) {
-	var s statecodec.Stats
-	s.Add(statecodec.Stats{Migrated: 1, Evictions: 2, EvictedBytes: 10})
-	s.Add(statecodec.Stats{Evictions: 1, CorruptEntries: 4})
-	if s != (statecodec.Stats{Migrated: 1, Evictions: 3, EvictedBytes: 10, CorruptEntries: 4}) {
-		t.Fatalf("Add = %+v", s)
-	}
-	var got []string
-	for name, n := range s.All() {
-		got = append(got, fmt.Sprintf("%s=%d", name, n))
-	}
-	if want := []string{"migrated=1", "evictions=3", "evicted_bytes=10", "corrupt_entries=4"}; !slices.Equal(got, want) {
-		t.Fatalf("All = %v, want %v", got, want)
-	}
-	all := statecodec.Stats{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	var names []string
-	for name := range all.All() {
-		names = append(names, name)
-		if len(names) == 2 {
-			break
-		}
-	}
-	if !slices.Equal(names, []string{"migrated", "pre_versioned"}) {
-		t.Fatalf("All did not stop when asked: %v", names)
 	}
 }
 
