@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -123,7 +124,7 @@ func FuzzDecodeContinuation(f *testing.F) {
 // FuzzDecodePending: arbitrary bytes never panic; encode → decode is a fixpoint.
 func FuzzDecodePending(f *testing.F) {
 	f.Add([]byte{})
-	f.Add(append([]byte{0x0a, byte(len(golden(f, "tool_intent_signed.binpb")))}, golden(f, "tool_intent_signed.binpb")...))
+	f.Add(protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), golden(f, "tool_intent_signed.binpb")))
 	f.Add([]byte{0x0a, 0x05, 0x0a, 0x03, 'i', '-', '1', 0x0a, 0x05, 0x0a, 0x03, 'i', '-', '1'})
 	f.Add(withUnknown(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
