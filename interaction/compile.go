@@ -45,6 +45,9 @@ func Compile(md protoreflect.MessageDescriptor) (*Schema, error) {
 // --include_imports -o` or `buf build -o` writes it) and compiles the one message whose
 // type_id is rootTypeID.
 func CompileFileSet(set *descriptorpb.FileDescriptorSet, rootTypeID string) (*Schema, error) {
+	if err := emptyOneof(set); err != nil {
+		return nil, err
+	}
 	files, err := protodesc.NewFiles(set)
 	if err != nil {
 		return nil, deriveErr(RuleSourceDescriptor, nil, "the descriptor set does not build: %v", err)
@@ -62,6 +65,42 @@ func CompileFileSet(set *descriptorpb.FileDescriptorSet, rootTypeID string) (*Sc
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].FullName() < found[j].FullName() })
 	return nil, deriveErr(RuleRootAmbiguous, found[1], "type_id %s is also declared by %s", quoteID(rootTypeID), found[0].FullName())
+}
+
+// emptyOneof finds a oneof without members, which protodesc would refuse without naming the
+// interaction rule it breaks.
+func emptyOneof(set *descriptorpb.FileDescriptorSet) error {
+	var walk func(prefix string, msgs []*descriptorpb.DescriptorProto) error
+	walk = func(prefix string, msgs []*descriptorpb.DescriptorProto) error {
+		for _, m := range msgs {
+			name := prefix + m.GetName()
+			used := map[int32]bool{}
+			for _, f := range m.GetField() {
+				if f.OneofIndex != nil {
+					used[f.GetOneofIndex()] = true
+				}
+			}
+			for i, o := range m.GetOneofDecl() {
+				if !used[int32(i)] {
+					return &Error{Code: CodeZ202, Rule: RuleVariantEmpty, Element: name + "." + o.GetName(), Message: "a variant needs at least one case"}
+				}
+			}
+			if err := walk(name+".", m.GetNestedType()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, f := range set.GetFile() {
+		prefix := ""
+		if f.GetPackage() != "" {
+			prefix = f.GetPackage() + "."
+		}
+		if err := walk(prefix, f.GetMessageType()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func appendWithTypeID(dst []protoreflect.MessageDescriptor, mds protoreflect.MessageDescriptors, id string) []protoreflect.MessageDescriptor {

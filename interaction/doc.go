@@ -11,36 +11,35 @@
 // carries (beam_agents.v1.field_id); (max_bytes), (minimum) and (maximum) tighten bounds.
 // Stable ids are 1-128 bytes of [A-Za-z0-9._-] starting with a letter or digit.
 //
-//   - A message without a oneof is a record: a closed set of fields in declaration order.
-//     A record may have no fields.
-//   - A message whose only members form exactly one oneof, every member of which is a
-//     message, is a variant; each oneof member is a case (its field_id is the case's id) and
-//     carries the fields of its message (the payload, which needs no type_id and must itself
-//     be a record).
-//   - Admitted fields, and the representation each maps to:
+// A message without a oneof is a record: a closed set of fields in declaration order (a
+// record may have no fields). A message whose only members form exactly one oneof, every
+// member of which is a message, is a variant: each oneof member is a case (its field_id is
+// the case's id) carrying the fields of its message (the payload, which needs no type_id and
+// must itself be a record). Admitted fields and the representation each maps to:
 //
-//     bool                               bool
-//     int32, sint32, sfixed32            i32   [-2^31, 2^31-1]
-//     int64, sint64, sfixed64            i64   [-2^63, 2^63-1]
-//     uint32, fixed32                    u32   [0, 2^32-1]
-//     uint64, fixed64                    u64   [0, 2^64-1]
-//     string                             string, at most 4,096 UTF-8 bytes
-//     bytes                              bytes, at most 4,096 elements
-//     a message with a type_id           nested: that record or variant
+//	bool                        bool
+//	int32, sint32, sfixed32     i32     [-2^31, 2^31-1]
+//	int64, sint64, sfixed64     i64     [-2^63, 2^63-1]
+//	uint32, fixed32             u32     [0, 2^32-1]
+//	uint64, fixed64             u64     [0, 2^64-1]
+//	string                      string  at most 4,096 UTF-8 bytes
+//	bytes                       bytes   at most 4,096 elements
+//	message with a type_id      nested  that record or variant
 //
-//     The zigzag and fixed-width encodings of one width are the same representation: the
-//     wire carries values, not protobuf encodings. (minimum) and (maximum) are canonical
-//     decimal strings inside the representation's range; a u8 is a uint32 with maximum
-//     "255", and a usize (the width of a size) is a u64. (max_bytes) tightens a string's or
-//     a bytes field's 4,096. proto2 and proto3 optional fields are admitted: presence is not
-//     part of a value, every declared field is present in every value, and CopyTo sets all.
-//   - Refused with SPX-Z202, naming the rule and the element's full name (see the Rule
-//     constants): repeated and map fields, float and double, enums, groups, proto2 required
-//     fields and explicit defaults, google.protobuf messages (well-known types), messages
-//     with extension ranges, missing, malformed or duplicate ids, a oneof beside other
-//     fields or several oneofs, an empty variant, a scalar or variant case payload, bounds on
-//     the wrong kind of field or outside the representation, cycles, more than MaxTypes
-//     records and variants, and more than MaxDepth type levels. Nothing is approximated.
+// The zigzag and fixed-width encodings of one width are the same representation: the wire
+// carries values, not protobuf encodings. (minimum) and (maximum) are canonical decimal
+// strings inside the representation's range; a u8 is a uint32 with maximum "255", and a
+// usize (the width of a size) is a u64. (max_bytes) tightens the 4,096 of a string or bytes
+// field. proto2 and proto3 optional fields are admitted: presence is not part of a value,
+// every declared field is present in every value, and CopyTo sets them all.
+//
+// Refused with SPX-Z202, naming the rule and the element's full name (see the Rule
+// constants): repeated and map fields, float and double, enums, groups, proto2 required
+// fields and explicit defaults, google.protobuf messages (well-known types), messages with
+// extension ranges, missing, malformed or duplicate ids, a oneof beside other fields or
+// several oneofs, an empty variant, a scalar or variant case payload, bounds on the wrong
+// kind of field or outside the representation, cycles, more than MaxTypes records and
+// variants, and more than MaxDepth type levels. Nothing is approximated.
 //
 // # Schema document and identities
 //

@@ -33,19 +33,19 @@ type Rule string
 
 // Derivation rules (SPX-Z202).
 const (
-	RuleSourceDescriptor    Rule = "source.descriptor"     // the descriptor set does not build
-	RuleRootNotFound        Rule = "root.not_found"        // no message carries the root type id
-	RuleRootAmbiguous       Rule = "root.ambiguous"        // several messages carry the root type id
-	RuleTypeIDMissing       Rule = "type.id.missing"       // a record or variant has no type_id
-	RuleTypeIDInvalid       Rule = "type.id.invalid"       // a type_id is empty, too long or uses other characters
-	RuleTypeIDDuplicate     Rule = "type.id.duplicate"     // two messages of the graph share a type_id
-	RuleTypeWellKnown       Rule = "type.well_known"       // a google.protobuf message (Timestamp, Any, wrappers, …)
-	RuleTypeExtensible      Rule = "type.extensible"       // the message declares extension ranges
-	RuleTypeRecursive       Rule = "type.recursive"        // the type graph has a cycle
-	RuleVariantShape        Rule = "type.variant.shape"    // a oneof beside other fields, or several oneofs
-	RuleVariantEmpty        Rule = "type.variant.empty"    // a oneof without cases
-	RuleCaseIDMissing       Rule = "type.case.id.missing"  // a oneof member has no field_id
-	RuleCaseIDInvalid       Rule = "type.case.id.invalid"  // a case field_id is malformed
+	RuleSourceDescriptor    Rule = "source.descriptor"    // the descriptor set does not build
+	RuleRootNotFound        Rule = "root.not_found"       // no message carries the root type id
+	RuleRootAmbiguous       Rule = "root.ambiguous"       // several messages carry the root type id
+	RuleTypeIDMissing       Rule = "type.id.missing"      // a record or variant has no type_id
+	RuleTypeIDInvalid       Rule = "type.id.invalid"      // a type_id is empty, too long or uses other characters
+	RuleTypeIDDuplicate     Rule = "type.id.duplicate"    // two messages of the graph share a type_id
+	RuleTypeWellKnown       Rule = "type.well_known"      // a google.protobuf message (Timestamp, Any, wrappers, …)
+	RuleTypeExtensible      Rule = "type.extensible"      // the message declares extension ranges
+	RuleTypeRecursive       Rule = "type.recursive"       // the type graph has a cycle
+	RuleVariantShape        Rule = "type.variant.shape"   // a oneof beside other fields, or several oneofs
+	RuleVariantEmpty        Rule = "type.variant.empty"   // a oneof without cases
+	RuleCaseIDMissing       Rule = "type.case.id.missing" // a oneof member has no field_id
+	RuleCaseIDInvalid       Rule = "type.case.id.invalid" // a case field_id is malformed
 	RuleCaseIDDuplicate     Rule = "type.case.id.duplicate"
 	RuleCaseNotMessage      Rule = "type.case.not_message" // a oneof member is not a message
 	RuleCasePayload         Rule = "type.case.payload"     // a case payload is itself a variant
@@ -69,26 +69,26 @@ const (
 
 // Decoding rules (SPX-Z205 and SPX-Z206).
 const (
-	RuleDocumentBytes        Rule = "document_bytes"          // Z206: over MaxDocumentBytes
-	RuleUTF8                 Rule = "utf8"                    // Z206: not UTF-8
-	RuleBOM                  Rule = "bom"                     // Z205: starts with a byte order mark
-	RuleLineEnding           Rule = "line_ending"             // Z205: not exactly one terminal LF, or a CR
-	RuleJSON                 Rule = "json"                    // Z205: not one JSON value
-	RuleEnvelope             Rule = "envelope"                // Z205: malformed envelope shape
-	RuleEnvelopeSchema       Rule = "envelope.schema"         // Z206
-	RuleEnvelopeRootTypeID   Rule = "envelope.root_type_id"   // Z206
-	RuleEnvelopeSchemaDigest Rule = "envelope.schema_digest"  // Z206
-	RuleFieldsMissing        Rule = "value.fields.missing"    // Z206
-	RuleFieldsUnknown        Rule = "value.fields.unknown"    // Z206
-	RuleCase                 Rule = "value.case"              // Z206
-	RuleRepresentation       Rule = "value.representation"    // Z206
-	RuleIntegerRange         Rule = "value.integer_range"     // Z206
-	RuleStringBytes          Rule = "value.string_bytes"      // Z206
-	RuleBytesLength          Rule = "value.bytes_length"      // Z206
-	RuleBytesElement         Rule = "value.bytes_element"     // Z206
-	RuleMaxDepth             Rule = "value.max_depth"         // Z206
-	RuleCanonical            Rule = "canonical"               // Z205: not the canonical replay
-	RuleDescriptor           Rule = "descriptor"              // type mismatch in CopyTo/ValueOf
+	RuleDocumentBytes        Rule = "document_bytes"         // Z206: over MaxDocumentBytes
+	RuleUTF8                 Rule = "utf8"                   // Z206: not UTF-8
+	RuleBOM                  Rule = "bom"                    // Z205: starts with a byte order mark
+	RuleLineEnding           Rule = "line_ending"            // Z205: not exactly one terminal LF, or a CR
+	RuleJSON                 Rule = "json"                   // Z205: not one JSON value
+	RuleEnvelope             Rule = "envelope"               // Z205: malformed envelope shape
+	RuleEnvelopeSchema       Rule = "envelope.schema"        // Z206
+	RuleEnvelopeRootTypeID   Rule = "envelope.root_type_id"  // Z206
+	RuleEnvelopeSchemaDigest Rule = "envelope.schema_digest" // Z206
+	RuleFieldsMissing        Rule = "value.fields.missing"   // Z206
+	RuleFieldsUnknown        Rule = "value.fields.unknown"   // Z206
+	RuleCase                 Rule = "value.case"             // Z206
+	RuleRepresentation       Rule = "value.representation"   // Z206
+	RuleIntegerRange         Rule = "value.integer_range"    // Z206
+	RuleStringBytes          Rule = "value.string_bytes"     // Z206
+	RuleBytesLength          Rule = "value.bytes_length"     // Z206
+	RuleBytesElement         Rule = "value.bytes_element"    // Z206
+	RuleMaxDepth             Rule = "value.max_depth"        // Z206
+	RuleCanonical            Rule = "canonical"              // Z205: not the canonical replay
+	RuleDescriptor           Rule = "descriptor"             // type mismatch in CopyTo/ValueOf
 )
 
 // Error is the typed error of this package. Derivation errors name the protobuf Element

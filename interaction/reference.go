@@ -210,7 +210,7 @@ func walkLeaf(f *Field, n *jsontree.Node, path string) (FieldValue, error) {
 func walkInteger(f *Field, n *jsontree.Node, path string) (FieldValue, error) {
 	fv := FieldValue{field: f}
 	if n.Kind != jsontree.String {
-		return fv, decodeErr(CodeZ206, RuleRepresentation, path, "a %s travels as a decimal string, not as JSON %s", f.rep, kindName(n.Kind))
+		return fv, decodeErr(CodeZ206, RuleRepresentation, path, "an integer (%s) travels as a decimal string, not as JSON %s", f.rep, kindName(n.Kind))
 	}
 	v, syntax, fits := parseDecimal(n.Text)
 	if !syntax {
