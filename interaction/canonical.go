@@ -157,6 +157,7 @@ func (r *recognizer) str(max int) (string, bool) {
 			r.i = j + 1
 			return r.s[start:j], true
 		case c == '\\':
+			r.i = j
 			return r.escapedStr(start, max)
 		case c < 0x20:
 			return "", false
@@ -165,32 +166,53 @@ func (r *recognizer) str(max int) (string, bool) {
 	return "", false
 }
 
-// escapedStr continues str for a literal with escapes, admitting only canonical ones.
+// escapedStr continues str for a literal with escapes, admitting only canonical ones. Runs
+// of plain bytes are copied whole.
 func (r *recognizer) escapedStr(start, max int) (string, bool) {
-	var b strings.Builder
-	for j := start; j < len(r.s); j++ {
+	buf := make([]byte, 0, literalEnd(r.s, r.i)-start)
+	run := start
+	for j := start; j < len(r.s); {
 		c := r.s[j]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			j++
+			continue
+		}
+		buf = append(buf, r.s[run:j]...)
 		switch {
 		case c == '"':
-			if b.Len() > max {
+			if len(buf) > max {
 				return "", false
 			}
 			r.i = j + 1
-			return b.String(), true
+			return string(buf), true
 		case c < 0x20:
 			return "", false
-		case c != '\\':
-			b.WriteByte(c)
-			continue
 		}
 		d, n := canonicalEscape(r.s[j:])
 		if n == 0 {
 			return "", false
 		}
-		b.WriteByte(d)
-		j += n - 1
+		buf = append(buf, d)
+		j += n
+		run = j
 	}
 	return "", false
+}
+
+// literalEnd returns the offset of the quote closing the string literal that contains
+// offset i, or len(s): the decoded text is never longer than the literal.
+func literalEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i
+		default:
+			i++
+		}
+	}
+	return len(s)
 }
 
 // canonicalEscape decodes the canonical escape at the start of s and returns the byte and the

@@ -38,13 +38,19 @@ func testFileSet(tb testing.TB) *descriptorpb.FileDescriptorSet {
 	return prototest.FileSet(testFiles(tb))
 }
 
-// mustSchema compiles the admitted root with the given type id.
+var schemas sync.Map // root type id -> *interaction.Schema
+
+// mustSchema compiles (once) the admitted root with the given type id.
 func mustSchema(tb testing.TB, root string) *interaction.Schema {
 	tb.Helper()
+	if s, ok := schemas.Load(root); ok {
+		return s.(*interaction.Schema)
+	}
 	s, err := interaction.CompileFileSet(testFileSet(tb), root)
 	if err != nil {
 		tb.Fatalf("compile %s: %v", root, err)
 	}
+	schemas.Store(root, s)
 	return s
 }
 
@@ -68,4 +74,13 @@ func golden(tb testing.TB, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		tb.Errorf("%s differs from the golden file (run go test -update after checking the change):\n got: %.2000s\nwant: %.2000s", name, got, want)
 	}
+}
+
+func readFile(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
 }
