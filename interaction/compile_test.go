@@ -112,8 +112,12 @@ func TestCompileRefusesDescriptorsThatDoNotBuild(t *testing.T) {
 // descriptors.
 type emptyVariant struct{ protoreflect.MessageDescriptor }
 
-func (m emptyVariant) Fields() protoreflect.FieldDescriptors { return emptyFields{m.MessageDescriptor.Fields()} }
-func (m emptyVariant) Oneofs() protoreflect.OneofDescriptors { return emptyOneofs{m.MessageDescriptor.Oneofs()} }
+func (m emptyVariant) Fields() protoreflect.FieldDescriptors {
+	return emptyFields{m.MessageDescriptor.Fields()}
+}
+func (m emptyVariant) Oneofs() protoreflect.OneofDescriptors {
+	return emptyOneofs{m.MessageDescriptor.Oneofs()}
+}
 
 type emptyFields struct{ protoreflect.FieldDescriptors }
 
@@ -121,12 +125,16 @@ func (emptyFields) Len() int { return 0 }
 
 type emptyOneofs struct{ protoreflect.OneofDescriptors }
 
-func (o emptyOneofs) Get(i int) protoreflect.OneofDescriptor { return emptyOneof{o.OneofDescriptors.Get(i)} }
+func (o emptyOneofs) Get(i int) protoreflect.OneofDescriptor {
+	return emptyOneof{o.OneofDescriptors.Get(i)}
+}
 
 type emptyOneof struct{ protoreflect.OneofDescriptor }
 
-func (emptyOneof) IsSynthetic() bool                     { return false }
-func (o emptyOneof) Fields() protoreflect.FieldDescriptors { return emptyFields{o.OneofDescriptor.Fields()} }
+func (emptyOneof) IsSynthetic() bool { return false }
+func (o emptyOneof) Fields() protoreflect.FieldDescriptors {
+	return emptyFields{o.OneofDescriptor.Fields()}
+}
 
 func TestCompileRefusesAnEmptyVariantDescriptor(t *testing.T) {
 	md := prototest.Message(t, testFiles(t), "shop.v1.Channel")
