@@ -1,0 +1,127 @@
+// Package canon writes canonical JSON: no insignificant whitespace, members in the order given,
+// integers in shortest decimal form, and strings escaped by exactly one rule so that every
+// value has exactly one rendering.
+//
+// String rule (the same as RFC 8785 and ECMAScript JSON.stringify): '"' and '\' are escaped
+// with a backslash; U+0008, U+0009, U+000A, U+000C and U+000D use the short escapes \b \t \n
+// \f \r; every other code point below U+0020 is \u00xx with lowercase hex; everything else,
+// including U+007F and all non-ASCII text, is written as raw UTF-8.
+package canon
+
+import "strconv"
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends the canonical JSON string literal of s (which must be valid UTF-8).
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		dst = appendEscape(dst, c)
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+func appendEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\r':
+		return append(dst, '\\', 'r')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+}
+
+// ShortEscape reports whether the control byte c has a short escape (\b \t \n \f \r).
+func ShortEscape(c byte) bool {
+	return c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// Object is an ordered JSON object; Array a JSON array. Together with string, int, uint64,
+// bool and Raw they form the small document model the schema and provider documents are
+// built from.
+type (
+	Object []Member
+	Array  []any
+	Raw    []byte // already canonical JSON, copied verbatim
+)
+
+// Member is one member of an Object.
+type Member struct {
+	Key   string
+	Value any
+}
+
+// Append appends the canonical rendering of v. It panics on a type outside the model: the
+// model is only ever built by this module's own code, so that is a programming error.
+func Append(dst []byte, v any) []byte {
+	switch v := v.(type) {
+	case Object:
+		dst = append(dst, '{')
+		for i, m := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, m.Key)
+			dst = append(dst, ':')
+			dst = Append(dst, m.Value)
+		}
+		return append(dst, '}')
+	case Array:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = Append(dst, e)
+		}
+		return append(dst, ']')
+	case string:
+		return AppendString(dst, v)
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case uint64:
+		return strconv.AppendUint(dst, v, 10)
+	case bool:
+		return strconv.AppendBool(dst, v)
+	case Raw:
+		return append(dst, v...)
+	}
+	panic("canon: unsupported value type")
+}
+
+// Quote returns s as a canonical JSON string literal, cut to at most max bytes of s (on a
+// UTF-8 boundary, with "…" appended when cut). Diagnostics use it for untrusted text so a
+// message stays one bounded line.
+func Quote(s string, max int) string {
+	cut := false
+	if len(s) > max {
+		i := max
+		for i > 0 && s[i]&0xC0 == 0x80 {
+			i--
+		}
+		s, cut = s[:i], true
+	}
+	q := string(AppendString(nil, s))
+	if cut {
+		q += "…"
+	}
+	return q
+}

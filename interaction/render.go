@@ -1,0 +1,76 @@
+package interaction
+
+import (
+	"strconv"
+
+	"github.com/beamagents/beamagents/interaction/internal/canon"
+)
+
+// appendValuePrefix appends the canonical envelope up to (not including) the value.
+func appendValuePrefix(dst []byte, s *Schema) []byte {
+	dst = append(dst, `{"schema":`...)
+	dst = canon.AppendString(dst, ValueFormat)
+	dst = append(dst, `,"root_type_id":`...)
+	dst = canon.AppendString(dst, s.root.id)
+	dst = append(dst, `,"schema_digest":`...)
+	dst = canon.AppendString(dst, s.digest)
+	return append(dst, `,"value":`...)
+}
+
+// appendDocument appends the canonical value document of root value v.
+func appendDocument(dst []byte, s *Schema, v *Value) []byte {
+	dst = append(dst, s.valuePrefix...)
+	dst = appendValue(dst, v)
+	return append(dst, '}', '\n')
+}
+
+func appendValue(dst []byte, v *Value) []byte {
+	dst = append(dst, '{')
+	if v.cas != nil {
+		dst = append(dst, v.cas.prefix...)
+	} else {
+		dst = append(dst, `"fields":`...)
+	}
+	dst = appendFields(dst, v)
+	return append(dst, '}')
+}
+
+func appendFields(dst []byte, v *Value) []byte {
+	dst = append(dst, '{')
+	for i := range v.fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		fv := &v.fields[i]
+		dst = append(dst, fv.field.key...)
+		dst = appendLeaf(dst, fv)
+	}
+	return append(dst, '}')
+}
+
+func appendLeaf(dst []byte, fv *FieldValue) []byte {
+	switch fv.field.rep {
+	case Bool:
+		return strconv.AppendBool(dst, fv.bits == 1)
+	case I32, I64:
+		dst = append(dst, '"')
+		dst = strconv.AppendInt(dst, int64(fv.bits), 10)
+		return append(dst, '"')
+	case U32, U64:
+		dst = append(dst, '"')
+		dst = strconv.AppendUint(dst, fv.bits, 10)
+		return append(dst, '"')
+	case String:
+		return canon.AppendString(dst, fv.text)
+	case Bytes:
+		dst = append(dst, '[')
+		for i := 0; i < len(fv.text); i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, uint64(fv.text[i]), 10)
+		}
+		return append(dst, ']')
+	}
+	return appendValue(dst, fv.value)
+}
