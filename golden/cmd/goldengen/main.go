@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,12 +16,18 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	goldenv1 "github.com/beamagents/beamagents/golden/v1"
+	"github.com/beamagents/beamagents/migrate"
 )
 
 // current names the builders of the current version; switch it when a version is added.
 var (
 	currentVersion = goldenv1.Version
 	currentCases   = goldenv1.Cases
+)
+
+var (
+	errNotCurrent = errors.New("not the current state_schema_version")
+	errFrozen     = errors.New("a golden corpus is frozen and never rewritten")
 )
 
 func main() {
@@ -31,6 +38,10 @@ func main() {
 }
 
 func run() error {
+	if currentVersion != int(migrate.CurrentStateSchemaVersion) {
+		return fmt.Errorf("%w: builders are those of v%d, the current version is %d; switch current to the new version's builders",
+			errNotCurrent, currentVersion, migrate.CurrentStateSchemaVersion)
+	}
 	dir := filepath.Join("golden", fmt.Sprintf("v%d", currentVersion))
 	if _, err := os.Stat(filepath.Join(dir, "doc.go")); err != nil {
 		return fmt.Errorf("run from the repository root (no %s/doc.go): %v", dir, err)
@@ -40,7 +51,7 @@ func run() error {
 		return err
 	}
 	if len(existing) > 0 {
-		return fmt.Errorf("%s already holds %d blobs; a golden corpus is frozen and never rewritten", dir, len(existing))
+		return fmt.Errorf("%w: %s already holds %d blobs", errFrozen, dir, len(existing))
 	}
 	for _, c := range currentCases() {
 		if !strings.HasSuffix(c.File, ".binpb") || filepath.Base(c.File) != c.File {

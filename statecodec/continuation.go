@@ -1,0 +1,148 @@
+package statecodec
+
+import (
+	"slices"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/migrate"
+)
+
+// Suspension describes an activation that waits for tool results or approvals.
+type Suspension struct {
+	Seq              int64    // the suspended activation
+	StepIndex        uint32   // the step that suspended; resumption continues at StepIndex+1
+	PendingIntentIDs []string // intents that must all resolve before resumption
+	Adapter          string   // names the component that owns Snapshot
+	Snapshot         []byte   // opaque resume state, never parsed here
+	SuspendedAtMs    int64    // event time of the suspension
+	DeadlineMs       int64    // event time at which the deadline fires
+}
+
+// Continuation is a key's suspension state (cell [CellContinuation]). The cell is empty while
+// the key is not suspended; a nil *Continuation stands for that. It is not safe for concurrent
+// use.
+type Continuation struct {
+	c     *pb.Continuation
+	stats Stats
+}
+
+// Suspend returns the continuation of s, stamped with the current state_schema_version. It
+// refuses with [ErrInvalidArgument] a negative seq, no pending intent, an empty, non-UTF-8 or
+// repeated intent id, a non-UTF-8 adapter, and a deadline not after the suspension.
+func Suspend(s Suspension) (*Continuation, error) {
+	switch {
+	case s.Seq < 0:
+		return nil, invalid(CellContinuation, "negative seq")
+	case len(s.PendingIntentIDs) == 0:
+		return nil, invalid(CellContinuation, "a suspension needs at least one pending intent")
+	case !utf8.ValidString(s.Adapter):
+		return nil, invalid(CellContinuation, "adapter is not valid UTF-8")
+	case s.DeadlineMs <= s.SuspendedAtMs:
+		return nil, invalid(CellContinuation, "deadline_ms must be after suspended_at_ms")
+	}
+	seen := make(map[string]bool, len(s.PendingIntentIDs))
+	for _, id := range s.PendingIntentIDs {
+		if id == "" || !utf8.ValidString(id) || seen[id] {
+			return nil, invalid(CellContinuation, "pending intent ids must be distinct non-empty UTF-8 strings")
+		}
+		seen[id] = true
+	}
+	return &Continuation{c: &pb.Continuation{
+		StateSchemaVersion: migrate.CurrentStateSchemaVersion,
+		Seq:                s.Seq,
+		StepIndex:          s.StepIndex,
+		PendingIntentIds:   slices.Clone(s.PendingIntentIDs),
+		Adapter:            s.Adapter,
+		Snapshot:           slices.Clone(s.Snapshot),
+		SuspendedAtMs:      s.SuspendedAtMs,
+		DeadlineMs:         s.DeadlineMs,
+	}}, nil
+}
+
+// DecodeContinuation decodes a [CellContinuation] cell: parse, version check, migrate. Empty
+// bytes (not suspended) give nil and no error. A pending id listed twice is kept once (counted
+// in Stats.DuplicatesDropped). Errors: [ErrCorrupt], [ErrFutureVersion], [ErrMigration]; b is
+// never modified.
+func DecodeContinuation(b []byte) (*Continuation, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	c := &Continuation{c: &pb.Continuation{}}
+	if err := decodeVersioned(CellContinuation, b, c.c, &c.stats); err != nil {
+		return nil, err
+	}
+	var dropped []string
+	c.c.PendingIntentIds, dropped = dedupeKeepLast(c.c.PendingIntentIds, func(s string) string { return s })
+	c.stats.DuplicatesDropped += int64(len(dropped))
+	return c, nil
+}
+
+// Encode returns the deterministic bytes of the cell; a nil Continuation encodes as no bytes,
+// which clears the cell.
+func (c *Continuation) Encode() ([]byte, error) {
+	if c == nil {
+		return nil, nil
+	}
+	return encode(CellContinuation, c.c)
+}
+
+// Resolve removes intentID from the pending intents and reports whether it was pending; a
+// result for an intent that is not pending is an orphan.
+func (c *Continuation) Resolve(intentID string) bool {
+	i := slices.Index(c.c.PendingIntentIds, intentID)
+	if i < 0 {
+		return false
+	}
+	c.c.PendingIntentIds = slices.Delete(c.c.PendingIntentIds, i, i+1)
+	return true
+}
+
+// AllResolved reports whether no intent is pending any more: the activation resumes.
+func (c *Continuation) AllResolved() bool { return len(c.c.PendingIntentIds) == 0 }
+
+// Pending returns the intents still pending, in suspension order.
+func (c *Continuation) Pending() []string { return slices.Clone(c.c.PendingIntentIds) }
+
+// IsPending reports whether intentID is still pending.
+func (c *Continuation) IsPending(intentID string) bool {
+	return slices.Contains(c.c.PendingIntentIds, intentID)
+}
+
+// DeadlineDue reports whether the deadline has been reached at event time atMs.
+func (c *Continuation) DeadlineDue(atMs int64) bool { return atMs >= c.c.DeadlineMs }
+
+// Escalate records one timeout escalation and moves the deadline to nextDeadlineMs, which must
+// be later than the current one. How many escalations are allowed is the caller's policy;
+// Escalations tells how many were made.
+func (c *Continuation) Escalate(nextDeadlineMs int64) error {
+	switch {
+	case nextDeadlineMs <= c.c.DeadlineMs:
+		return invalid(CellContinuation, "an escalated deadline must be later than the current one")
+	case c.c.Escalations == 1<<32-1:
+		return invalid(CellContinuation, "escalation count exhausted")
+	}
+	c.c.Escalations++
+	c.c.DeadlineMs = nextDeadlineMs
+	return nil
+}
+
+// Seq returns the suspended activation's seq.
+func (c *Continuation) Seq() int64 { return c.c.Seq }
+
+// StepIndex returns the step that suspended.
+func (c *Continuation) StepIndex() uint32 { return c.c.StepIndex }
+
+// DeadlineMs returns the event time at which the deadline fires.
+func (c *Continuation) DeadlineMs() int64 { return c.c.DeadlineMs }
+
+// Escalations returns the escalations made for this suspension.
+func (c *Continuation) Escalations() uint32 { return c.c.Escalations }
+
+// Stats returns what was migrated or repaired at decode.
+func (c *Continuation) Stats() Stats { return c.stats }
+
+// Proto returns a copy of the continuation.
+func (c *Continuation) Proto() *pb.Continuation { return proto.Clone(c.c).(*pb.Continuation) }
