@@ -4,6 +4,7 @@ go 1.26.7
 
 require (
 	github.com/apache/beam/sdks/v2 v2.77.0
+	github.com/bufbuild/protocompile v0.14.2-0.20261013160345-b79bfe2f85df
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0
 	google.golang.org/protobuf v1.36.12
@@ -43,7 +44,6 @@ require (
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
 	github.com/avast/retry-go/v4 v4.7.0 // indirect
 	github.com/bufbuild/buf v1.74.0 // indirect
-	github.com/bufbuild/protocompile v0.14.2-0.20261013160345-b79bfe2f85df // indirect
 	github.com/bufbuild/protoplugin v0.0.0-20260414125817-25d1d281b46b // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cli/browser v1.3.0 // indirect
