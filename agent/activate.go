@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -49,7 +48,7 @@ func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope
 	if err == nil {
 		c.drainInbox()
 	}
-	if _, ok := env.GetPayload().(*pb.AgentEnvelope_ExportRequest); !ok {
+	if _, export := env.GetPayload().(*pb.AgentEnvelope_ExportRequest); err == nil && !export {
 		c.armTTL(env.GetEventTimeMs())
 	}
 	return c.finish(), err
@@ -78,13 +77,13 @@ func (a *Agent) Fire(ctx context.Context, store Store, entity []byte, tag string
 
 // call is one invocation of the core: a sequence of atomic activations over the same key.
 type call struct {
-	a       *Agent
-	ctx     context.Context
-	deps    Deps
-	entity  []byte
-	now     int64
-	cells   *cells
-	res     *Result
+	a      *Agent
+	ctx    context.Context
+	deps   Deps
+	entity []byte
+	now    int64
+	cells  *cells
+	res    *Result
 }
 
 func (a *Agent) newCall(ctx context.Context, store Store, entity []byte, now int64, deps Deps) *call {
@@ -115,15 +114,12 @@ func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 func protect(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Error{Reason: ReasonInternalPanic, Detail: fmt.Sprintf("%v\n%s", r, firstFrames(debug.Stack()))}
+			// The panic value only: a stack trace would differ between runs, and a retry must
+			// emit the same bytes.
+			err = &Error{Reason: ReasonInternalPanic, Detail: fmt.Sprint(r)}
 		}
 	}()
 	return fn()
-}
-
-func firstFrames(stack []byte) string {
-	lines := strings.Split(string(stack), "\n")
-	return strings.Join(lines[:min(len(lines), 12)], "\n")
 }
 
 func appendOutputs(a, b Outputs) Outputs {
@@ -199,11 +195,14 @@ func deadLetter(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord 
 // external runs a new activation for an external event, or queues the event while the key is
 // suspended.
 func (c *call) external(v *view, out *Outputs, env *pb.AgentEnvelope) error {
-	if err := v.need(statecodec.CellSeq, statecodec.CellContinuation); err != nil {
+	if err := v.need(statecodec.CellContinuation); err != nil {
 		return err
 	}
 	if v.cont != nil {
 		return c.enqueue(v, env)
+	}
+	if err := v.need(statecodec.CellSeq); err != nil {
+		return err
 	}
 	return c.startActivation(v, out, env)
 }
@@ -224,14 +223,19 @@ func (c *call) enqueue(v *view, env *pb.AgentEnvelope) error {
 // Each event leaves the inbox in its own atomic step, so a failing event becomes a dead
 // letter instead of blocking the key.
 func (c *call) drainInbox() {
+	// Events are queued only while the key is suspended, so a key that was not suspended
+	// when the call began has an empty inbox: no need to read it.
+	if before, err := c.cells.initial(statecodec.CellContinuation); err != nil || len(before) == 0 {
+		return
+	}
 	for {
 		var next *pb.AgentEnvelope
 		err := c.atomic(func(v *view, _ *Outputs) error {
-			if err := v.need(statecodec.CellContinuation, CellInbox); err != nil {
+			if err := v.need(statecodec.CellContinuation); err != nil || v.cont != nil {
 				return err
 			}
-			if v.cont != nil || len(v.inbox.Envelopes) == 0 {
-				return nil
+			if err := v.need(CellInbox); err != nil || len(v.inbox.Envelopes) == 0 {
+				return err
 			}
 			next = v.inbox.Envelopes[0]
 			v.inbox.Envelopes = v.inbox.Envelopes[1:]

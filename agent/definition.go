@@ -187,9 +187,10 @@ type Definition struct {
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
 // use.
 type Agent struct {
-	def    Definition
-	limits Limits
-	prompt PromptBuilder
+	def            Definition
+	limits         Limits
+	prompt         PromptBuilder
+	providerSchema []byte // the schema's provider projection, computed once
 }
 
 // New validates def: a name, a schema, a model, every case of the schema bound and every
@@ -225,7 +226,7 @@ func New(def Definition) (*Agent, error) {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
 	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt}
+	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, providerSchema: def.Schema.ProviderJSONSchema()}
 	if a.prompt == nil {
 		a.prompt = DefaultPrompt("")
 	}

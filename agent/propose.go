@@ -16,7 +16,7 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 	req := &model.Request{
 		Model:          a.def.ModelID,
 		Messages:       a.prompt(act.promptInput(step)),
-		ResponseSchema: a.def.Schema.ProviderJSONSchema(),
+		ResponseSchema: a.providerSchema,
 		SchemaDigest:   a.def.Schema.Digest(),
 		Sampling:       a.def.Sampling,
 		EntityKey:      c.entity,

@@ -12,7 +12,7 @@ import (
 // toolResult resolves a pending TOOL intent and resumes the activation once nothing is
 // pending.
 func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
-	if err := v.need(seqCell, contCell, pendingCell); err != nil {
+	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
 	id := r.GetIntentId()
@@ -42,7 +42,7 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 // approval decides a pending APPROVAL intent: approved emits the gated tool intent at the
 // next step and waits for its result; rejected resumes the activation with the decision.
 func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) error {
-	if err := v.need(seqCell, contCell, pendingCell); err != nil {
+	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
 	id := ap.GetIntentId()
@@ -131,7 +131,7 @@ func (act *activation) record(id string) *pb.StepRecord {
 // deadline handles the deadline firing: escalate (re-emit the pending intents with the next
 // attempt and a later deadline) up to the bound, then fail closed.
 func (c *call) deadline(v *view, out *Outputs) error {
-	if err := v.need(seqCell, contCell, pendingCell); err != nil {
+	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
 	if v.cont == nil || c.now < v.cont.DeadlineMs() {
@@ -153,8 +153,11 @@ func (c *call) deadline(v *view, out *Outputs) error {
 		v.pending.Remove(ti.GetIntentId())
 	}
 	v.touch(pendingCell)
-	out.DeadLetters = append(out.DeadLetters, deadLetter(c.entity, c.now,
-		fail(reason, nil, "activation %d still waited for %d intents after %d escalations", act.seq, len(pending), v.cont.Escalations())))
+	timeoutErr := fail(reason, nil, "activation %d still waited for %d intents after %d escalations", act.seq, len(pending), v.cont.Escalations())
+	out.DeadLetters = append(out.DeadLetters, deadLetter(c.entity, c.now, timeoutErr))
+	act.tr.emit(pb.TraceEvent_ERROR, v.cont.StepIndex(), "", c.now, map[string]string{
+		"error.type": string(reason), AttrPending: itoa(int64(len(pending))),
+	})
 	return act.end("timeout")
 }
 

@@ -4,8 +4,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -100,7 +100,8 @@ func (act *activation) steps(start uint32) error {
 	}
 }
 
-// end closes the activation: the key's counter moves on and nothing stays suspended.
+// end closes the activation: the key's counter moves on and nothing stays suspended. The
+// committed counter equals act.seq while the activation runs, so it need not be read.
 func (act *activation) end(status string) error {
 	v := act.v
 	v.seq = act.seq + 1

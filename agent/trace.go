@@ -11,11 +11,11 @@ import (
 // Trace attribute keys beyond the OpenTelemetry GenAI conventions (gen_ai.*).
 const (
 	AttrAgent       = "beamagents.agent"
-	AttrStatus      = "beamagents.status"       // ACTIVATION_END: ok, suspended, failed, timeout
-	AttrCache       = "beamagents.cache"        // LLM_CALL: hit, miss, digest_only_hit
-	AttrCacheHit    = "beamagents.cache_hit"    // LLM_CALL: true or false
+	AttrStatus      = "beamagents.status"              // ACTIVATION_END: ok, suspended, failed, timeout
+	AttrCache       = "beamagents.cache"               // LLM_CALL: hit, miss, digest_only_hit
+	AttrCacheHit    = "beamagents.cache_hit"           // LLM_CALL: true or false
 	AttrDivergence  = "beamagents.provider_divergence" // LLM_CALL: true when a digest-only hit's fresh answer differs
-	AttrCase        = "beamagents.case"         // LLM_CALL: the admitted case
+	AttrCase        = "beamagents.case"                // LLM_CALL: the admitted case
 	AttrIntentID    = "beamagents.intent_id"
 	AttrIntentKind  = "beamagents.intent_kind"
 	AttrAttempt     = "beamagents.attempt"

@@ -1,0 +1,246 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+func ext(t int64, text string) *pb.AgentEnvelope {
+	return &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: t, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(text)}}
+}
+
+func toolResult(t, seq int64, step uint32, payload string) *pb.AgentEnvelope {
+	return &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: t, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
+		IntentId: intent.ID([]byte(entity), seq, step), EntityKey: []byte(entity), Seq: seq, Status: pb.ToolResult_OK, Payload: []byte(payload)}}}
+}
+
+func approve(t, seq int64, step uint32, ok bool) *pb.AgentEnvelope {
+	return &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: t, Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{
+		IntentId: intent.ID([]byte(entity), seq, step), Approved: ok, Approver: "ops"}}}
+}
+
+func scenarioAgent(t testing.TB, name string) (*agent.Agent, *model.Scripted) {
+	t.Helper()
+	sc := loadScenario(t, filepath.Join("testdata", "scenarios", name+".json"))
+	m := sc.script(t)
+	return newTestAgent(t, m, sc.Limits, false), m
+}
+
+func marshalOutputs(t testing.TB, r *agent.Result) []byte {
+	var b bytes.Buffer
+	for _, list := range [][]proto.Message{
+		msgs(r.Intents), msgs(r.Traces), msgs(r.Finals), msgs(r.Snapshots), msgs(r.DeadLetters),
+	} {
+		for _, m := range list {
+			out, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(out)
+			b.WriteByte(0)
+		}
+	}
+	return b.Bytes()
+}
+
+func msgs[M proto.Message](in []M) []proto.Message {
+	out := make([]proto.Message, len(in))
+	for i, m := range in {
+		out[i] = m
+	}
+	return out
+}
+
+// The same envelope on the same state gives byte-identical outputs; with the replay cache of
+// the first run restored, the second run makes no model call at all.
+func TestDeterminismAndReplay(t *testing.T) {
+	a, m := scenarioAgent(t, "tool_round_trip")
+	deps := agent.Deps{Keyring: testKeyring(t)}
+	ctx := context.Background()
+
+	first, err := a.Activate(ctx, agent.MapStore{}, ext(1000, "where is A-1?"), deps)
+	if err != nil || first.ModelCalls != 1 {
+		t.Fatalf("first run: %v, %d model calls", err, first.ModelCalls)
+	}
+	again, _ := a.Activate(ctx, agent.MapStore{}, ext(1000, "where is A-1?"), deps)
+	if !bytes.Equal(marshalOutputs(t, first), marshalOutputs(t, again)) {
+		t.Fatal("same input, same state: outputs differ")
+	}
+
+	replay := agent.MapStore{statecodec.CellLLMCache: first.Writes[statecodec.CellLLMCache]}
+	calls := m.Calls()
+	second, err := a.Activate(ctx, replay, ext(1000, "where is A-1?"), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.ModelCalls != 0 || m.Calls() != calls {
+		t.Fatalf("replay made %d model calls", second.ModelCalls)
+	}
+	if len(second.Intents) != 1 || !proto.Equal(second.Intents[0], first.Intents[0]) {
+		t.Fatal("replay emitted a different intent")
+	}
+	b1, _ := proto.MarshalOptions{Deterministic: true}.Marshal(first.Intents[0])
+	b2, _ := proto.MarshalOptions{Deterministic: true}.Marshal(second.Intents[0])
+	if !bytes.Equal(b1, b2) {
+		t.Fatal("replayed intent is not byte-identical")
+	}
+	for _, tr := range second.Traces {
+		if tr.EventType == pb.TraceEvent_LLM_CALL && tr.Attributes[agent.AttrCacheHit] != "true" {
+			t.Fatalf("replayed LLM_CALL not marked as a cache hit: %v", tr.Attributes)
+		}
+	}
+	if o := intent.Verify(second.Intents[0], testKeyring(t)); o != intent.OK {
+		t.Fatalf("emitted intent verifies as %v", o)
+	}
+}
+
+// A digest-only cache entry whose fresh answer differs is reported as provider divergence.
+func TestProviderDivergence(t *testing.T) {
+	ctx := context.Background()
+	deps := agent.Deps{Keyring: testKeyring(t)}
+	first, _ := scenarioAgent(t, "reply")
+	res, err := first.Activate(ctx, agent.MapStore{}, ext(1000, "hi"), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := statecodec.DecodeCache(res.Writes[statecodec.CellLLMCache], statecodec.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := cache.Proto()
+	blob.Entries[0].Response, blob.Entries[0].DigestOnly = nil, true
+	b, _ := proto.Marshal(blob)
+	other, _ := scenarioAgent(t, "named_like_a_binding") // answers step 0 of seq 0 differently
+	res, err = other.Activate(ctx, agent.MapStore{statecodec.CellLLMCache: b}, ext(1000, "hi"), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var llm *pb.TraceEvent
+	for _, tr := range res.Traces {
+		if tr.EventType == pb.TraceEvent_LLM_CALL {
+			llm = tr
+		}
+	}
+	if llm == nil || llm.Attributes[agent.AttrDivergence] != "true" || llm.Attributes[agent.AttrCache] != "digest_only_hit" {
+		t.Fatalf("no divergence reported: %v", llm)
+	}
+}
+
+// Hostile model output never becomes an intent.
+func TestHostileProposalsNeverProduceAnIntent(t *testing.T) {
+	for _, name := range []string{"proposal_refused", "named_like_a_binding", "final_too_large"} {
+		t.Run(name, func(t *testing.T) {
+			sc := loadScenario(t, filepath.Join("testdata", "scenarios", name+".json"))
+			a := newTestAgent(t, sc.script(t), sc.Limits, false)
+			st := agent.MapStore{}
+			for i := range sc.Inputs {
+				env := &pb.AgentEnvelope{}
+				if err := protojsonUnmarshal(sc.Inputs[i].Envelope, env); err != nil {
+					t.Fatal(err)
+				}
+				res, _ := a.Activate(context.Background(), st, env, agent.Deps{Keyring: testKeyring(t)})
+				if len(res.Intents) != 0 {
+					t.Fatalf("input %d produced intent %v", i, res.Intents[0])
+				}
+				st.Apply(res)
+			}
+		})
+	}
+}
+
+func TestNewValidatesBindings(t *testing.T) {
+	m, _ := model.ParseScript(nil)
+	base := func() agent.Definition {
+		return agent.Definition{Name: "assist", Schema: testSchema(t), Model: m, Bindings: testBindings()}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*agent.Definition)
+		want   string
+	}{
+		{"valid", func(*agent.Definition) {}, ""},
+		{"no name", func(d *agent.Definition) { d.Name = "" }, "no name"},
+		{"no schema", func(d *agent.Definition) { d.Schema = nil }, "no proposal schema"},
+		{"no model", func(d *agent.Definition) { d.Model = nil }, "no model"},
+		{"unbound case", func(d *agent.Definition) { delete(d.Bindings, "assist.lookup") }, "case assist.lookup has no binding"},
+		{"binding names no case", func(d *agent.Definition) { d.Bindings["assist.final"] = agent.Final() }, "binding assist.final names no case"},
+		{"tool without name", func(d *agent.Definition) { d.Bindings["assist.lookup"] = agent.Tool("") }, "without a tool name"},
+		{"remember non-string key", func(d *agent.Definition) {
+			d.Bindings["assist.refund"] = agent.Remember("assist.refund.amount", "assist.refund.order_id")
+		}, "not a string field"},
+		{"remember field of another case", func(d *agent.Definition) {
+			d.Bindings["assist.note"] = agent.Remember("assist.reply.text", "assist.note.value")
+		}, "not a string field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := base()
+			tc.mutate(&d)
+			_, err := agent.New(d)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, agent.ErrDefinition) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New = %v, want a definition error about %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRenderFinal(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{}\n", `{"kind":"final","message":"{}\n"}` + "\n"},
+		{`{"a":"q\"b\\"}` + "\n", `{"kind":"final","message":"{\"a\":\"q\\\"b\\\\\"}\n"}` + "\n"},
+		{"tab\tcr\r\x01é", `{"kind":"final","message":"tab\tcr\r\u0001é"}` + "\n"},
+	} {
+		if got := string(agent.RenderFinal([]byte(tc.in))); got != tc.want {
+			t.Errorf("RenderFinal(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Reads and writes per path: an activation touches only the cells it needs.
+func TestCellAccessPerPath(t *testing.T) {
+	a, _ := scenarioAgent(t, "export_snapshot")
+	deps := agent.Deps{Keyring: testKeyring(t)}
+	ctx := context.Background()
+	st := agent.MapStore{}
+	step := func(env *pb.AgentEnvelope) *agent.Result {
+		res, err := a.Activate(ctx, st, env, deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Apply(res)
+		return res
+	}
+	tool := step(ext(1000, "I am Ada, where is A-1?")) // remember, then tool call: suspends
+	export := step(&pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1001, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}})
+	resume := step(toolResult(1002, 0, 1, "ok")) // resume, reply
+	for _, tc := range []struct {
+		name          string
+		res           *agent.Result
+		reads, writes int
+	}{
+		{"tool call", tool, 5, 4},
+		{"export", export, 5, 0},
+		{"resume to reply", resume, 5, 4},
+	} {
+		if len(tc.res.Reads) != tc.reads || len(tc.res.Writes) != tc.writes {
+			t.Errorf("%s: %d reads %v, %d writes; want %d and %d", tc.name, len(tc.res.Reads), tc.res.Reads, len(tc.res.Writes), tc.reads, tc.writes)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+// Package agent is the activation core: one pure, deterministic step of an agent for one
+// entity key, (committed state, input) → (state changes, outputs). It imports no Beam: the
+// Beam DoFn (package transforms) only reads the key's cells, calls Activate or Fire, writes
+// the cells that changed, sets the timers and emits the outputs.
+//
+// Inputs are AgentEnvelopes (external event, tool result, approval, export request) and
+// firings of the key's one timer family (tags TagDeadline and TagTTL). Outputs are signed
+// ToolIntents, TraceEvents with OpenTelemetry GenAI attributes, FinalReplies, StateSnapshots
+// and dead letters (ActivationErrorRecords whose reason is one of Reasons).
+//
+// Invariants:
+//   - Atomic activations. A failed activation commits nothing: no cell write, no output but
+//     one dead letter whose reason is the *Error's Reason. Two dead letters come with
+//     committed changes by design: a queued inbox event whose own activation fails (it leaves
+//     the inbox, so it cannot block the key), and a deadline that fails closed after its
+//     escalations (the suspension is cleared; approval_timeout or activation_timeout).
+//   - No clocks. Every time is the envelope's event time or the timer's firing time.
+//   - Determinism. Intent ids are UUIDv5 over (entity key, seq, step); trace and span ids are
+//     hashes of the same; outputs come in a fixed order; map iteration never reaches an
+//     output. The same input on the same state gives the same bytes.
+//   - The replay cache is keyed by model.CacheKey over the request material (model id,
+//     messages, schema digest, sampling, entity key, seq, step). A hit makes no model call;
+//     a digest-only hit calls the model and reports a different answer as provider divergence
+//     on the trace. Replaying committed history against restored state (for example a
+//     snapshot) therefore makes no model call and reproduces the outputs byte for byte.
+//     Beam commits state and outputs of a bundle together, so a bundle retried after a
+//     failure before commit calls the model again; nothing of the failed attempt was ever
+//     observed.
+//   - Model output is data until the proposal schema admits it, and only bindings by stable
+//     case id turn an admitted case into an action: a case named "tool" or "final" is still
+//     just the case its binding says.
+//   - Lazy state. An input reads only the cells its path needs, each at most once, and
+//     writes only the cells that changed (Result.Reads, Result.Writes).
+//
+// Activation semantics: an external event runs a new activation at the key's seq (or waits in
+// the bounded inbox while the key is suspended); each step asks the model, admits the
+// proposal and acts on its case (final reply, remember and continue, tool intent and suspend,
+// approval intent and suspend); a tool result or an approval resumes the suspended
+// activation at the next step; when an activation ends, seq advances and queued events run
+// in arrival order. A deadline firing re-emits the pending intents with the next attempt up
+// to Limits.MaxEscalations times, then fails closed. A TTL firing drops an idle key's memory
+// and replay cache; seq is kept forever so intent ids never repeat.
+package agent

@@ -1,0 +1,375 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/scenarios/*.golden from the current behaviour")
+
+// scenario is one data-driven test: a model script, an initial state, and a sequence of
+// inputs (envelopes and timer firings) for the entity key "k". In the scenario text,
+// ${intent:SEQ:STEP} stands for the intent id of that step of the key, and in raw model
+// output ${digest} for the proposal schema's digest.
+type scenario struct {
+	Limits      agentLimits                `json:"limits"`
+	NoKeyring   bool                       `json:"no_keyring"`
+	PanicPrompt bool                       `json:"panic_prompt"`
+	State       map[string]json.RawMessage `json:"state"`
+	Model       []modelRule                `json:"model"`
+	Inputs      []input                    `json:"inputs"`
+}
+
+type agentLimits struct {
+	MaxSteps          uint32 `json:"max_steps"`
+	MaxModelCalls     uint32 `json:"max_model_calls"`
+	MaxInbox          int    `json:"max_inbox"`
+	MaxFinalBytes     int    `json:"max_final_bytes"`
+	MaxEscalations    uint32 `json:"max_escalations"`
+	ToolTimeoutMs     int64  `json:"tool_timeout_ms"`
+	ApprovalTimeoutMs int64  `json:"approval_timeout_ms"`
+	IdleTTLMs         int64  `json:"idle_ttl_ms"`
+}
+
+// modelRule answers step Step of activation Seq, or, with Contains, any request whose
+// messages contain that text: Value is the proposal's value part, wrapped by the harness into
+// the canonical value document; Raw is returned verbatim.
+type modelRule struct {
+	Seq      int64           `json:"seq"`
+	Step     uint32          `json:"step"`
+	Contains string          `json:"contains"`
+	Value    json.RawMessage `json:"value"`
+	Raw      *string         `json:"raw"`
+}
+
+type input struct {
+	Envelope json.RawMessage `json:"envelope"`
+	Timer    *struct {
+		Tag  string `json:"tag"`
+		AtMs int64  `json:"at_ms"`
+	} `json:"timer"`
+}
+
+const entity = "k"
+
+var intentRef = regexp.MustCompile(`\$\{intent:(\d+):(\d+)\}`)
+
+func loadScenario(t testing.TB, path string) *scenario {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = intentRef.ReplaceAllFunc(raw, func(m []byte) []byte {
+		sub := intentRef.FindSubmatch(m)
+		seq, _ := strconv.ParseInt(string(sub[1]), 10, 64)
+		step, _ := strconv.ParseUint(string(sub[2]), 10, 32)
+		return []byte(intent.ID([]byte(entity), seq, uint32(step)))
+	})
+	sc := &scenario{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(sc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return sc
+}
+
+// script renders the scenario's model rules as a model.Scripted script.
+func (sc *scenario) script(t testing.TB) *model.Scripted {
+	t.Helper()
+	s := testSchema(t)
+	var b bytes.Buffer
+	for _, r := range sc.Model {
+		text := ""
+		if r.Raw != nil {
+			text = strings.ReplaceAll(*r.Raw, "${digest}", s.Digest())
+		} else {
+			var v bytes.Buffer
+			if err := json.Compact(&v, r.Value); err != nil {
+				t.Fatal(err)
+			}
+			text = fmt.Sprintf(`{"schema":%q,"root_type_id":%q,"schema_digest":%q,"value":%s}`+"\n",
+				interaction.ValueFormat, s.RootTypeID(), s.Digest(), v.String())
+		}
+		rule := map[string]any{"entity": entity, "seq": r.Seq, "step": r.Step, "response_text": text,
+			"input_tokens": 100 + r.Step, "output_tokens": 10 + r.Step}
+		if r.Contains != "" {
+			delete(rule, "seq")
+			delete(rule, "step")
+			rule["contains"] = r.Contains
+		}
+		line, _ := json.Marshal(rule)
+		b.Write(append(line, '\n'))
+	}
+	m, err := model.ParseScript(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (sc *scenario) store(t *testing.T) agent.MapStore {
+	t.Helper()
+	st := agent.MapStore{}
+	for cell, raw := range sc.State {
+		var b []byte
+		var r struct {
+			Base64 *string `json:"base64"`
+		}
+		if json.Unmarshal(raw, &r) == nil && r.Base64 != nil {
+			b, _ = base64.StdEncoding.DecodeString(*r.Base64)
+		} else {
+			b = cellFromJSON(t, statecodec.Cell(cell), raw)
+		}
+		st[statecodec.Cell(cell)] = b
+	}
+	return st
+}
+
+func cellFromJSON(t *testing.T, cell statecodec.Cell, raw json.RawMessage) []byte {
+	t.Helper()
+	if cell == statecodec.CellSeq {
+		var n int64
+		if err := json.Unmarshal(raw, &n); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := statecodec.EncodeSeq(n)
+		return b
+	}
+	m := cellMessage(cell)
+	if m == nil {
+		t.Fatalf("no JSON form for cell %s", cell)
+	}
+	if err := protojson.Unmarshal(raw, m); err != nil {
+		t.Fatalf("state %s: %v", cell, err)
+	}
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	return b
+}
+
+func cellMessage(cell statecodec.Cell) proto.Message {
+	switch cell {
+	case statecodec.CellMemory:
+		return &pb.MemoryBlob{}
+	case statecodec.CellLLMCache:
+		return &pb.LlmCacheBlob{}
+	case statecodec.CellContinuation:
+		return &pb.Continuation{}
+	case agent.CellInbox:
+		return &pb.AgentInbox{}
+	}
+	return nil
+}
+
+func TestScenarios(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "scenarios", "*.json"))
+	if len(paths) == 0 {
+		t.Fatal("no scenarios")
+	}
+	covered := map[agent.Reason]bool{}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".json")
+		t.Run(name, func(t *testing.T) {
+			sc := loadScenario(t, path)
+			got, reasons := runScenario(t, sc)
+			for _, r := range reasons {
+				covered[r] = true
+			}
+			checkGolden(t, strings.TrimSuffix(path, ".json")+".golden", got)
+		})
+	}
+	for _, r := range agent.Reasons {
+		if r == agent.ReasonEnvelopeInvalid && !covered[r] {
+			continue // covered by TestActivateRejectsInvalidEnvelopes below as well
+		}
+		if !covered[r] {
+			t.Errorf("no scenario ends in dead letter %s", r)
+		}
+	}
+}
+
+func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
+	t.Helper()
+	a := newTestAgent(t, sc.script(t), sc.Limits, sc.PanicPrompt)
+	st := sc.store(t)
+	deps := agent.Deps{Keyring: testKeyring(t)}
+	if sc.NoKeyring {
+		deps.Keyring = nil
+	}
+	var out bytes.Buffer
+	var reasons []agent.Reason
+	for i, in := range sc.Inputs {
+		var res *agent.Result
+		var err error
+		switch {
+		case in.Envelope != nil:
+			env := &pb.AgentEnvelope{}
+			if err := protojson.Unmarshal(in.Envelope, env); err != nil {
+				t.Fatalf("input %d: %v", i, err)
+			}
+			fmt.Fprintf(&out, "== input %d: %s at %d\n", i, payloadName(env), env.GetEventTimeMs())
+			res, err = a.Activate(context.Background(), st, env, deps)
+		case in.Timer != nil:
+			fmt.Fprintf(&out, "== input %d: timer %s at %d\n", i, in.Timer.Tag, in.Timer.AtMs)
+			res, err = a.Fire(context.Background(), st, []byte(entity), in.Timer.Tag, in.Timer.AtMs, deps)
+		default:
+			t.Fatalf("input %d is empty", i)
+		}
+		if err != nil {
+			var ae *agent.Error
+			if !errorsAs(err, &ae) {
+				t.Fatalf("input %d: untyped error %v", i, err)
+			}
+			fmt.Fprintf(&out, "error %s\n", ae.Reason)
+			if len(res.Writes) != 0 {
+				t.Fatalf("input %d failed but wrote %v", i, slices.Collect(mapKeys(res.Writes)))
+			}
+		}
+		for _, d := range res.DeadLetters {
+			reasons = append(reasons, agent.Reason(d.Reason))
+		}
+		renderResult(&out, res)
+		st.Apply(res)
+	}
+	out.WriteString("== final state\n")
+	for _, c := range agent.Cells() {
+		if b, ok := st[c]; ok {
+			fmt.Fprintf(&out, "%s = %s\n", c, renderCell(c, b))
+		}
+	}
+	return out.Bytes(), reasons
+}
+
+func payloadName(env *pb.AgentEnvelope) string {
+	if p := env.ProtoReflect().WhichOneof(env.ProtoReflect().Descriptor().Oneofs().ByName("payload")); p != nil {
+		return string(p.Name())
+	}
+	return "no payload"
+}
+
+func renderResult(w *bytes.Buffer, r *agent.Result) {
+	for _, m := range r.Intents {
+		fmt.Fprintf(w, "intent %s\n", compact(m))
+	}
+	for _, m := range r.Traces {
+		fmt.Fprintf(w, "trace %s\n", compact(m))
+	}
+	for _, m := range r.Finals {
+		fmt.Fprintf(w, "final %s\n", compact(m))
+	}
+	for _, m := range r.Snapshots {
+		fmt.Fprintf(w, "snapshot %s\n", compact(m))
+	}
+	for _, m := range r.DeadLetters {
+		fmt.Fprintf(w, "dead_letter %s\n", compact(m))
+	}
+	for _, c := range slices.Sorted(mapKeys(r.Writes)) {
+		if len(r.Writes[c]) == 0 {
+			fmt.Fprintf(w, "write %s cleared\n", c)
+			continue
+		}
+		fmt.Fprintf(w, "write %s = %s\n", c, renderCell(c, r.Writes[c]))
+	}
+	for _, op := range r.Timers {
+		if op.Set {
+			fmt.Fprintf(w, "timer %s set %d\n", op.Tag, op.AtMs)
+		} else {
+			fmt.Fprintf(w, "timer %s clear\n", op.Tag)
+		}
+	}
+	fmt.Fprintf(w, "reads %v model_calls %d\n", r.Reads, r.ModelCalls)
+}
+
+func renderCell(c statecodec.Cell, b []byte) string {
+	switch c {
+	case statecodec.CellSeq:
+		n, err := statecodec.DecodeSeq(b)
+		if err != nil {
+			return "corrupt: " + err.Error()
+		}
+		return strconv.FormatInt(n, 10)
+	case statecodec.CellPending:
+		p, err := statecodec.DecodePending(b)
+		if err != nil {
+			return "corrupt: " + err.Error()
+		}
+		var ids []string
+		for ti := range p.All() {
+			ids = append(ids, fmt.Sprintf("%s(%s attempt %d)", ti.IntentId, ti.Kind, ti.Attempt))
+		}
+		return "[" + strings.Join(ids, " ") + "]"
+	}
+	m := cellMessage(c)
+	if err := proto.Unmarshal(b, m); err != nil {
+		return "corrupt: " + base64.StdEncoding.EncodeToString(b)
+	}
+	s := compact(m)
+	if cont, ok := m.(*pb.Continuation); ok && cont.GetAdapter() == agent.Adapter {
+		resume := &pb.AgentResume{}
+		proto.Unmarshal(cont.GetSnapshot(), resume)
+		s += " resume " + compact(resume)
+	}
+	return s
+}
+
+func compact(m proto.Message) string {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return "unrenderable: " + err.Error()
+	}
+	var c bytes.Buffer
+	json.Compact(&c, b)
+	return c.String()
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./agent -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < max(len(gl), len(wl)); i++ {
+			g, w := at(gl, i), at(wl, i)
+			if g != w {
+				t.Fatalf("%s differs at line %d (run go test ./agent -update after checking):\n got: %s\nwant: %s", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "<end>"
+}
