@@ -360,6 +360,99 @@ func (x *AgentInbox) GetEnvelopes() []*AgentEnvelope {
 	return nil
 }
 
+// AgentStateCells is the combined keyed-state cell "agent_state.v1": every state cell of one
+// key in a single Beam value cell, each field holding exactly the bytes its own cell id would
+// hold (see statecodec and agent.CellInbox). An absent field is a cell never written.
+type AgentStateCells struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cell seq.v1.
+	Seq []byte `protobuf:"bytes,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Cell memory.v1: a MemoryBlob.
+	Memory []byte `protobuf:"bytes,2,opt,name=memory,proto3" json:"memory,omitempty"`
+	// Cell llm_cache.v1: an LlmCacheBlob.
+	LlmCache []byte `protobuf:"bytes,3,opt,name=llm_cache,json=llmCache,proto3" json:"llm_cache,omitempty"`
+	// Cell continuation.v1: a Continuation.
+	Continuation []byte `protobuf:"bytes,4,opt,name=continuation,proto3" json:"continuation,omitempty"`
+	// Cell pending.v1.
+	Pending []byte `protobuf:"bytes,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	// Cell inbox.v1: an AgentInbox.
+	Inbox         []byte `protobuf:"bytes,6,opt,name=inbox,proto3" json:"inbox,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentStateCells) Reset() {
+	*x = AgentStateCells{}
+	mi := &file_beam_agents_v1_agent_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentStateCells) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentStateCells) ProtoMessage() {}
+
+func (x *AgentStateCells) ProtoReflect() protoreflect.Message {
+	mi := &file_beam_agents_v1_agent_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentStateCells.ProtoReflect.Descriptor instead.
+func (*AgentStateCells) Descriptor() ([]byte, []int) {
+	return file_beam_agents_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AgentStateCells) GetSeq() []byte {
+	if x != nil {
+		return x.Seq
+	}
+	return nil
+}
+
+func (x *AgentStateCells) GetMemory() []byte {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
+func (x *AgentStateCells) GetLlmCache() []byte {
+	if x != nil {
+		return x.LlmCache
+	}
+	return nil
+}
+
+func (x *AgentStateCells) GetContinuation() []byte {
+	if x != nil {
+		return x.Continuation
+	}
+	return nil
+}
+
+func (x *AgentStateCells) GetPending() []byte {
+	if x != nil {
+		return x.Pending
+	}
+	return nil
+}
+
+func (x *AgentStateCells) GetInbox() []byte {
+	if x != nil {
+		return x.Inbox
+	}
+	return nil
+}
+
 var File_beam_agents_v1_agent_proto protoreflect.FileDescriptor
 
 const file_beam_agents_v1_agent_proto_rawDesc = "" +
@@ -396,7 +489,14 @@ const file_beam_agents_v1_agent_proto_rawDesc = "" +
 	"\bapproval\x18\x06 \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalR\bapproval\"I\n" +
 	"\n" +
 	"AgentInbox\x12;\n" +
-	"\tenvelopes\x18\x01 \x03(\v2\x1d.beam_agents.v1.AgentEnvelopeR\tenvelopesBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
+	"\tenvelopes\x18\x01 \x03(\v2\x1d.beam_agents.v1.AgentEnvelopeR\tenvelopes\"\xac\x01\n" +
+	"\x0fAgentStateCells\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\fR\x03seq\x12\x16\n" +
+	"\x06memory\x18\x02 \x01(\fR\x06memory\x12\x1b\n" +
+	"\tllm_cache\x18\x03 \x01(\fR\bllmCache\x12\"\n" +
+	"\fcontinuation\x18\x04 \x01(\fR\fcontinuation\x12\x18\n" +
+	"\apending\x18\x05 \x01(\fR\apending\x12\x14\n" +
+	"\x05inbox\x18\x06 \x01(\fR\x05inboxBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
 
 var (
 	file_beam_agents_v1_agent_proto_rawDescOnce sync.Once
@@ -410,22 +510,23 @@ func file_beam_agents_v1_agent_proto_rawDescGZIP() []byte {
 	return file_beam_agents_v1_agent_proto_rawDescData
 }
 
-var file_beam_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_beam_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_beam_agents_v1_agent_proto_goTypes = []any{
 	(*FinalReply)(nil),             // 0: beam_agents.v1.FinalReply
 	(*AgentResume)(nil),            // 1: beam_agents.v1.AgentResume
 	(*StepRecord)(nil),             // 2: beam_agents.v1.StepRecord
 	(*AgentInbox)(nil),             // 3: beam_agents.v1.AgentInbox
-	(*AgentEnvelope)(nil),          // 4: beam_agents.v1.AgentEnvelope
-	(*ToolResult)(nil),             // 5: beam_agents.v1.ToolResult
-	(*AgentEnvelope_Approval)(nil), // 6: beam_agents.v1.AgentEnvelope.Approval
+	(*AgentStateCells)(nil),        // 4: beam_agents.v1.AgentStateCells
+	(*AgentEnvelope)(nil),          // 5: beam_agents.v1.AgentEnvelope
+	(*ToolResult)(nil),             // 6: beam_agents.v1.ToolResult
+	(*AgentEnvelope_Approval)(nil), // 7: beam_agents.v1.AgentEnvelope.Approval
 }
 var file_beam_agents_v1_agent_proto_depIdxs = []int32{
-	4, // 0: beam_agents.v1.AgentResume.trigger:type_name -> beam_agents.v1.AgentEnvelope
+	5, // 0: beam_agents.v1.AgentResume.trigger:type_name -> beam_agents.v1.AgentEnvelope
 	2, // 1: beam_agents.v1.AgentResume.steps:type_name -> beam_agents.v1.StepRecord
-	5, // 2: beam_agents.v1.StepRecord.result:type_name -> beam_agents.v1.ToolResult
-	6, // 3: beam_agents.v1.StepRecord.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
-	4, // 4: beam_agents.v1.AgentInbox.envelopes:type_name -> beam_agents.v1.AgentEnvelope
+	6, // 2: beam_agents.v1.StepRecord.result:type_name -> beam_agents.v1.ToolResult
+	7, // 3: beam_agents.v1.StepRecord.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
+	5, // 4: beam_agents.v1.AgentInbox.envelopes:type_name -> beam_agents.v1.AgentEnvelope
 	5, // [5:5] is the sub-list for method output_type
 	5, // [5:5] is the sub-list for method input_type
 	5, // [5:5] is the sub-list for extension type_name
@@ -445,7 +546,7 @@ func file_beam_agents_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_beam_agents_v1_agent_proto_rawDesc), len(file_beam_agents_v1_agent_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
