@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates the Go bindings in gen/ from protos/ with the generator versions pinned in go.mod
-# (tool directives for buf and protoc-gen-go), so nothing has to be preinstalled.
+# Regenerates the Go bindings (gen/beam_agents/v1 from protos/, and the example agent's
+# examples/support/supportpb) with the generator versions pinned in go.mod (tool directives for
+# buf and protoc-gen-go), so nothing has to be preinstalled.
 #
-#   scripts/gen_proto.sh                    regenerate gen/ in place
+#   scripts/gen_proto.sh                    regenerate the bindings in place
 #   scripts/gen_proto.sh --check            regenerate into a temporary directory and fail with
 #                                           the diff when the committed bindings are stale
 #   scripts/gen_proto.sh --breaking         fail when protos/ breaks the wire (WIRE_JSON rules)
@@ -17,6 +18,7 @@ if [ ! -f go.mod ] || ! grep -q '^module github.com/beamagents/beamagents$' go.m
 fi
 
 baseline=protos/breaking_baseline.binpb
+generated=(gen/beam_agents examples/support/supportpb)
 buf() { go tool buf "$@"; }
 
 breaking() {
@@ -29,18 +31,22 @@ breaking() {
 
 case "${1:-}" in
   "")
-    rm -rf gen/beam_agents
+    find "${generated[@]}" -name '*.pb.go' -delete 2>/dev/null || true
     buf generate
     ;;
   --check)
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     buf generate -o "$tmp"
-    if ! diff -ru gen/beam_agents "$tmp/gen/beam_agents"; then
-      echo "gen_proto.sh: gen/ is stale; run scripts/gen_proto.sh and commit the result" >&2
+    stale=0
+    for d in "${generated[@]}"; do
+      diff -ru -x '*_test.go' -x '*.md' "$d" "$tmp/$d" || stale=1
+    done
+    if [ "$stale" = 1 ]; then
+      echo "gen_proto.sh: generated bindings are stale; run scripts/gen_proto.sh and commit the result" >&2
       exit 1
     fi
-    echo "gen_proto.sh: gen/ is up to date"
+    echo "gen_proto.sh: generated bindings are up to date"
     ;;
   --breaking)
     breaking

@@ -1,0 +1,101 @@
+package support
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/examples/support/supportpb"
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/model"
+)
+
+// Name is the agent's registered name.
+const Name = "support"
+
+// Tools the agent's intents call.
+const (
+	ToolLookupOrder = "orders.lookup"
+	ToolRefund      = "payments.refund"
+)
+
+// ModelScript is the recorded model: answers keyed by (entity, seq, step).
+//
+//go:embed model_script.jsonl
+var ModelScript []byte
+
+// Envelopes is the demo input: JSON Lines of AgentEnvelopes (one line deliberately broken).
+//
+//go:embed envelopes.jsonl
+var Envelopes []byte
+
+func init() { agent.Register(Name, New) }
+
+// Schema compiles the proposal schema from the generated supportpb.Proposal.
+func Schema() (*interaction.Schema, error) {
+	return interaction.Compile((&supportpb.Proposal{}).ProtoReflect().Descriptor())
+}
+
+// Bindings turn each proposal case into an action, by stable id.
+func Bindings() map[string]agent.Action {
+	return map[string]agent.Action{
+		"support.reply":        agent.Final(),
+		"support.lookup_order": agent.Tool(ToolLookupOrder),
+		"support.refund":       agent.Approval(ToolRefund),
+		"support.remember":     agent.Remember("support.remember.key", "support.remember.value"),
+	}
+}
+
+// Limits of the example: tool results are due within 5 minutes, approvals within 10, with
+// two escalations before the runtime fails closed.
+var Limits = agent.Limits{
+	ToolTimeoutMs:     5 * 60 * 1000,
+	ApprovalTimeoutMs: 10 * 60 * 1000,
+	MaxEscalations:    2,
+}
+
+// SystemPrompt instructs the model.
+const SystemPrompt = `You are the customer-support agent of an online shop. Each turn, answer with exactly one JSON value that satisfies the response schema: reply to the customer, look an order up, propose a refund (a human approves it), or remember a fact about the customer. Integers are decimal strings.`
+
+// Config is the factory's configuration: an optional model script file replacing the
+// recorded one.
+type Config struct {
+	Script string `json:"script,omitempty"`
+}
+
+// New is the agent's factory: config is empty or a JSON Config.
+func New(config []byte) (*agent.Agent, error) {
+	var cfg Config
+	if len(config) > 0 {
+		if err := json.Unmarshal(config, &cfg); err != nil {
+			return nil, fmt.Errorf("support agent config: %w", err)
+		}
+	}
+	script := ModelScript
+	if cfg.Script != "" {
+		b, err := os.ReadFile(cfg.Script)
+		if err != nil {
+			return nil, err
+		}
+		script = b
+	}
+	m, err := model.ParseScript(script)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := Schema()
+	if err != nil {
+		return nil, err
+	}
+	return agent.New(agent.Definition{
+		Name:     Name,
+		Schema:   schema,
+		Model:    m,
+		ModelID:  "support-scripted-1",
+		Prompt:   agent.DefaultPrompt(SystemPrompt),
+		Bindings: Bindings(),
+		Limits:   Limits,
+	})
+}

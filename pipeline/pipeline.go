@@ -1,0 +1,138 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/transforms"
+)
+
+// Options describe a whole pipeline: envelopes from files, one registered agent, and a file
+// sink per output.
+type Options struct {
+	// Agent, Config, Keyring, Ordering and OrderResolutionMs configure RunAgent.
+	Agent             string
+	Config            []byte
+	Keyring           string
+	Ordering          transforms.Ordering
+	OrderResolutionMs int64
+
+	// Input is a file glob of envelope records; InputFormat is transforms.JSON (JSON Lines of
+	// protojson AgentEnvelopes) or transforms.Binary (varint-length-delimited binary
+	// envelopes). Empty selects JSON for *.jsonl and *.json, Binary otherwise.
+	Input       string
+	InputFormat transforms.Format
+
+	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
+	OutputDir string
+}
+
+// Output names: the files under OutputDir are these names with .binpb and .jsonl.
+const (
+	IntentsName     = "intents"
+	TracesName      = "traces"
+	FinalsName      = "finals"
+	SnapshotsName   = "snapshots"
+	DeadLettersName = "dead_letters"
+)
+
+// Outputs lists every output name with its message type, in a fixed order.
+func Outputs() []struct {
+	Name string
+	Type protoreflect.FullName
+} {
+	return []struct {
+		Name string
+		Type protoreflect.FullName
+	}{
+		{IntentsName, (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName()},
+		{TracesName, (&pb.TraceEvent{}).ProtoReflect().Descriptor().FullName()},
+		{FinalsName, (&pb.FinalReply{}).ProtoReflect().Descriptor().FullName()},
+		{SnapshotsName, (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName()},
+		{DeadLettersName, (&pb.ActivationErrorRecord{}).ProtoReflect().Descriptor().FullName()},
+	}
+}
+
+func (o Options) format() transforms.Format {
+	if o.InputFormat != "" {
+		return o.InputFormat
+	}
+	switch strings.ToLower(filepath.Ext(o.Input)) {
+	case ".jsonl", ".json":
+		return transforms.JSON
+	}
+	return transforms.Binary
+}
+
+func (o Options) check() error {
+	switch {
+	case o.Agent == "":
+		return fmt.Errorf("pipeline: no agent")
+	case o.Input == "":
+		return fmt.Errorf("pipeline: no input")
+	case o.OutputDir == "":
+		return fmt.Errorf("pipeline: no output directory")
+	}
+	return nil
+}
+
+// Build adds the pipeline to s: read → decode → RunAgent → sinks. Every record ends in exactly
+// one output; undecodable ones in dead_letters.
+func Build(s beam.Scope, o Options) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	records, readDead := ReadRecords(s, o.Input, o.format())
+	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)
+	out := transforms.RunAgent(s, transforms.Options{
+		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
+		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+	}, keyed)
+	dead := beam.Flatten(s, readDead, decodeDead, out.DeadLetters)
+	cols := map[string]beam.PCollection{
+		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
+		SnapshotsName: out.Snapshots, DeadLettersName: dead,
+	}
+	for _, o2 := range Outputs() {
+		WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+	}
+	return nil
+}
+
+// Result is what a run reports.
+type Result struct {
+	// Counters are the pipeline's beamagents counters (activations, model_calls,
+	// state_reads, ...), summed over steps.
+	Counters map[string]int64
+}
+
+// Run builds the pipeline and runs it on runner ("prism" when empty; any registered Beam Go
+// runner: dataflow, flink, universal, ...), waiting for it to finish.
+func Run(ctx context.Context, runner string, o Options) (*Result, error) {
+	if runner == "" {
+		runner = "prism"
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := Build(s, o); err != nil {
+		return nil, err
+	}
+	pr, err := beam.Run(ctx, runner, p)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Counters: map[string]int64{}}
+	if pr != nil {
+		for _, c := range pr.Metrics().AllMetrics().Counters() {
+			if c.Key.Namespace == "beamagents" {
+				res.Counters[c.Key.Name] += c.Result()
+			}
+		}
+	}
+	return res, nil
+}
