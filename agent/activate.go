@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -180,16 +179,7 @@ func checkEnvelope(env *pb.AgentEnvelope) error {
 }
 
 func deadLetter(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord {
-	reason := ReasonInternalPanic
-	if e, ok := err.(*Error); ok {
-		reason = e.Reason
-	}
-	return &pb.ActivationErrorRecord{
-		EntityKey:   entity,
-		Reason:      string(reason),
-		Detail:      strings.ToValidUTF8(err.Error(), "\uFFFD"),
-		EventTimeMs: atMs,
-	}
+	return DeadLetter(entity, atMs, err)
 }
 
 // external runs a new activation for an external event, or queues the event while the key is

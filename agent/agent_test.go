@@ -244,3 +244,14 @@ func TestCellAccessPerPath(t *testing.T) {
 		}
 	}
 }
+
+func TestDeadLetterDetailIsStable(t *testing.T) {
+	err := &agent.Error{Reason: agent.ReasonStateCorrupt, Err: errors.New("proto:\u00a0cannot parse \xff")}
+	d := agent.DeadLetter([]byte("k"), 5, err)
+	if d.Reason != "state_corrupt" || d.Detail != "state_corrupt: proto: cannot parse \ufffd" || d.EventTimeMs != 5 {
+		t.Fatalf("dead letter %v", d)
+	}
+	if agent.DeadLetter(nil, 0, errors.New("untyped")).Reason != string(agent.ReasonInternalPanic) {
+		t.Fatal("an untyped error must not invent a reason")
+	}
+}

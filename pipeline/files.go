@@ -21,7 +21,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/beamagents/beamagents/agent"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -89,10 +88,7 @@ func splitDelimited(data []byte, emit func([]byte)) error {
 }
 
 func deadLetter(err error) []byte {
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(&pb.ActivationErrorRecord{
-		Reason: string(agent.ReasonEnvelopeInvalid),
-		Detail: err.Error(),
-	})
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(nil, 0, &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Err: err}))
 	return b
 }
 

@@ -2,8 +2,8 @@ package transforms
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -98,12 +98,9 @@ func invalid(err error, format string, args ...any) error {
 }
 
 func deadLetter(env *pb.AgentEnvelope, reason agent.Reason, err error) []byte {
-	rec := &pb.ActivationErrorRecord{
-		EntityKey:   env.GetEntityKey(),
-		Reason:      string(reason),
-		Detail:      strings.ToValidUTF8(err.Error(), "\uFFFD"),
-		EventTimeMs: env.GetEventTimeMs(),
+	if !errors.Is(err, &agent.Error{Reason: reason}) {
+		err = &agent.Error{Reason: reason, Err: err}
 	}
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(rec) // cannot fail: valid UTF-8 detail
-	return b
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
+	return b // cannot fail: the detail is valid UTF-8
 }

@@ -8,10 +8,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
 // A command is one subcommand. Files register theirs in init.
@@ -41,11 +45,19 @@ func register(c *command) {
 }
 
 func main() {
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "-") && !isHelp(os.Args[1]) {
+		// Started by a runner as a Beam worker (--worker --id=… --control_endpoint=…): Beam's
+		// harness takes over and exits.
+		flag.Parse()
+		beam.Init()
+	}
 	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
 }
 
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
 func run(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "help" || isHelp(args[0]) {
 		usage(e.stdout)
 		if len(args) == 0 {
 			return 2

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/examples/support"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
+)
+
+func init() {
+	register(&command{name: "demo", summary: "run the example support agent on Prism and summarize what it did", run: runDemo})
+	register(&command{name: "run", summary: "run a registered agent over envelope files on a Beam runner", run: runPipeline})
+}
+
+// runFlags are defined on the process-wide flag set, beside Beam's own (--runner, --endpoint,
+// --project, --region, --temp_location, --update, …), which remote runners read from there.
+var runFlags struct {
+	once                                   sync.Once
+	agent, input, outputDir, keyring, conf *string
+	format, ordering                       *string
+}
+
+func defineRunFlags() {
+	runFlags.once.Do(func() {
+		runFlags.agent = flag.String("agent", "", "registered agent to run (e.g. "+support.Name+")")
+		runFlags.input = flag.String("input", "", "envelope files: a glob of JSON Lines (*.jsonl) or length-delimited binary files")
+		runFlags.outputDir = flag.String("output_dir", "", "directory for the output files")
+		runFlags.keyring = flag.String("keyring", "", "keyring reference for signing intents: env:VAR or file:PATH")
+		runFlags.conf = flag.String("agent_config", "", "file whose bytes configure the agent's factory")
+		runFlags.format = flag.String("input_format", "", "json or binary (default: by file extension)")
+		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
+	})
+}
+
+var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
+
+func verboseRunner() bool { return *verbose }
+
+func runnerName() string {
+	if f := flag.Lookup("runner"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return "prism"
+}
+
+func runPipeline(e *env, args []string) int {
+	defineRunFlags()
+	flag.CommandLine.SetOutput(e.stderr)
+	if err := flag.CommandLine.Parse(args); err != nil {
+		return 2
+	}
+	if *runFlags.agent == "" || *runFlags.input == "" || *runFlags.outputDir == "" {
+		e.errorf("usage: beamagents run --agent NAME --input GLOB --output_dir DIR [--runner prism|dataflow|flink|universal] [--keyring REF] [Beam flags]\nregistered agents: %v", agent.Registered())
+		return 2
+	}
+	opts := pipeline.Options{
+		Agent: *runFlags.agent, Input: *runFlags.input, OutputDir: *runFlags.outputDir, Keyring: *runFlags.keyring,
+		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
+	}
+	if *runFlags.conf != "" {
+		b, err := os.ReadFile(*runFlags.conf)
+		if err != nil {
+			e.errorf("%v", err)
+			return 2
+		}
+		opts.Config = b
+	}
+	beam.Init()
+	res, wall, err := runWithProgress(e, runnerName(), opts)
+	if err != nil {
+		e.errorf("pipeline failed: %v", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)
+	printCounters(e, res)
+	return 0
+}
+
+// runWithProgress runs the pipeline, reporting elapsed time on stderr while it runs. The
+// runner's own informational logging is kept off the terminal unless --verbose_runner is set.
+func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Result, time.Duration, error) {
+	if !verboseRunner() {
+		slog.SetDefault(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(e.stderr, "… still running on %s (%s)\n", runner, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	res, err := pipeline.Run(context.Background(), runner, opts)
+	close(done)
+	return res, time.Since(start), err
+}
+
+func printCounters(e *env, res *pipeline.Result) {
+	names := make([]string, 0, len(res.Counters))
+	for n := range res.Counters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(e.stdout, "  %-22s %d\n", n, res.Counters[n])
+	}
+}
+
+func runDemo(e *env, args []string) int {
+	fs := newFlags(e, "demo", "demo [--output_dir DIR]")
+	out := fs.String("output_dir", "", "directory for inputs and outputs (default: a new temporary directory)")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	dir := *out
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "beamagents-demo-"); err != nil {
+			e.errorf("%v", err)
+			return 1
+		}
+	}
+	opts, kr, err := prepareDemo(dir)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "beamagents demo: agent %q over %s, on Prism\n", support.Name, opts.Input)
+	beam.Init()
+	res, wall, err := runWithProgress(e, "prism", opts)
+	if err != nil {
+		e.errorf("pipeline failed: %v", err)
+		return 1
+	}
+	if err := summarize(e, res, opts.OutputDir, kr, wall); err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	return 0
+}
+
+// prepareDemo writes the example's envelopes and a fresh signing keyring under dir.
+func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
+	in := filepath.Join(dir, "input", "envelopes.jsonl")
+	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
+		return pipeline.Options{}, nil, err
+	}
+	if err := os.WriteFile(in, support.Envelopes, 0o644); err != nil {
+		return pipeline.Options{}, nil, err
+	}
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	ringPath := filepath.Join(dir, "keyring.json")
+	doc := fmt.Sprintf(`{"active":"demo","keys":[{"id":"demo","secret":%q}]}`, base64.StdEncoding.EncodeToString(secret))
+	if err := os.WriteFile(ringPath, []byte(doc), 0o600); err != nil {
+		return pipeline.Options{}, nil, err
+	}
+	kr, err := intent.LoadKeyring("file:" + ringPath)
+	if err != nil {
+		return pipeline.Options{}, nil, err
+	}
+	return pipeline.Options{
+		Agent: support.Name, Input: in, OutputDir: filepath.Join(dir, "output"), Keyring: "file:" + ringPath,
+	}, kr, nil
+}
+
+// readOutput reads NAME.binpb of dir into messages of m's type.
+func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
+	f, err := os.Open(filepath.Join(dir, name+".binpb"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []M
+	r := bufioReader(f)
+	for {
+		m := newM()
+		if err := protodelim.UnmarshalFrom(r, m); err != nil {
+			if isEOF(err) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("%s.binpb: %w", name, err)
+		}
+		out = append(out, m)
+	}
+}
+
+func summarize(e *env, res *pipeline.Result, dir string, kr *intent.Keyring, wall time.Duration) error {
+	intents, err := readOutput(dir, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
+	if err != nil {
+		return err
+	}
+	finals, err := readOutput(dir, pipeline.FinalsName, func() *pb.FinalReply { return &pb.FinalReply{} })
+	if err != nil {
+		return err
+	}
+	snaps, err := readOutput(dir, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	if err != nil {
+		return err
+	}
+	dead, err := readOutput(dir, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
+	if err != nil {
+		return err
+	}
+	traces, err := readOutput(dir, pipeline.TracesName, func() *pb.TraceEvent { return &pb.TraceEvent{} })
+	if err != nil {
+		return err
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "\nactivations       %d (model calls %d)\n", res.Counters["activations"], res.Counters["model_calls"])
+	kinds := map[string]int{}
+	verified := 0
+	for _, ti := range intents {
+		k := ti.GetKind().String()
+		if ti.GetAttempt() > 0 {
+			k += " (escalation)"
+		}
+		kinds[k]++
+		if intent.Verify(ti, kr) == intent.OK {
+			verified++
+		}
+	}
+	fmt.Fprintf(w, "intents           %d, by kind: %s\n", len(intents), countList(kinds))
+	fmt.Fprintf(w, "signatures        %d of %d verify (HMAC-SHA256, key %q)\n", verified, len(intents), kr.Active())
+	fmt.Fprintf(w, "final replies     %d\n", len(finals))
+	fmt.Fprintf(w, "state snapshots   %d\n", len(snaps))
+	reasons := map[string]int{}
+	for _, d := range dead {
+		reasons[d.GetReason()]++
+	}
+	fmt.Fprintf(w, "dead letters      %d, by reason: %s\n", len(dead), countList(reasons))
+	fmt.Fprintf(w, "trace events      %d\n", len(traces))
+	fmt.Fprintf(w, "wall time         %s\n", wall.Round(time.Millisecond))
+	fmt.Fprintf(w, "outputs           %s/{intents,traces,finals,snapshots,dead_letters}.{jsonl,binpb}\n", dir)
+	if verified != len(intents) {
+		return fmt.Errorf("%d intents do not verify", len(intents)-verified)
+	}
+	return nil
+}
+
+func countList(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
