@@ -37,6 +37,9 @@ const (
 	ReasonModelError Reason = "model_error"
 	// ReasonInternalPanic: user code (a prompt builder, a model) panicked.
 	ReasonInternalPanic Reason = "internal_panic"
+	// ReasonRestoreRefused: a state restore targeted a key that already has state, or carried
+	// an unusable snapshot.
+	ReasonRestoreRefused Reason = "restore_refused"
 )
 
 // Reasons lists the closed vocabulary.
@@ -44,5 +47,5 @@ var Reasons = []Reason{
 	ReasonEnvelopeInvalid, ReasonStateVersionUnsupported, ReasonStateCorrupt, ReasonProposalRefused,
 	ReasonOrphanedResult, ReasonApprovalUnknown, ReasonApprovalTimeout, ReasonActivationTimeout,
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
-	ReasonModelError, ReasonInternalPanic,
+	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused,
 }

@@ -65,6 +65,7 @@ type modelRule struct {
 
 type input struct {
 	Envelope json.RawMessage `json:"envelope"`
+	Restore  json.RawMessage `json:"restore"`
 	Timer    *struct {
 		Tag  string `json:"tag"`
 		AtMs int64  `json:"at_ms"`
@@ -231,6 +232,13 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 			}
 			fmt.Fprintf(&out, "== input %d: %s at %d\n", i, payloadName(env), env.GetEventTimeMs())
 			res, err = a.Activate(context.Background(), st, env, deps)
+		case in.Restore != nil:
+			snap := &pb.StateSnapshot{}
+			if err := protojson.Unmarshal(in.Restore, snap); err != nil {
+				t.Fatalf("input %d: %v", i, err)
+			}
+			fmt.Fprintf(&out, "== input %d: restore seq %d\n", i, snap.GetSeq())
+			res, err = a.Restore(context.Background(), st, snap)
 		case in.Timer != nil:
 			fmt.Fprintf(&out, "== input %d: timer %s at %d\n", i, in.Timer.Tag, in.Timer.AtMs)
 			res, err = a.Fire(context.Background(), st, []byte(entity), in.Timer.Tag, in.Timer.AtMs, deps)

@@ -29,6 +29,11 @@ type Options struct {
 	Input       string
 	InputFormat transforms.Format
 
+	// Restore is an optional file glob of StateSnapshot records (as the snapshots output
+	// writes them: *.jsonl as JSON Lines, else binary) restored into keys without state before
+	// their envelopes run: how a key moves between pipelines or from another runtime.
+	Restore string
+
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
 }
@@ -63,7 +68,11 @@ func (o Options) format() transforms.Format {
 	if o.InputFormat != "" {
 		return o.InputFormat
 	}
-	switch strings.ToLower(filepath.Ext(o.Input)) {
+	return formatOf(o.Input)
+}
+
+func formatOf(glob string) transforms.Format {
+	switch strings.ToLower(filepath.Ext(glob)) {
 	case ".jsonl", ".json":
 		return transforms.JSON
 	}
@@ -90,11 +99,18 @@ func Build(s beam.Scope, o Options) error {
 	}
 	records, readDead := ReadRecords(s, o.Input, o.format())
 	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)
+	deads := []beam.PCollection{readDead, decodeDead}
+	if o.Restore != "" {
+		snaps, snapReadDead := ReadRecords(s.Scope("Restore"), o.Restore, formatOf(o.Restore))
+		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
+		keyed = beam.Flatten(s, keyed, restores)
+		deads = append(deads, snapReadDead, restoreDead)
+	}
 	out := transforms.RunAgent(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 	}, keyed)
-	dead := beam.Flatten(s, readDead, decodeDead, out.DeadLetters)
+	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{
 		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
 		SnapshotsName: out.Snapshots, DeadLettersName: dead,

@@ -146,6 +146,9 @@ func newRuntime(name string, config []byte, keyringRef string) (*runtime, error)
 }
 
 func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, raw []byte, emit func(int, []byte)) error {
+	if len(raw) > 0 && raw[0] == restoreMark {
+		return rt.restore(ctx, fr, sp, tp, key, raw[1:], mtime.Time(ts).Milliseconds(), emit)
+	}
 	env := &pb.AgentEnvelope{}
 	if err := proto.Unmarshal(raw, env); err != nil {
 		rt.deadLetters.Inc(ctx, 1)
@@ -209,6 +212,20 @@ func (rt *runtime) rebuffer(ctx context.Context, fr *frame, sp state.Provider, r
 	return nil
 }
 
+// restore applies a state restore immediately: restores precede the key's envelopes, which
+// wait in the ordering buffer.
+func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key, raw []byte, now int64, emit func(int, []byte)) error {
+	snap := &pb.StateSnapshot{}
+	if err := proto.Unmarshal(raw, snap); err != nil {
+		rt.deadLetters.Inc(ctx, 1)
+		emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonRestoreRefused, err))
+		return nil
+	}
+	st := newStore(sp, fr.layout)
+	res, _ := rt.agent.Restore(ctx, st, snap)
+	return rt.commit(ctx, fr, tp, st, now, []*agent.Result{res}, emit)
+}
+
 // run hands envelopes (in order) and then an optional timer firing to the core, threading
 // the key's state through them, and commits the result once.
 func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key []byte, now int64, envs []*pb.AgentEnvelope, firing string, emit func(int, []byte)) error {
@@ -216,22 +233,31 @@ func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp tim
 		return nil
 	}
 	st := newStore(sp, fr.layout)
+	var results []*agent.Result
+	for _, env := range envs {
+		res, _ := rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
+		rt.activations.Inc(ctx, 1)
+		st.apply(res)
+		results = append(results, res)
+	}
+	if firing != "" {
+		res, _ := rt.agent.Fire(ctx, st, key, firing, now, rt.deps)
+		st.apply(res)
+		results = append(results, res)
+	}
+	return rt.commit(ctx, fr, tp, st, now, results, emit)
+}
+
+// commit emits the results' outputs, writes the state they changed once, and sets their
+// timers (the last operation per tag wins), never earlier than now.
+func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st *store, now int64, results []*agent.Result, emit func(int, []byte)) error {
 	ops := map[string]agent.TimerOp{}
-	handle := func(res *agent.Result) {
+	for _, res := range results {
 		st.apply(res)
 		rt.emit(ctx, res, emit)
 		for _, op := range res.Timers {
 			ops[op.Tag] = op
 		}
-	}
-	for _, env := range envs {
-		res, _ := rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
-		rt.activations.Inc(ctx, 1)
-		handle(res)
-	}
-	if firing != "" {
-		res, _ := rt.agent.Fire(ctx, st, key, firing, now, rt.deps)
-		handle(res)
 	}
 	writes, n, err := st.flush()
 	if err != nil {

@@ -40,7 +40,7 @@ func init() {
 var runFlags struct {
 	once                                   sync.Once
 	agent, input, outputDir, keyring, conf *string
-	format, ordering                       *string
+	format, ordering, restore              *string
 }
 
 func defineRunFlags() {
@@ -52,6 +52,7 @@ func defineRunFlags() {
 		runFlags.conf = flag.String("agent_config", "", "file whose bytes configure the agent's factory")
 		runFlags.format = flag.String("input_format", "", "json or binary (default: by file extension)")
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
+		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
 	})
 }
 
@@ -79,6 +80,7 @@ func runPipeline(e *env, args []string) int {
 	opts := pipeline.Options{
 		Agent: *runFlags.agent, Input: *runFlags.input, OutputDir: *runFlags.outputDir, Keyring: *runFlags.keyring,
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
+		Restore: *runFlags.restore,
 	}
 	if *runFlags.conf != "" {
 		b, err := os.ReadFile(*runFlags.conf)

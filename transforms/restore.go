@@ -1,0 +1,55 @@
+package transforms
+
+import (
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+func init() {
+	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeSnapshotFn{})
+}
+
+// restoreMark starts a RunAgent input value that is a state restore rather than an envelope.
+// A serialized AgentEnvelope never starts with a zero byte (no protobuf field has number 0),
+// so the two cannot be confused.
+const restoreMark = 0x00
+
+// DecodeSnapshots turns StateSnapshot records (as export requests emit them, binary or
+// protojson) into RunAgent inputs that restore each snapshot's key
+// (PCollection<KV<[]byte, []byte>>, to be flattened with DecodeEnvelopes' output), and dead
+// letters for records that do not decode. A restore applies only to a key without state;
+// it is applied when it arrives, before the key's buffered envelopes.
+func DecodeSnapshots(s beam.Scope, format Format, records beam.PCollection) (keyed, dead beam.PCollection) {
+	s = s.Scope("DecodeSnapshots")
+	return beam.ParDo2(s, &decodeSnapshotFn{Format: format}, records)
+}
+
+type decodeSnapshotFn struct {
+	Format Format
+}
+
+func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
+	snap := &pb.StateSnapshot{}
+	var err error
+	if f.Format == JSON {
+		err = protojson.Unmarshal(rec, snap)
+	} else {
+		err = proto.Unmarshal(rec, snap)
+	}
+	if err == nil && len(snap.GetEntityKey()) == 0 {
+		err = invalid(nil, "snapshot has no entity key")
+	}
+	if err != nil {
+		dead(deadLetter(&pb.AgentEnvelope{EntityKey: snap.GetEntityKey()}, agent.ReasonRestoreRefused, err))
+		return
+	}
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(snap)
+	keyed(snap.GetEntityKey(), append([]byte{restoreMark}, b...))
+}
