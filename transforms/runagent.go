@@ -20,8 +20,8 @@ import (
 )
 
 func init() {
-	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int, []byte), error](&runAgentFn{})
-	register.Emitter2[int, []byte]()
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int64, []byte), error](&runAgentFn{})
+	register.Emitter2[int64, []byte]()
 }
 
 // Stable names: the --update contract of a RunAgent pipeline (see the package documentation).
@@ -100,11 +100,11 @@ func (f *runAgentFn) frame() *frame {
 		ordering: f.Ordering, resolution: f.OrderResolutionMs}
 }
 
-func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int, []byte)) error {
+func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
 	return f.rt.element(ctx, f.frame(), ts, sp, tp, key, env, emit)
 }
 
-func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int, []byte)) error {
+func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
 	return f.rt.fire(ctx, f.frame(), ts, sp, tp, key, t, emit)
 }
 
@@ -145,7 +145,7 @@ func newRuntime(name string, config []byte, keyringRef string) (*runtime, error)
 	return rt, nil
 }
 
-func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, raw []byte, emit func(int, []byte)) error {
+func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, raw []byte, emit func(int64, []byte)) error {
 	if len(raw) > 0 && raw[0] == restoreMark {
 		return rt.restore(ctx, fr, sp, tp, key, raw[1:], mtime.Time(ts).Milliseconds(), emit)
 	}
@@ -159,7 +159,7 @@ func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp
 	if fr.ordering == ArrivalOrder {
 		return rt.run(ctx, fr, sp, tp, key, now, []*pb.AgentEnvelope{env}, "", emit)
 	}
-	if err := fr.buffer.Add(sp, raw); err != nil {
+	if err := fr.buffer.Add(sp, appendFrame(nil, env.GetEventTimeMs(), raw)); err != nil {
 		return err
 	}
 	rt.stateWrites.Inc(ctx, 1)
@@ -168,7 +168,7 @@ func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp
 	return nil
 }
 
-func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int, []byte)) error {
+func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
 	at := mtime.Time(ts).Milliseconds()
 	rt.firings.Inc(ctx, 1)
 	var envs []*pb.AgentEnvelope
@@ -179,17 +179,23 @@ func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp st
 		}
 		rt.stateReads.Inc(ctx, 1)
 		due, rest, bad := splitDue(raw, at)
-		for _, b := range bad {
-			rt.deadLetters.Inc(ctx, 1)
-			emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonEnvelopeInvalid, invalid(nil, "buffered envelope of %d bytes does not decode", len(b))))
+		if bad > 0 {
+			rt.deadLetters.Inc(ctx, int64(bad))
+			emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonStateCorrupt, invalid(nil, "%d ordering-buffer entries do not decode", bad)))
 		}
-		if len(due)+len(bad) > 0 {
+		if len(due) > 0 || bad > 0 {
 			if err := rt.rebuffer(ctx, fr, sp, rest); err != nil {
 				return err
 			}
 		}
+		cleared := map[string]bool{t.Tag: true}
 		for _, d := range due {
 			envs = append(envs, d.env)
+			// The due envelopes' own ordering timers would find nothing left to do.
+			if tag := orderTag(bucket(d.env.GetEventTimeMs(), fr.resolution)); !cleared[tag] {
+				cleared[tag] = true
+				fr.timer.ClearTag(tp, tag)
+			}
 		}
 	}
 	firing := ""
@@ -199,22 +205,22 @@ func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp st
 	return rt.run(ctx, fr, sp, tp, key, at, envs, firing, emit)
 }
 
-func (rt *runtime) rebuffer(ctx context.Context, fr *frame, sp state.Provider, rest [][]byte) error {
+// rebuffer replaces the buffer by the envelopes left behind, packed as one element.
+func (rt *runtime) rebuffer(ctx context.Context, fr *frame, sp state.Provider, rest []byte) error {
 	if err := fr.buffer.Clear(sp); err != nil {
 		return err
 	}
-	for _, b := range rest {
-		if err := fr.buffer.Add(sp, b); err != nil {
-			return err
-		}
+	rt.stateWrites.Inc(ctx, 1)
+	if len(rest) == 0 {
+		return nil
 	}
-	rt.stateWrites.Inc(ctx, int64(1+len(rest)))
-	return nil
+	rt.stateWrites.Inc(ctx, 1)
+	return fr.buffer.Add(sp, rest)
 }
 
 // restore applies a state restore immediately: restores precede the key's envelopes, which
 // wait in the ordering buffer.
-func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key, raw []byte, now int64, emit func(int, []byte)) error {
+func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key, raw []byte, now int64, emit func(int64, []byte)) error {
 	snap := &pb.StateSnapshot{}
 	if err := proto.Unmarshal(raw, snap); err != nil {
 		rt.deadLetters.Inc(ctx, 1)
@@ -228,7 +234,7 @@ func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp
 
 // run hands envelopes (in order) and then an optional timer firing to the core, threading
 // the key's state through them, and commits the result once.
-func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key []byte, now int64, envs []*pb.AgentEnvelope, firing string, emit func(int, []byte)) error {
+func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key []byte, now int64, envs []*pb.AgentEnvelope, firing string, emit func(int64, []byte)) error {
 	if len(envs) == 0 && firing == "" {
 		return nil
 	}
@@ -250,7 +256,7 @@ func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp tim
 
 // commit emits the results' outputs, writes the state they changed once, and sets their
 // timers (the last operation per tag wins), never earlier than now.
-func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st *store, now int64, results []*agent.Result, emit func(int, []byte)) error {
+func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st *store, now int64, results []*agent.Result, emit func(int64, []byte)) error {
 	ops := map[string]agent.TimerOp{}
 	for _, res := range results {
 		st.apply(res)
@@ -279,17 +285,17 @@ func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st
 
 // Output kinds of the stateful step's single output.
 const (
-	OutIntent = iota + 1
+	OutIntent int64 = iota + 1
 	OutTrace
 	OutFinal
 	OutSnapshot
 	OutDeadLetter
 )
 
-func (rt *runtime) emit(ctx context.Context, res *agent.Result, emit func(int, []byte)) {
+func (rt *runtime) emit(ctx context.Context, res *agent.Result, emit func(int64, []byte)) {
 	rt.modelCalls.Inc(ctx, int64(res.ModelCalls))
 	rt.deadLetters.Inc(ctx, int64(len(res.DeadLetters)))
-	put := func(kind int, m proto.Message) {
+	put := func(kind int64, m proto.Message) {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 		if err != nil {
 			panic(fmt.Sprintf("serializing an output: %v", err)) // outputs are built from valid messages

@@ -14,7 +14,7 @@ func splitOutputs(s beam.Scope, tagged beam.PCollection) Outputs {
 	return Outputs{Intents: outs[0], Traces: outs[1], Finals: outs[2], Snapshots: outs[3], DeadLetters: outs[4]}
 }
 
-func splitOutput(kind int, b []byte, intents, traces, finals, snapshots, dead func([]byte)) {
+func splitOutput(kind int64, b []byte, intents, traces, finals, snapshots, dead func([]byte)) {
 	switch kind {
 	case OutIntent:
 		intents(b)
