@@ -63,14 +63,17 @@ func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 	if opts.OrderResolutionMs <= 0 {
 		opts.OrderResolutionMs = DefaultOrderMs
 	}
-	fn := &runAgentFn{
-		Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring,
-		Ordering: opts.Ordering, OrderResolutionMs: opts.OrderResolutionMs,
+	return splitOutputs(s, beam.ParDo(s, newRunAgentFn(opts), keyed))
+}
+
+func newRunAgentFn(o Options) *runAgentFn {
+	return &runAgentFn{
+		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
+		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
 		Timer:  timers.InEventTime(TimerFamilyID),
 	}
-	return splitOutputs(s, beam.ParDo(s, fn, keyed))
 }
 
 // runAgentFn is the stateful DoFn. It reads the key's cells, calls the activation core, writes

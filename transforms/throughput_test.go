@@ -1,0 +1,182 @@
+package transforms
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/examples/support"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+// The throughput harness: N envelopes over K keys through RunAgent on Prism with the scripted
+// model, against a stateless pipeline of the same shape (decode → GroupByKey → ParDo), and the
+// state-layout comparison (one combined cell against one Beam cell per logical cell).
+//
+//	go test ./transforms -run XXX -bench Throughput -benchtime 1x [-throughput.n 20000]
+
+var throughputN = flag.Int("throughput.n", 10000, "envelopes per throughput run")
+
+func init() {
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int64, []byte), error](&separateCellsFn{})
+	register.DoFn3x0[context.Context, []byte, func(*[]byte) bool](&baselineFn{})
+	register.Function2x0(countFinal)
+}
+
+// separateCellsFn is RunAgent with the other layout: one Beam value cell per logical cell,
+// named by the cell ids. It exists to measure the layout choice.
+type separateCellsFn struct {
+	Agent, Keyring    string
+	Config            []byte
+	Ordering          Ordering
+	OrderResolutionMs int64
+
+	Seq, Memory, Cache, Continuation, Pending, Inbox state.Value[[]byte]
+	Buffer                                           state.Bag[[]byte]
+	Timer                                            timers.EventTime
+
+	rt *runtime
+}
+
+func newSeparateCellsFn(o Options) *separateCellsFn {
+	v := func(c statecodec.Cell) state.Value[[]byte] { return state.MakeValueState[[]byte](string(c)) }
+	return &separateCellsFn{Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+		Seq: v(statecodec.CellSeq), Memory: v(statecodec.CellMemory), Cache: v(statecodec.CellLLMCache),
+		Continuation: v(statecodec.CellContinuation), Pending: v(statecodec.CellPending), Inbox: v(agent.CellInbox),
+		Buffer: state.MakeBagState[[]byte](OrderBufferID), Timer: timers.InEventTime(TimerFamilyID)}
+}
+
+func (f *separateCellsFn) Setup() (err error) { f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring); return err }
+
+func (f *separateCellsFn) frame() *frame {
+	return &frame{layout: &separate{cells: map[statecodec.Cell]*state.Value[[]byte]{
+		statecodec.CellSeq: &f.Seq, statecodec.CellMemory: &f.Memory, statecodec.CellLLMCache: &f.Cache,
+		statecodec.CellContinuation: &f.Continuation, statecodec.CellPending: &f.Pending, agent.CellInbox: &f.Inbox,
+	}}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Ordering, resolution: f.OrderResolutionMs}
+}
+
+func (f *separateCellsFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
+	return f.rt.element(ctx, f.frame(), ts, sp, tp, key, env, emit)
+}
+
+func (f *separateCellsFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
+	return f.rt.fire(ctx, f.frame(), ts, sp, tp, key, t, emit)
+}
+
+// baselineFn does the stateless work of the same shape: decode each envelope of the group
+// and emit one serialized reply.
+type baselineFn struct{}
+
+func (baselineFn) ProcessElement(ctx context.Context, key []byte, envs func(*[]byte) bool) {
+	var b []byte
+	for envs(&b) {
+		env := &pb.AgentEnvelope{}
+		if proto.Unmarshal(b, env) != nil {
+			panic("undecodable envelope")
+		}
+		if _, err := proto.Marshal(&pb.FinalReply{EntityKey: key, Message: string(env.GetExternalEvent())}); err != nil {
+			panic(err)
+		}
+		finalsCounter.Inc(ctx, 1)
+	}
+}
+
+var finalsCounter = beam.NewCounter("beamagents", "bench_finals")
+
+func countFinal(ctx context.Context, _ []byte) { finalsCounter.Inc(ctx, 1) }
+
+// workload makes n envelopes over k keys, each key's events 100 ms apart, and a model script
+// that answers every request with a reply.
+func workload(b *testing.B, n, k int) ([][]byte, []byte) {
+	s, err := support.Schema()
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc := fmt.Sprintf(`{"schema":%q,"root_type_id":%q,"schema_digest":%q,"value":{"case":"support.reply","fields":{"support.reply.text":"Thanks, noted."}}}`+"\n",
+		interaction.ValueFormat, s.RootTypeID(), s.Digest())
+	script := filepath.Join(b.TempDir(), "script.jsonl")
+	os.WriteFile(script, []byte(fmt.Sprintf("{\"response_text\":%q,\"input_tokens\":120,\"output_tokens\":12}\n", doc)), 0o644)
+	records := make([][]byte, n)
+	for i := range n {
+		key := fmt.Sprintf("customer-%05d", i%k)
+		rec, _ := proto.Marshal(&pb.AgentEnvelope{EntityKey: []byte(key), EventTimeMs: 1767225600000 + int64(i/k)*100,
+			Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(fmt.Sprintf("message %d", i))}})
+		records[i] = rec
+	}
+	return records, []byte(fmt.Sprintf(`{"script":%q}`, script))
+}
+
+func BenchmarkThroughput(b *testing.B) {
+	n := *throughputN
+	for _, k := range []int{10, 10000} {
+		records, config := workload(b, n, k)
+		opts := Options{Agent: support.Name, Config: config, OrderResolutionMs: DefaultOrderMs}
+		variants := []struct {
+			name string
+			fn   func(Options) any
+			ord  Ordering
+		}{
+			{"baseline", nil, ""},
+			{"combined/event_time", func(o Options) any { return newRunAgentFn(o) }, EventTimeOrder},
+			{"combined/arrival", func(o Options) any { return newRunAgentFn(o) }, ArrivalOrder},
+			{"separate/event_time", func(o Options) any { return newSeparateCellsFn(o) }, EventTimeOrder},
+			{"separate/arrival", func(o Options) any { return newSeparateCellsFn(o) }, ArrivalOrder},
+		}
+		for _, v := range variants {
+			b.Run(fmt.Sprintf("K=%d/%s", k, v.name), func(b *testing.B) {
+				o := opts
+				o.Ordering = v.ord
+				var total time.Duration
+				counters := map[string]int64{}
+				for range b.N {
+					p, s := beam.NewPipelineWithRoot()
+					keyed, _ := DecodeEnvelopes(s, Binary, beam.CreateList(s, records))
+					if v.fn == nil {
+						beam.ParDo0(s, &baselineFn{}, beam.GroupByKey(s, keyed))
+					} else {
+						out := splitOutputs(s, beam.ParDo(s, v.fn(o), keyed))
+						beam.ParDo0(s, countFinal, out.Finals)
+					}
+					start := time.Now()
+					pr, err := ptest.RunWithMetrics(p)
+					total += time.Since(start)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, c := range pr.Metrics().AllMetrics().Counters() {
+						if c.Key.Namespace == "beamagents" {
+							counters[c.Key.Name] += c.Result()
+						}
+					}
+				}
+				runs := float64(b.N)
+				if got := counters["bench_finals"]; got != int64(n*b.N) {
+					b.Fatalf("%d replies, want %d", got, n*b.N)
+				}
+				b.ReportMetric(float64(n)*runs/total.Seconds(), "envelopes/s")
+				if acts := float64(counters["activations"]); acts > 0 {
+					if acts != float64(n)*runs {
+						b.Fatalf("%v activations, want %d", acts, n*b.N)
+					}
+					b.ReportMetric(float64(counters["state_reads"])/acts, "reads/act")
+					b.ReportMetric(float64(counters["state_writes"])/acts, "writes/act")
+					b.ReportMetric(float64(counters["state_bytes_written"])/acts, "Bwritten/act")
+				}
+			})
+		}
+	}
+}
