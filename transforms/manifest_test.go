@@ -23,7 +23,7 @@ var updateManifest = flag.Bool("update", false, "rewrite testdata/update_manifes
 // statefulStep is what pipeline --update needs to find unchanged in a new version.
 type statefulStep struct {
 	Transform    string            `json:"transform"`
-	State        map[string]string `json:"state"`         // state id -> coder URN chain
+	State        map[string]string `json:"state"`          // state id -> coder URN chain
 	TimerFamily  []string          `json:"timer_families"` // timer family ids
 	InputCoder   string            `json:"input_coder"`
 	OutputCoders []string          `json:"output_coders"`

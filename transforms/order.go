@@ -31,7 +31,6 @@ const orderTagPrefix = "order:"
 
 func orderTag(bucketMs int64) string { return orderTagPrefix + strconv.FormatInt(bucketMs, 10) }
 
-
 // bucket rounds an event time up to the ordering resolution: the watermark passing the bucket
 // proves every envelope up to it has arrived.
 func bucket(eventMs, resolutionMs int64) int64 {

@@ -60,7 +60,10 @@ func newSeparateCellsFn(o Options) *separateCellsFn {
 		Buffer: state.MakeBagState[[]byte](OrderBufferID), Timer: timers.InEventTime(TimerFamilyID)}
 }
 
-func (f *separateCellsFn) Setup() (err error) { f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring); return err }
+func (f *separateCellsFn) Setup() (err error) {
+	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring)
+	return err
+}
 
 func (f *separateCellsFn) frame() *frame {
 	return &frame{layout: &separate{cells: map[statecodec.Cell]*state.Value[[]byte]{
