@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -218,8 +220,7 @@ func TestCellAccessPerPath(t *testing.T) {
 	a, _ := scenarioAgent(t, "export_snapshot")
 	deps := agent.Deps{Keyring: testKeyring(t)}
 	ctx := context.Background()
-	st := agent.MapStore{}
-	step := func(env *pb.AgentEnvelope) *agent.Result {
+	step := func(st agent.MapStore, env *pb.AgentEnvelope) *agent.Result {
 		res, err := a.Activate(ctx, st, env, deps)
 		if err != nil {
 			t.Fatal(err)
@@ -227,20 +228,33 @@ func TestCellAccessPerPath(t *testing.T) {
 		st.Apply(res)
 		return res
 	}
-	tool := step(ext(1000, "I am Ada, where is A-1?")) // remember, then tool call: suspends
-	export := step(&pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1001, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}})
-	resume := step(toolResult(1002, 0, 1, "ok")) // resume, reply
+	other := agent.MapStore{}
+	replyOnly, _ := scenarioAgent(t, "reply")
+	reply, err := replyOnly.Activate(ctx, other, ext(1000, "hi"), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := agent.MapStore{}
+	tool := step(st, ext(1000, "I am Ada, where is A-1?")) // remember, then tool call: suspends
+	queued := step(st, ext(1001, "are you there?"))          // waits in the inbox
+	export := step(st, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1002, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}})
+	resume := step(st, toolResult(1003, 0, 1, "ok")) // resume to a reply, then the queued event fails (no script)
 	for _, tc := range []struct {
 		name          string
 		res           *agent.Result
-		reads, writes int
+		reads, writes []statecodec.Cell
 	}{
-		{"tool call", tool, 5, 4},
-		{"export", export, 5, 0},
-		{"resume to reply", resume, 5, 4},
+		{"reply", reply, []statecodec.Cell{"continuation.v1", "seq.v1", "memory.v1", "llm_cache.v1"}, []statecodec.Cell{"llm_cache.v1", "seq.v1"}},
+		{"tool call", tool, []statecodec.Cell{"continuation.v1", "seq.v1", "memory.v1", "llm_cache.v1", "pending.v1"},
+			[]statecodec.Cell{"continuation.v1", "llm_cache.v1", "memory.v1", "pending.v1"}},
+		{"external event while suspended", queued, []statecodec.Cell{"continuation.v1", "inbox.v1"}, []statecodec.Cell{"inbox.v1"}},
+		{"export", export, []statecodec.Cell{"seq.v1", "memory.v1", "llm_cache.v1", "continuation.v1", "pending.v1"}, nil},
+		{"resume", resume, []statecodec.Cell{"continuation.v1", "pending.v1", "memory.v1", "llm_cache.v1", "inbox.v1"},
+			[]statecodec.Cell{"continuation.v1", "inbox.v1", "llm_cache.v1", "pending.v1", "seq.v1"}},
 	} {
-		if len(tc.res.Reads) != tc.reads || len(tc.res.Writes) != tc.writes {
-			t.Errorf("%s: %d reads %v, %d writes; want %d and %d", tc.name, len(tc.res.Reads), tc.res.Reads, len(tc.res.Writes), tc.reads, tc.writes)
+		writes := slices.Sorted(maps.Keys(tc.res.Writes))
+		if !slices.Equal(tc.res.Reads, tc.reads) || !slices.Equal(writes, tc.writes) {
+			t.Errorf("%s: reads %v writes %v; want %v and %v", tc.name, tc.res.Reads, writes, tc.reads, tc.writes)
 		}
 	}
 }
