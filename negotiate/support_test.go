@@ -2,6 +2,8 @@ package negotiate_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"os"
 	"path/filepath"
@@ -74,4 +76,9 @@ func golden(tb testing.TB, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		tb.Errorf("%s differs from the golden file (run go test -update after checking the change):\n got: %s\nwant: %s", name, got, want)
 	}
+}
+
+func sha(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
