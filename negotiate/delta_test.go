@@ -27,7 +27,7 @@ func TestDeltaKinds(t *testing.T) {
 	}{
 		{name: "identical", producer: "Same", receiver: "Same"},
 		{
-			name: "widenings are no difference; a case the producer never chooses is missing",
+			name:     "widenings are no difference; a case the producer never chooses is missing",
 			producer: "WideProducer", receiver: "WideReceiver",
 			want: []string{"missing_case wide.one/- -> choice/choice.fax"},
 		},
