@@ -100,7 +100,7 @@ func (c *canonicalizer) note(name string) {
 }
 
 func (c *canonicalizer) appliedNames() []string {
-	out := []string{}
+	var out []string
 	for i, n := range canonicalizationNames {
 		if c.applied&(1<<i) != 0 {
 			out = append(out, n)

@@ -2,7 +2,6 @@ package negotiate
 
 import (
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
@@ -234,11 +233,4 @@ func reasonOf(err error) string {
 		return string(e.Code) + " " + string(e.Rule)
 	}
 	return "error"
-}
-
-// sortedUnique returns the sorted distinct strings of ss.
-func sortedUnique(ss []string) []string {
-	out := slices.Clone(ss)
-	slices.Sort(out)
-	return slices.Compact(out)
 }

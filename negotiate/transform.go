@@ -196,8 +196,9 @@ func appendEnvelope(dst []byte, s *interaction.Schema) []byte {
 
 func memberPath(path, id string) string { return path + "[" + quote(id, 128) + "]" }
 
+// sortedKeys returns the keys of m sorted, or nil when there are none.
 func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
+	var out []string
 	for k := range m {
 		out = append(out, k)
 	}
