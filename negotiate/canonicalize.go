@@ -85,7 +85,15 @@ type canonicalizer struct {
 	s       *interaction.Schema
 	out     []byte
 	applied uint8 // bit i: canonicalizationNames[i]
-	path    []string
+	// path is the JSON path to the value being read, kept as segments and rendered only for
+	// a refusal, so an admitted text costs no path strings.
+	path []pathSeg
+}
+
+// pathSeg is ".name" literally, or a member selector ["id"] when member is set.
+type pathSeg struct {
+	text   string
+	member bool
 }
 
 // canonicalizationNames in sorted order, so Applied is sorted by construction.
@@ -111,11 +119,21 @@ func (c *canonicalizer) appliedNames() []string {
 
 // fail builds a refusal at the current path.
 func (c *canonicalizer) fail(rule Rule, format string, args ...any) *Error {
-	return newErr(CodeCanonicalize, rule, "$"+strings.Join(c.path, ""), format, args...)
+	var b strings.Builder
+	b.WriteString("$")
+	for _, seg := range c.path {
+		if seg.member {
+			b.WriteString(memberPath("", seg.text))
+		} else {
+			b.WriteString(seg.text)
+		}
+	}
+	return newErr(CodeCanonicalize, rule, b.String(), format, args...)
 }
 
-func (c *canonicalizer) push(seg string) { c.path = append(c.path, seg) }
-func (c *canonicalizer) pop()            { c.path = c.path[:len(c.path)-1] }
+func (c *canonicalizer) push(seg string)   { c.path = append(c.path, pathSeg{text: seg}) }
+func (c *canonicalizer) member(key string) { c.path = append(c.path, pathSeg{text: key, member: true}) }
+func (c *canonicalizer) pop()              { c.path = c.path[:len(c.path)-1] }
 
 func (c *canonicalizer) admit() (*Canonical, error) {
 	c.out = append(c.out, '}', '\n')
@@ -239,7 +257,7 @@ func (c *canonicalizer) members(n *jnode, allowed ...string) error {
 	for i, m := range n.members {
 		j := indexOf(allowed, m.key)
 		if j < 0 {
-			c.push(memberPath("", m.key))
+			c.member(m.key)
 			defer c.pop()
 			return c.fail(RuleRepresentation, "a value object has no member %s", quote(m.key, 64))
 		}
@@ -258,7 +276,7 @@ func (c *canonicalizer) fields(fs fieldSet, n *jnode) error {
 	for i, m := range n.members {
 		f, ok := fs.FieldByID(m.key)
 		if !ok {
-			c.push(memberPath("", m.key))
+			c.member(m.key)
 			return c.fail(RuleFieldsUnknown, "undeclared field %s; nothing is dropped", quote(m.key, 64))
 		}
 		if f.Index() != i {
@@ -269,7 +287,7 @@ func (c *canonicalizer) fields(fs fieldSet, n *jnode) error {
 	c.out = append(c.out, '{')
 	for i, v := range byIndex {
 		f := fs.Field(i)
-		c.push(memberPath("", f.StableID()))
+		c.member(f.StableID())
 		if v == nil {
 			return c.fail(RuleFieldsMissing, "missing field %s; nothing is filled in", quote(f.StableID(), 128))
 		}
