@@ -17,7 +17,6 @@ import (
 // decoder admits nothing more under best effort, so the two differ only in the verdict).
 type Admitter struct {
 	schema     *interaction.Schema
-	agreement  Agreement
 	dialect    string
 	compatible Manifest // an output that needs nothing
 	transform  Manifest // an output that needs canonicalization
@@ -32,7 +31,7 @@ func NewAdmitter(s *interaction.Schema, a Agreement) (*Admitter, error) {
 	if len(a.Moves) > 0 || len(a.Drop) > 0 {
 		return nil, invalid(RuleModelAgreement, "moves and drops do not apply at the model boundary")
 	}
-	m := &Admitter{schema: s, agreement: a, dialect: DialectDigest(s)}
+	m := &Admitter{schema: s, dialect: DialectDigest(s)}
 	in := gateInput{producerDigest: m.dialect, receiverDigest: s.Digest(), agreement: a}
 	m.compatible = evaluate(in)
 	in.blockingNote = "the output is not its canonical document"

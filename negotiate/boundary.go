@@ -12,10 +12,9 @@ import (
 // delta, its manifest and the plan that carries each output across (Convey). It is
 // immutable and safe for concurrent use.
 type Boundary struct {
-	delta     *SchemaDelta
-	manifest  Manifest
-	agreement Agreement
-	drop      map[string]bool
+	delta    *SchemaDelta
+	manifest Manifest
+	drop     map[string]bool // the agreement's drops, copied: the caller's slice may change
 }
 
 // Negotiate compares producer with receiver under a, runs the gates and returns the boundary
@@ -53,7 +52,7 @@ func negotiate(o DeltaOptions, producer, receiver *interaction.Schema, a Agreeme
 	if err := admissible(d, m, a); err != nil {
 		return nil, err
 	}
-	b := &Boundary{delta: d, manifest: m, agreement: a, drop: map[string]bool{}}
+	b := &Boundary{delta: d, manifest: m, drop: map[string]bool{}}
 	for _, id := range a.Drop {
 		b.drop[id] = true
 	}

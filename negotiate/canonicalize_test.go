@@ -161,6 +161,8 @@ func TestCanonicalizeRefuses(t *testing.T) {
 		{"a raw control character", strings.Replace(providerRefund, `"ok"`, "\"o\x01k\"", 1), negotiate.RuleJSON, ""},
 		{"a byte order mark", "\uFEFF" + providerRefund, negotiate.RuleJSON, ""},
 		{"nesting deeper than any schema", strings.Repeat("[", 40) + strings.Repeat("]", 40), negotiate.RuleJSON, ""},
+		{"a duplicate among many members", manyMembers(20000, "k5"), negotiate.RuleDuplicateKey, ""},
+		{"many members", manyMembers(20000, ""), negotiate.RuleFieldsUnknown, `$.value.fields["k0"]`},
 		{"not UTF-8", strings.Replace(providerRefund, "ok", "o\xffk", 1), negotiate.RuleUTF8, ""},
 		{"too long", providerRefund + strings.Repeat(" ", negotiate.MaxInputBytes), negotiate.RuleInputBytes, ""},
 	} {
@@ -178,6 +180,20 @@ func TestCanonicalizeRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyMembers is a reply whose fields object has n undeclared members, then dup again if set.
+func manyMembers(n int, dup string) string {
+	var b strings.Builder
+	b.WriteString(`{"case":"assist.reply","fields":{`)
+	for i := range n {
+		fmt.Fprintf(&b, `"k%d":0,`, i)
+	}
+	if dup != "" {
+		b.WriteString(`"` + dup + `":0,`)
+	}
+	b.WriteString(`"assist.reply.final":true}}`)
+	return b.String()
 }
 
 // TestCanonicalizeDocumentBound: a text within MaxInputBytes whose canonical document would

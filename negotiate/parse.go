@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/beamagents/beamagents/interaction"
 )
 
 // The provider-text parser: one JSON text (RFC 8259) into an ordered tree that keeps number
@@ -46,7 +48,7 @@ type jmember struct {
 
 // maxNesting bounds container nesting: the deepest value document of any schema nests
 // 2*MaxDepth+1 containers inside the envelope's one.
-const maxNesting = 2*16 + 2
+const maxNesting = 2*interaction.MaxDepth + 2
 
 type parser struct {
 	s string
@@ -142,6 +144,7 @@ func (p *parser) object() (*jnode, *syntaxError) {
 		p.depth--
 		return n, nil
 	}
+	var keys map[string]struct{}
 	for {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
 			return nil, p.fail("expected a member name")
@@ -151,7 +154,8 @@ func (p *parser) object() (*jnode, *syntaxError) {
 		if m.key, err = p.str(); err != nil {
 			return nil, err
 		}
-		if n.has(m.key) {
+		var dup bool
+		if dup, keys = seen(n, keys, m.key); dup {
 			return nil, &syntaxError{off: m.off, reason: "the member " + quote(m.key, 64) + " occurs twice", rule: RuleDuplicateKey}
 		}
 		p.space()
@@ -179,16 +183,32 @@ func (p *parser) object() (*jnode, *syntaxError) {
 	}
 }
 
-// has reports whether n already has a member named key. Objects the schema admits are
-// small, and a long one is refused by its first undeclared or duplicate member anyway;
-// the quadratic scan is bounded by the input bound.
-func (n *jnode) has(key string) bool {
-	for _, m := range n.members {
-		if m.key == key {
-			return true
+// dupLimit is where duplicate detection switches from scanning the members to a set: the
+// objects of a value are small, but an untrusted text may hold one with tens of thousands of
+// members, which a scan would make quadratic.
+const dupLimit = 16
+
+// seen reports whether key was already a member of the object being read, recording it.
+func seen(n *jnode, set map[string]struct{}, key string) (bool, map[string]struct{}) {
+	if set == nil && len(n.members) < dupLimit {
+		for _, m := range n.members {
+			if m.key == key {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	if set == nil {
+		set = make(map[string]struct{}, 2*dupLimit)
+		for _, m := range n.members {
+			set[m.key] = struct{}{}
 		}
 	}
-	return false
+	if _, dup := set[key]; dup {
+		return true, set
+	}
+	set[key] = struct{}{}
+	return false, set
 }
 
 func (p *parser) array() (*jnode, *syntaxError) {
