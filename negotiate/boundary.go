@@ -26,7 +26,8 @@ type Boundary struct {
 //     lossless transformation resolves (missing fields, incompatible types, nullability
 //     conflicts, unknown cases, extra fields not declared droppable).
 //
-// Each refusal's Entries are the delta entries behind it, and its message lists them.
+// Each refusal's Entries are the delta entries behind it (its message lists them) and its
+// Manifest the gates' record of the decision.
 func Negotiate(producer, receiver *interaction.Schema, a Agreement) (*Boundary, error) {
 	return negotiate(DeltaOptions{Moves: a.Moves}, producer, receiver, a)
 }
@@ -88,12 +89,12 @@ func admissible(d *SchemaDelta, m Manifest, a Agreement) error {
 	case m.Verdict == Compatible || m.Verdict == BestEffortAllowed:
 		return nil
 	case m.Verdict == NegotiationRequired:
-		return refusal(CodeNegotiationRequired, d.Blocking(), "no negotiation protocol agreed for")
+		return refusal(CodeNegotiationRequired, m, d.Blocking(), "no negotiation protocol agreed for")
 	case m.Protocol == FailFast:
-		return refusal(CodeFailFast, d.Blocking(), "FAIL_FAST refuses")
+		return refusal(CodeFailFast, m, d.Blocking(), "FAIL_FAST refuses")
 	}
 	if un := unresolved(d.entries, a.Drop); len(un) > 0 {
-		return refusal(CodeUntransformable, un, m.Protocol.String()+" cannot transform losslessly")
+		return refusal(CodeUntransformable, m, un, m.Protocol.String()+" cannot transform losslessly")
 	}
 	return nil
 }
@@ -114,11 +115,11 @@ func unresolved(entries []Entry, drops []string) []Entry {
 	return out
 }
 
-func refusal(code Code, entries []Entry, what string) *Error {
+func refusal(code Code, m Manifest, entries []Entry, what string) *Error {
 	lines := make([]string, len(entries))
 	for i, e := range entries {
 		lines[i] = e.String()
 	}
-	return &Error{Code: code, Rule: RuleDelta, Entries: entries,
+	return &Error{Code: code, Rule: RuleDelta, Entries: entries, Manifest: &m,
 		Message: fmt.Sprintf("%s a delta of %d entries: %s", what, len(entries), strings.Join(lines, "; "))}
 }

@@ -81,6 +81,11 @@ func TestNegotiate(t *testing.T) {
 			if !errors.As(err, &e) || e.Code != tc.code || b != nil {
 				t.Fatalf("got %v, want %s", err, tc.code)
 			}
+			if e.Manifest == nil || e.Manifest.ProducerDigest != schemaOf(t, tc.producer).Digest() || e.Manifest.ReceiverDigest != schemaOf(t, tc.receiver).Digest() {
+				if tc.code != negotiate.CodeInvalid {
+					t.Errorf("the refusal does not carry its manifest: %+v", e.Manifest)
+				}
+			}
 			if len(e.Entries) != len(tc.kinds) {
 				t.Fatalf("entries %v, want kinds %v", e.Entries, tc.kinds)
 			}

@@ -92,14 +92,16 @@ const (
 
 // Error is the typed error of this package. Path is the JSON path of the offending value
 // (canonicalization and conveyance); Entries are the delta entries behind a build-time
-// refusal; Err is an underlying interaction error, if any.
+// refusal and Manifest the gates' record of it (both schema digests included); Err is an
+// underlying interaction error, if any.
 type Error struct {
-	Code    Code
-	Rule    Rule
-	Path    string
-	Message string
-	Entries []Entry
-	Err     error
+	Code     Code
+	Rule     Rule
+	Path     string
+	Message  string
+	Entries  []Entry
+	Manifest *Manifest
+	Err      error
 }
 
 // Error renders the one-line diagnostic "CODE rule: path: message". A build-time refusal's

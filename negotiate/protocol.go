@@ -135,7 +135,7 @@ type gateInput struct {
 
 // Evaluate runs the gates for d under a.
 //
-//  1. identical: equal schema digests and an empty delta → SCHEMA_COMPATIBLE;
+//  1. identical: equal schema digests, root to root, and an empty delta → SCHEMA_COMPATIBLE;
 //  2. no blocking entry → SCHEMA_COMPATIBLE;
 //  3. no protocol and no AllowImplicit → NEGOTIATION_REQUIRED;
 //  4. BEST_EFFORT with the receiver's consent → BEST_EFFORT_ALLOWED;
