@@ -59,11 +59,12 @@ func (m *Admitter) Manifests() (compatible, transform Manifest) { return m.compa
 // strict decoder's *interaction.Error) for a text that is not exactly canonical when no
 // protocol allows canonicalization, ErrCanonicalize for a text canonicalization refuses.
 func (m *Admitter) Admit(text []byte) (Outcome, error) {
-	rc := m.receipt(text, m.transform)
+	input := sha256Of(text)
+	rc := m.receipt(input, m.transform)
 	if m.transform.Verdict == NegotiationRequired || m.transform.Protocol == FailFast {
 		v, err := m.schema.Decode(text)
 		if err == nil {
-			return m.receipt(text, m.compatible).conforming(v, v.Canonical())
+			return m.receipt(input, m.compatible).conforming(v, v.Canonical())
 		}
 		code, msg := CodeFailFast, "FAIL_FAST admits only the exact canonical document"
 		if m.transform.Verdict == NegotiationRequired {
@@ -76,15 +77,15 @@ func (m *Admitter) Admit(text []byte) (Outcome, error) {
 		return rc.refused(err)
 	}
 	if bytes.Equal(c.Document, text) {
-		rc = m.receipt(text, m.compatible)
+		rc = m.receipt(input, m.compatible)
 	}
 	rc.Transformations = c.Applied
 	return rc.conforming(c.Value, c.Document)
 }
 
-func (m *Admitter) receipt(text []byte, mf Manifest) *Receipt {
+func (m *Admitter) receipt(input string, mf Manifest) *Receipt {
 	return &Receipt{
 		ProducerDigest: mf.ProducerDigest, ReceiverDigest: mf.ReceiverDigest, Protocol: mf.Protocol,
-		Verdict: mf.Verdict, ManifestDigest: mf.Digest, InputSHA256: sha256Of(text),
+		Verdict: mf.Verdict, ManifestDigest: mf.Digest, InputSHA256: input,
 	}
 }
