@@ -33,6 +33,9 @@ func FuzzCanonicalize(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	f.Add([]byte(manyMembers(20, "k3")))
+	f.Add([]byte(`{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + s.Digest() +
+		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"","assist.reply.final":true}}}`))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		c, err := negotiate.Canonicalize(s, text)
 		_, decodeErr := s.Decode(text)
