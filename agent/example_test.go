@@ -9,9 +9,9 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/prototest"
-	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model"
 )
 
