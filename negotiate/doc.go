@@ -59,7 +59,9 @@
 //  4. BEST_EFFORT with the receiver's consent: BEST_EFFORT_ALLOWED;
 //  5. otherwise TRANSFORMATION_REQUIRED, under the agreed protocol (TRANSFORM_ALL if none).
 //
-// Unlike the seed's sketch, gate 2 counts extra fields: every receiver here is closed, so an
+// The seed's second question (is the delta known?) always has the answer yes here: both
+// schemas are compiled, so the delta is computed, never guessed. Unlike the seed's sketch,
+// gate 2 counts extra fields: every receiver here is closed, so an
 // extra field alone refuses every output (the seed's strict mode rejection). Negotiate and
 // CheckBinding turn the manifest into a build decision: NEGOTIATION_REQUIRED refuses
 // (ErrNegotiationRequired); FAIL_FAST at gate 5 refuses any non-empty blocking delta
