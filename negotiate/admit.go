@@ -1,0 +1,91 @@
+package negotiate
+
+import (
+	"bytes"
+
+	"github.com/beamagents/beamagents/interaction"
+)
+
+// Admitter is the model boundary: the producer is a provider writing JSON in its own dialect
+// of the schema's provider projection, the receiver is the schema's strict decoder. It is
+// immutable and safe for concurrent use.
+//
+// Each output runs the gates on its own: a text that already is the canonical document needs
+// nothing (gate 2, SCHEMA_COMPATIBLE, under every protocol); any other text is refused without
+// a protocol (gate 3, NEGOTIATION_REQUIRED) and under FAIL_FAST, and is canonicalized under
+// TRANSFORM_ALL and BEST_EFFORT (gate 5, or gate 4 with the receiver's consent — the strict
+// decoder admits nothing more under best effort, so the two differ only in the verdict).
+type Admitter struct {
+	schema     *interaction.Schema
+	dialect    string
+	compatible Manifest // an output that needs nothing
+	transform  Manifest // an output that needs canonicalization
+}
+
+// NewAdmitter returns the model boundary of s under a. Moves and drops do not apply to it:
+// provider text is read by stable id, and an undeclared member is refused, never dropped.
+func NewAdmitter(s *interaction.Schema, a Agreement) (*Admitter, error) {
+	if s == nil {
+		return nil, invalid(RuleSchemaNil, "an admitter needs a schema")
+	}
+	if len(a.Moves) > 0 || len(a.Drop) > 0 {
+		return nil, invalid(RuleModelAgreement, "moves and drops do not apply at the model boundary")
+	}
+	m := &Admitter{schema: s, dialect: DialectDigest(s)}
+	in := gateInput{producerDigest: m.dialect, receiverDigest: s.Digest(), agreement: a}
+	m.compatible = evaluate(in)
+	in.blockingNote = "the output is not its canonical document"
+	m.transform = evaluate(in)
+	return m, nil
+}
+
+// DialectDigest identifies the provider dialect of s: "sha256:<hex>" over s's provider
+// projection under a domain that names this package's canonicalization rules. It is the
+// producer digest of every receipt at s's model boundary.
+func DialectDigest(s *interaction.Schema) string {
+	return digestOf(dialectDomain, s.ProviderJSONSchema())
+}
+
+// Schema returns the receiver's schema.
+func (m *Admitter) Schema() *interaction.Schema { return m.schema }
+
+// Manifests returns the manifest of an output that needs nothing and of one that needs
+// canonicalization.
+func (m *Admitter) Manifests() (compatible, transform Manifest) { return m.compatible, m.transform }
+
+// Admit admits one provider text, returning the admitted value, its canonical document (the
+// output bytes) and the receipt; on a refusal the Outcome holds only the non-conforming
+// receipt. Refusals: ErrNegotiationRequired or ErrFailFast (rule not_canonical, wrapping the
+// strict decoder's *interaction.Error) for a text that is not exactly canonical when no
+// protocol allows canonicalization, ErrCanonicalize for a text canonicalization refuses.
+func (m *Admitter) Admit(text []byte) (Outcome, error) {
+	input := sha256Of(text)
+	rc := m.receipt(input, m.transform)
+	if m.transform.Verdict == NegotiationRequired || m.transform.Protocol == FailFast {
+		v, err := m.schema.Decode(text)
+		if err == nil {
+			return m.receipt(input, m.compatible).conforming(v, v.Canonical())
+		}
+		code, msg := CodeFailFast, "FAIL_FAST admits only the exact canonical document"
+		if m.transform.Verdict == NegotiationRequired {
+			code, msg = CodeNegotiationRequired, "the text is not its canonical document and no protocol allows canonicalizing it"
+		}
+		return rc.refused(&Error{Code: code, Rule: RuleNotCanonical, Path: "$", Message: msg, Err: err})
+	}
+	c, err := Canonicalize(m.schema, text)
+	if err != nil {
+		return rc.refused(err)
+	}
+	if bytes.Equal(c.Document, text) {
+		rc = m.receipt(input, m.compatible)
+	}
+	rc.Transformations = c.Applied
+	return rc.conforming(c.Value, c.Document)
+}
+
+func (m *Admitter) receipt(input string, mf Manifest) *Receipt {
+	return &Receipt{
+		ProducerDigest: mf.ProducerDigest, ReceiverDigest: mf.ReceiverDigest, Protocol: mf.Protocol,
+		Verdict: mf.Verdict, ManifestDigest: mf.Digest, InputSHA256: input,
+	}
+}

@@ -1,0 +1,236 @@
+package negotiate
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/beamagents/beamagents/interaction"
+)
+
+// ReceiptFormat names the canonical receipt document a receipt digest is computed over.
+const ReceiptFormat = "beam_agents.negotiate-receipt.v1"
+
+// Trace attribute keys of a receipt. Attributes always carries every key, so a reader never
+// has to tell an absent key from an empty value.
+const (
+	AttrProducerDigest  = "beamagents.conformance.producer_digest"
+	AttrProducerCase    = "beamagents.conformance.producer_case"
+	AttrReceiverDigest  = "beamagents.conformance.receiver_digest"
+	AttrProtocol        = "beamagents.conformance.protocol"
+	AttrVerdict         = "beamagents.conformance.verdict"
+	AttrManifestDigest  = "beamagents.conformance.manifest_digest"
+	AttrDeltaDigest     = "beamagents.conformance.delta_digest"
+	AttrConforming      = "beamagents.conformance.conforming"
+	AttrTransformations = "beamagents.conformance.transformations"
+	AttrWarnings        = "beamagents.conformance.warnings"
+	AttrInputSHA256     = "beamagents.conformance.input_sha256"
+	AttrOutputSHA256    = "beamagents.conformance.output_sha256"
+	AttrReason          = "beamagents.conformance.reason"
+	AttrReceiptDigest   = "beamagents.conformance.receipt_digest"
+)
+
+// Receipt is the conformance record of one output that crossed (or failed to cross) a
+// negotiated boundary (the seed's schema conformance receipt): enough for the receiver to
+// accept, warn or reject without re-deriving anything. It is deterministic: the same output
+// at the same boundary gives the same receipt, byte for byte.
+type Receipt struct {
+	ProducerDigest string
+	ProducerCase   string
+	ReceiverDigest string
+	Protocol       Protocol // the protocol in force
+	Verdict        Verdict
+	ManifestDigest string
+	DeltaDigest    string
+	Conforming     bool
+	// Transformations applied to this output, sorted: at a schema boundary "drop:ID",
+	// "move:FROM->TO" and "narrow:ID"; at a model boundary the canonicalizations (see
+	// Canonical.Applied).
+	Transformations []string
+	// Warnings the receiver accepted under BEST_EFFORT for this output, sorted:
+	// "nullability:ID" for each conflicting field the output carried.
+	Warnings []string
+	// InputSHA256 is "sha256:<hex>" of the producer's bytes (the provider text, or the
+	// producer's canonical document); OutputSHA256 of the admitted output bytes ("" when
+	// refused).
+	InputSHA256, OutputSHA256 string
+	// Reason is "CODE rule" of a refusal ("" when conforming).
+	Reason string
+}
+
+// Disposition is what a receiver does with an output, read from its receipt.
+type Disposition uint8
+
+// Dispositions.
+const (
+	Reject Disposition = iota + 1 // non-conforming
+	Warn                          // conforming under best effort, with warnings
+	Accept                        // conforming
+)
+
+func (d Disposition) String() string {
+	switch d {
+	case Reject:
+		return "reject"
+	case Warn:
+		return "warn"
+	case Accept:
+		return "accept"
+	}
+	return "invalid"
+}
+
+// Disposition tells the receiver what to do without re-deriving anything.
+func (r *Receipt) Disposition() Disposition {
+	switch {
+	case !r.Conforming:
+		return Reject
+	case r.Verdict == BestEffortAllowed || len(r.Warnings) > 0:
+		return Warn
+	}
+	return Accept
+}
+
+// Check verifies that output is the exact output this receipt was issued for and that it
+// conforms.
+func (r *Receipt) Check(output []byte) error {
+	if !r.Conforming {
+		return newErr(CodeRefused, RuleNonConforming, "", "the receipt marks the output non-conforming: %s", r.Reason)
+	}
+	if got := sha256Of(output); got != r.OutputSHA256 {
+		return invalid(RuleReceiptOutput, "the output's SHA-256 is %s; the receipt names %s", got, r.OutputSHA256)
+	}
+	return nil
+}
+
+// Digest returns "sha256:<hex>" over the canonical receipt document.
+func (r *Receipt) Digest() string { return digestOf(receiptDomain, r.Document()) }
+
+// Document returns the canonical receipt document (no line break).
+func (r *Receipt) Document() []byte {
+	return appendJSON(nil, object{
+		{"schema", ReceiptFormat},
+		{"producer_digest", r.ProducerDigest},
+		{"producer_case", r.ProducerCase},
+		{"receiver_digest", r.ReceiverDigest},
+		{"protocol", r.Protocol.String()},
+		{"verdict", r.Verdict.String()},
+		{"manifest_digest", r.ManifestDigest},
+		{"delta_digest", r.DeltaDigest},
+		{"conforming", r.Conforming},
+		{"transformations", stringArray(r.Transformations)},
+		{"warnings", stringArray(r.Warnings)},
+		{"input_sha256", r.InputSHA256},
+		{"output_sha256", r.OutputSHA256},
+		{"reason", r.Reason},
+	})
+}
+
+// Attributes renders the receipt as trace attributes under the beamagents.conformance.*
+// keys; lists are comma-separated (stable ids and the names used never contain a comma).
+func (r *Receipt) Attributes() map[string]string {
+	return map[string]string{
+		AttrProducerDigest:  r.ProducerDigest,
+		AttrProducerCase:    r.ProducerCase,
+		AttrReceiverDigest:  r.ReceiverDigest,
+		AttrProtocol:        r.Protocol.String(),
+		AttrVerdict:         r.Verdict.String(),
+		AttrManifestDigest:  r.ManifestDigest,
+		AttrDeltaDigest:     r.DeltaDigest,
+		AttrConforming:      boolText(r.Conforming),
+		AttrTransformations: strings.Join(r.Transformations, ","),
+		AttrWarnings:        strings.Join(r.Warnings, ","),
+		AttrInputSHA256:     r.InputSHA256,
+		AttrOutputSHA256:    r.OutputSHA256,
+		AttrReason:          r.Reason,
+		AttrReceiptDigest:   r.Digest(),
+	}
+}
+
+// ReceiptFromAttributes reads a receipt back from trace attributes (other keys are ignored)
+// and checks its receipt digest, so a receiver downstream of the trace can rely on it
+// without the schemas. The digest makes a receipt tamper-evident, not authentic: sign the
+// trace or the intent that carries it for that.
+func ReceiptFromAttributes(attrs map[string]string) (*Receipt, error) {
+	for _, k := range receiptKeys {
+		if _, ok := attrs[k]; !ok {
+			return nil, invalid(RuleReceiptAttributes, "missing attribute %s", k)
+		}
+	}
+	r := &Receipt{
+		ProducerDigest: attrs[AttrProducerDigest], ProducerCase: attrs[AttrProducerCase],
+		ReceiverDigest: attrs[AttrReceiverDigest], ManifestDigest: attrs[AttrManifestDigest],
+		DeltaDigest: attrs[AttrDeltaDigest], Conforming: attrs[AttrConforming] == "true",
+		Transformations: splitList(attrs[AttrTransformations]), Warnings: splitList(attrs[AttrWarnings]),
+		InputSHA256: attrs[AttrInputSHA256], OutputSHA256: attrs[AttrOutputSHA256], Reason: attrs[AttrReason],
+	}
+	var err error
+	var ok bool
+	if r.Protocol, err = ParseProtocol(attrs[AttrProtocol]); err != nil {
+		return nil, invalid(RuleReceiptAttributes, "%s: %s is not a protocol", AttrProtocol, quote(attrs[AttrProtocol], 64))
+	}
+	if r.Verdict, ok = ParseVerdict(attrs[AttrVerdict]); !ok {
+		return nil, invalid(RuleReceiptAttributes, "%s: %s is not a verdict", AttrVerdict, quote(attrs[AttrVerdict], 64))
+	}
+	if c := attrs[AttrConforming]; c != "true" && c != "false" {
+		return nil, invalid(RuleReceiptAttributes, "%s: %s is not true or false", AttrConforming, quote(c, 64))
+	}
+	if got, want := r.Digest(), attrs[AttrReceiptDigest]; got != want {
+		return nil, invalid(RuleReceiptDigest, "the attributes digest to %s, not to the %s they name", got, quote(want, 80))
+	}
+	return r, nil
+}
+
+var receiptKeys = []string{
+	AttrProducerDigest, AttrProducerCase, AttrReceiverDigest, AttrProtocol, AttrVerdict, AttrManifestDigest,
+	AttrDeltaDigest, AttrConforming, AttrTransformations, AttrWarnings, AttrInputSHA256, AttrOutputSHA256,
+	AttrReason, AttrReceiptDigest,
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// receipt starts the receipt of one output at a schema boundary.
+func (b *Boundary) receipt(input []byte) *Receipt {
+	m := b.manifest
+	return &Receipt{
+		ProducerDigest: m.ProducerDigest, ProducerCase: m.ProducerCase, ReceiverDigest: m.ReceiverDigest,
+		Protocol: m.Protocol, Verdict: m.Verdict, ManifestDigest: m.Digest, DeltaDigest: m.DeltaDigest,
+		InputSHA256: sha256Of(input),
+	}
+}
+
+// conforming completes a receipt for an admitted output.
+func (r *Receipt) conforming(v *interaction.Value, doc []byte) (Outcome, error) {
+	r.Conforming, r.OutputSHA256 = true, sha256Of(doc)
+	return Outcome{Value: v, Document: doc, Receipt: r}, nil
+}
+
+// refused completes a receipt for a refused output; the transformations and warnings of a
+// refused output are not recorded, since nothing crossed.
+func (r *Receipt) refused(err error) (Outcome, error) {
+	r.Conforming, r.Transformations, r.Warnings = false, nil, nil
+	r.Reason = reasonOf(err)
+	return Outcome{Receipt: r}, err
+}
+
+// reasonOf renders "CODE rule" of a typed error.
+func reasonOf(err error) string {
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return string(e.Code) + " " + string(e.Rule)
+	}
+	if e := (*interaction.Error)(nil); errors.As(err, &e) {
+		return string(e.Code) + " " + string(e.Rule)
+	}
+	return "error"
+}
