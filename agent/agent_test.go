@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +16,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -182,6 +183,17 @@ func TestNewValidatesBindings(t *testing.T) {
 		{"remember non-string key", func(d *agent.Definition) {
 			d.Bindings["assist.refund"] = agent.Remember("assist.refund.amount", "assist.refund.order_id")
 		}, "not a string field"},
+		{"tool arguments under FAIL_FAST with a delta", func(d *agent.Definition) {
+			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
+				Protocol: negotiate.FailFast, Moves: map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"}}}}
+		}, "binding assist.lookup to tool lookup_order: negotiate_fail_fast"},
+		{"tool arguments without an agreement", func(d *agent.Definition) {
+			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t)}}
+		}, "negotiation_required"},
+		{"tool arguments under TRANSFORM_ALL", func(d *agent.Definition) {
+			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
+				Protocol: negotiate.TransformAll, Moves: map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"}}}}
+		}, ""},
 		{"remember field of another case", func(d *agent.Definition) {
 			d.Bindings["assist.note"] = agent.Remember("assist.reply.text", "assist.note.value")
 		}, "not a string field"},
@@ -236,7 +248,7 @@ func TestCellAccessPerPath(t *testing.T) {
 	}
 	st := agent.MapStore{}
 	tool := step(st, ext(1000, "I am Ada, where is A-1?")) // remember, then tool call: suspends
-	queued := step(st, ext(1001, "are you there?"))          // waits in the inbox
+	queued := step(st, ext(1001, "are you there?"))        // waits in the inbox
 	export := step(st, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1002, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}})
 	resume := step(st, toolResult(1003, 0, 1, "ok")) // resume to a reply, then the queued event fails (no script)
 	for _, tc := range []struct {

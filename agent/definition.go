@@ -2,11 +2,13 @@ package agent
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -181,7 +183,26 @@ type Definition struct {
 	// Bindings map each proposal case's stable id (the root type id, for a record proposal) to
 	// its action. Every case must be bound: bindings are explicit, never inferred from names.
 	Bindings map[string]Action
-	Limits   Limits
+	// OutputProtocol is how model output is admitted (package negotiate). The zero value is
+	// negotiate.TransformAll: provider-style JSON (any whitespace and key order, integers as
+	// JSON numbers, no envelope) is canonicalized losslessly, then strictly decoded; anything
+	// else is refused. negotiate.FailFast admits only the exact canonical value document, and
+	// is the protocol under which a streaming model is refused early.
+	OutputProtocol negotiate.Protocol
+	// Tools declares, by tool name, the argument schema a tool accepts. Each case bound to a
+	// declared tool is negotiated against it when the agent is built (negotiate.CheckBinding;
+	// a FAIL_FAST agreement with a non-empty delta refuses the build), and each intent's
+	// arguments cross that boundary with a conformance receipt on the trace. A tool without a
+	// declaration receives the case's fields as they are.
+	Tools  map[string]ToolSpec
+	Limits Limits
+}
+
+// ToolSpec is a tool's declared argument schema and the agreement under which proposals
+// reach it.
+type ToolSpec struct {
+	Args      *interaction.Schema
+	Agreement negotiate.Agreement
 }
 
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
@@ -191,6 +212,8 @@ type Agent struct {
 	limits         Limits
 	prompt         PromptBuilder
 	providerSchema []byte // the schema's provider projection, computed once
+	admitter       *negotiate.Admitter
+	boundaries     map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
 }
 
 // New validates def: a name, a schema, a model, every case of the schema bound and every
@@ -230,7 +253,42 @@ func New(def Definition) (*Agent, error) {
 	if a.prompt == nil {
 		a.prompt = DefaultPrompt("")
 	}
+	if err := a.negotiate(); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// negotiate sets up the model-output admission and checks every binding to a declared tool.
+func (a *Agent) negotiate() error {
+	protocol := a.def.OutputProtocol
+	if protocol == negotiate.NoProtocol {
+		protocol = negotiate.TransformAll
+	}
+	adm, err := negotiate.NewAdmitter(a.def.Schema, negotiate.Agreement{Protocol: protocol})
+	if err != nil {
+		return defErr("agent %s: model output admission: %v", a.def.Name, err)
+	}
+	a.admitter = adm
+	a.boundaries = map[string]*negotiate.Boundary{}
+	var problems []string
+	for _, caseID := range slices.Sorted(maps.Keys(a.def.Bindings)) {
+		act := a.def.Bindings[caseID]
+		spec, ok := a.def.Tools[act.Tool]
+		if (act.Kind != ActTool && act.Kind != ActApproval) || !ok {
+			continue
+		}
+		b, err := negotiate.CheckBinding(a.def.Schema, caseID, spec.Args, spec.Agreement)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("binding %s to tool %s: %v", caseID, act.Tool, err))
+			continue
+		}
+		a.boundaries[caseID] = b
+	}
+	if len(problems) > 0 {
+		return defErr("agent %s: %s", a.def.Name, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // Name returns the agent's name.

@@ -17,26 +17,40 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/prototest"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
 var (
-	schemaOnce sync.Once
-	schema     *interaction.Schema
-	schemaErr  error
+	schemaOnce           sync.Once
+	schema, lookupSchema *interaction.Schema
+	schemaErr            error
 )
 
-// testSchema compiles testdata/proto/assist.proto once.
+// testSchema compiles testdata/proto/assist.proto once: the proposal schema.
 func testSchema(tb testing.TB) *interaction.Schema {
 	tb.Helper()
+	compileAssist(tb)
+	return schema
+}
+
+// lookupArgsSchema is the declared argument schema of the lookup_order tool.
+func lookupArgsSchema(tb testing.TB) *interaction.Schema {
+	tb.Helper()
+	compileAssist(tb)
+	return lookupSchema
+}
+
+func compileAssist(tb testing.TB) {
 	schemaOnce.Do(func() {
 		files := prototest.CompileDir(tb, filepath.Join("testdata", "proto"), "assist.proto")
-		schema, schemaErr = interaction.Compile(prototest.Message(tb, files, "assist.v1.Proposal"))
+		if schema, schemaErr = interaction.Compile(prototest.Message(tb, files, "assist.v1.Proposal")); schemaErr == nil {
+			lookupSchema, schemaErr = interaction.Compile(prototest.Message(tb, files, "assist.v1.LookupOrderArgs"))
+		}
 	})
 	if schemaErr != nil {
 		tb.Fatal(schemaErr)
 	}
-	return schema
 }
 
 func testBindings() map[string]agent.Action {
@@ -51,6 +65,14 @@ func testBindings() map[string]agent.Action {
 
 func newTestAgent(tb testing.TB, m model.Model, l agentLimits, panicPrompt bool) *agent.Agent {
 	tb.Helper()
+	return newTestAgentWith(tb, m, &scenario{Limits: l, PanicPrompt: panicPrompt})
+}
+
+// newTestAgentWith builds the test agent with a scenario's limits, output protocol and tool
+// declarations.
+func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
+	tb.Helper()
+	l, panicPrompt := sc.Limits, sc.PanicPrompt
 	def := agent.Definition{
 		Name:     "assist",
 		Schema:   testSchema(tb),
@@ -66,6 +88,19 @@ func newTestAgent(tb testing.TB, m model.Model, l agentLimits, panicPrompt bool)
 	}
 	if panicPrompt {
 		def.Prompt = func(*agent.PromptInput) []model.Message { panic("prompt builder bug") }
+	}
+	if sc.Protocol != "" {
+		p, err := negotiate.ParseProtocol(sc.Protocol)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		def.OutputProtocol = p
+	}
+	if sc.ToolArgs {
+		def.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(tb), Agreement: negotiate.Agreement{
+			Protocol: negotiate.TransformAll,
+			Moves:    map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"},
+		}}}
 	}
 	a, err := agent.New(def)
 	if err != nil {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"maps"
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
@@ -56,10 +57,12 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 			return nil, fail(ReasonStateCorrupt, err, "replay cache store")
 		}
 	}
-	val, err := a.def.Schema.Decode(text)
+	out, err := a.admitter.Admit(text)
 	if err != nil {
 		return nil, fail(ReasonProposalRefused, err, "step %d", step)
 	}
+	val := out.Value
+	maps.Copy(attrs, out.Receipt.Attributes())
 	attrs[AttrCase] = val.CaseID()
 	act.tr.emit(pb.TraceEvent_LLM_CALL, step, "", c.now, attrs)
 	return val, nil

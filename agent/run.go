@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"maps"
+
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -21,6 +23,8 @@ type activation struct {
 	tr     *tracer
 	resume *pb.AgentResume
 	seq    int64
+	// receipt holds the conformance-receipt attributes of the next emitted intent's arguments.
+	receipt map[string]string
 }
 
 func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope) error {
@@ -80,19 +84,21 @@ func (act *activation) steps(start uint32) error {
 			if err := act.remember(val, action); err != nil {
 				return err
 			}
-		case ActTool:
-			ti, err := act.newIntent(step, action.Tool, string(val.FieldsJSON()), pb.ToolIntent_TOOL, a.limits.ToolTimeoutMs)
+		case ActTool, ActApproval:
+			kind, timeout := pb.ToolIntent_TOOL, a.limits.ToolTimeoutMs
+			if action.Kind == ActApproval {
+				kind, timeout = pb.ToolIntent_APPROVAL, a.limits.ApprovalTimeoutMs
+			}
+			args, receipt, err := act.toolArgs(bindID, val)
+			if err != nil {
+				return err
+			}
+			ti, err := act.newIntent(step, action.Tool, args, kind, timeout)
 			if err != nil {
 				return err
 			}
 			rec.IntentId = ti.IntentId
-			return act.suspend(step, ti)
-		case ActApproval:
-			ti, err := act.newIntent(step, action.Tool, string(val.FieldsJSON()), pb.ToolIntent_APPROVAL, a.limits.ApprovalTimeoutMs)
-			if err != nil {
-				return err
-			}
-			rec.IntentId = ti.IntentId
+			act.receipt = receipt
 			return act.suspend(step, ti)
 		default:
 			return fail(ReasonInternalPanic, nil, "case %s has no action", bindID)
@@ -154,12 +160,29 @@ func (act *activation) sign(ti *pb.ToolIntent) error {
 
 func (act *activation) emitIntent(ti *pb.ToolIntent) {
 	act.out.Intents = append(act.out.Intents, ti)
-	act.tr.emit(pb.TraceEvent_INTENT_EMITTED, ti.StepIndex, "attempt "+itoa(int64(ti.Attempt)), act.c.now, map[string]string{
+	attrs := map[string]string{
 		AttrIntentID:       ti.IntentId,
 		AttrIntentKind:     ti.Kind.String(),
 		AttrAttempt:        itoa(int64(ti.Attempt)),
 		"gen_ai.tool.name": ti.ToolName,
-	})
+	}
+	maps.Copy(attrs, act.receipt)
+	act.receipt = nil
+	act.tr.emit(pb.TraceEvent_INTENT_EMITTED, ti.StepIndex, "attempt "+itoa(int64(ti.Attempt)), act.c.now, attrs)
+}
+
+// toolArgs renders the case's fields as the intent's canonical arguments; a case bound to a
+// declared tool crosses the negotiated boundary first, with its conformance receipt.
+func (act *activation) toolArgs(caseID string, val *interaction.Value) (string, map[string]string, error) {
+	b, ok := act.c.a.boundaries[caseID]
+	if !ok {
+		return string(val.FieldsJSON()), nil, nil
+	}
+	out, err := b.Convey(val)
+	if err != nil {
+		return "", nil, fail(ReasonProposalRefused, err, "arguments for the tool of %s", caseID)
+	}
+	return string(out.Value.FieldsJSON()), out.Receipt.Attributes(), nil
 }
 
 // suspend emits ti, records it as pending and suspends the activation until it resolves.

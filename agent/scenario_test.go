@@ -34,6 +34,8 @@ var update = flag.Bool("update", false, "rewrite testdata/scenarios/*.golden fro
 // output ${digest} for the proposal schema's digest.
 type scenario struct {
 	Limits      agentLimits                `json:"limits"`
+	Protocol    string                     `json:"protocol"`
+	ToolArgs    bool                       `json:"declare_lookup_args"`
 	NoKeyring   bool                       `json:"no_keyring"`
 	PanicPrompt bool                       `json:"panic_prompt"`
 	State       map[string]json.RawMessage `json:"state"`
@@ -213,7 +215,7 @@ func TestScenarios(t *testing.T) {
 
 func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 	t.Helper()
-	a := newTestAgent(t, sc.script(t), sc.Limits, sc.PanicPrompt)
+	a := newTestAgentWith(t, sc.script(t), sc)
 	st := sc.store(t)
 	deps := agent.Deps{Keyring: testKeyring(t)}
 	if sc.NoKeyring {

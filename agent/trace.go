@@ -22,7 +22,6 @@ const (
 	AttrPending     = "beamagents.pending_intents"
 	AttrDeadline    = "beamagents.deadline_ms"
 	AttrEscalations = "beamagents.escalations"
-	AttrReceipt     = "beamagents.conformance_receipt"
 )
 
 // traceID derives the 16-byte trace id of activation seq of entity: the first 16 bytes of
