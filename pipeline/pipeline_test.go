@@ -6,11 +6,16 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/beamagents/beamagents/examples/support"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
@@ -26,19 +31,112 @@ func writeKeyring(t *testing.T, dir string) string {
 	return "file:" + p
 }
 
-func TestSupportExampleOnPrism(t *testing.T) {
+func runSupport(t *testing.T, input, restore string) (string, *pipeline.Result) {
+	t.Helper()
 	dir := t.TempDir()
-	in := filepath.Join(dir, "envelopes.jsonl")
-	os.WriteFile(in, support.Envelopes, 0o644)
+	out := filepath.Join(dir, "out")
 	res, err := pipeline.Run(context.Background(), "", pipeline.Options{
-		Agent: support.Name, Keyring: writeKeyring(t, dir), Input: in, OutputDir: filepath.Join(dir, "out"),
+		Agent: support.Name, Keyring: writeKeyring(t, dir), Input: input, Restore: restore, OutputDir: out,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("counters %v", res.Counters)
+	return out, res
+}
+
+func read(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The example's envelopes as JSON Lines and as length-delimited binary give the same outputs.
+func TestJSONAndBinaryInputsAgree(t *testing.T) {
+	dir := t.TempDir()
+	jsonIn := filepath.Join(dir, "envelopes.jsonl")
+	os.WriteFile(jsonIn, support.Envelopes, 0o644)
+	var bin bytes.Buffer
+	for _, line := range bytes.Split(bytes.TrimSpace(support.Envelopes), []byte("\n")) {
+		env := &pb.AgentEnvelope{}
+		if protojson.Unmarshal(line, env) != nil {
+			continue // the deliberately broken line has no binary form
+		}
+		protodelim.MarshalTo(&bin, env)
+	}
+	binIn := filepath.Join(dir, "envelopes.binpb")
+	os.WriteFile(binIn, bin.Bytes(), 0o644)
+
+	fromJSON, res := runSupport(t, jsonIn, "")
+	fromBin, _ := runSupport(t, binIn, "")
+	if res.Counters["activations"] != 9 || res.Counters["envelopes_invalid"] != 1 {
+		t.Fatalf("counters %v", res.Counters)
+	}
 	for _, o := range pipeline.Outputs() {
-		b, _ := os.ReadFile(filepath.Join(dir, "out", o.Name+".jsonl"))
-		t.Logf("%s:\n%s", o.Name, b)
+		if o.Name == pipeline.DeadLettersName {
+			continue // the JSON input has one more: its broken line
+		}
+		if !bytes.Equal(read(t, fromJSON, o.Name+".binpb"), read(t, fromBin, o.Name+".binpb")) {
+			t.Errorf("%s differs between JSON and binary input", o.Name)
+		}
+	}
+}
+
+func TestBrokenFramingIsADeadLetter(t *testing.T) {
+	dir := t.TempDir()
+	var bin bytes.Buffer
+	protodelim.MarshalTo(&bin, &pb.AgentEnvelope{EntityKey: []byte("customer-1"), EventTimeMs: 1767225600000,
+		Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}})
+	bin.Write([]byte{0x7f, 'x'}) // a frame announcing 127 bytes, holding 1
+	in := filepath.Join(dir, "broken.binpb")
+	os.WriteFile(in, bin.Bytes(), 0o644)
+	out, res := runSupport(t, in, "")
+	if res.Counters["activations"] != 1 {
+		t.Fatalf("counters %v", res.Counters)
+	}
+	dead := string(read(t, out, "dead_letters.jsonl"))
+	if !strings.Contains(dead, "envelope_invalid") || !strings.Contains(dead, "broken record framing at byte") {
+		t.Fatalf("dead letters %s", dead)
+	}
+}
+
+// A key's exported snapshot, restored into a new pipeline, carries its state over: the
+// counter continues and the memory is there.
+func TestRestoreFromExportedSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "envelopes.jsonl")
+	os.WriteFile(in, support.Envelopes, 0o644)
+	first, _ := runSupport(t, in, "")
+
+	next := filepath.Join(dir, "next.jsonl")
+	os.WriteFile(next, []byte(`{"entityKey":"Y3VzdG9tZXItNQ==","eventTimeMs":"1767229200000","exportRequest":{"requestId":"after-restore"}}`+"\n"), 0o644)
+	second, res := runSupport(t, next, filepath.Join(first, "snapshots.binpb"))
+	if res.Counters["dead_letters"] != 0 {
+		t.Fatalf("counters %v", res.Counters)
+	}
+	snaps := string(read(t, second, "snapshots.jsonl"))
+	if !strings.Contains(snaps, `"requestId":"after-restore"`) || !strings.Contains(snaps, `"seq":"1"`) || !strings.Contains(snaps, `"key":"contact"`) {
+		t.Fatalf("restored snapshot %s", snaps)
+	}
+}
+
+// The example run writes both forms of every output, and the JSON Lines are stable.
+func TestSupportExampleOutputsAreStable(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "envelopes.jsonl")
+	os.WriteFile(in, support.Envelopes, 0o644)
+	a, _ := runSupport(t, in, "")
+	b, _ := runSupport(t, in, "")
+	for _, o := range pipeline.Outputs() {
+		for _, ext := range []string{".jsonl", ".binpb"} {
+			if !bytes.Equal(read(t, a, o.Name+ext), read(t, b, o.Name+ext)) {
+				t.Errorf("%s%s differs between two runs", o.Name, ext)
+			}
+		}
+	}
+	if n := bytes.Count(read(t, a, "finals.jsonl"), []byte("\n")); n != 4 {
+		t.Fatalf("%d final replies", n)
 	}
 }
