@@ -76,6 +76,18 @@
 // round trip (about 100-200 µs each, against some 25 µs of activation core per envelope),
 // so the layout with the fewest round trips wins.
 //
+// Logical cells per path (agent.TestCellAccessPerPath pins them):
+//
+//	path                         cells read                                  cells written
+//	reply                        continuation, seq, memory, llm_cache        llm_cache, seq
+//	tool call (suspends)         + pending                                   continuation, llm_cache, memory, pending
+//	event while suspended        continuation, inbox                         inbox
+//	export                       seq, memory, llm_cache, continuation, pending (none)
+//	resume (result to reply)     continuation, pending, memory, llm_cache, inbox   continuation, inbox, llm_cache, pending, seq
+//
+// With the combined layout each of these is one Beam read and at most one Beam write; with
+// separate cells, as many as listed.
+//
 // The combined cell needs one state read and at most one write per firing whatever the path,
 // against up to six reads and four writes; it writes slightly more bytes (the cells it did
 // not change are rewritten with it), which on Prism costs far less than the extra round
