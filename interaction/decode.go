@@ -28,7 +28,7 @@ import (
 // the reading a generic JSON map gives; step 6 then refuses the document regardless.
 func (s *Schema) Decode(doc []byte) (*Value, error) {
 	if len(doc) > MaxDocumentBytes {
-		return nil, decodeErr(CodeZ206, RuleDocumentBytes, "$", "the document is %d bytes; at most %d are admitted", len(doc), MaxDocumentBytes)
+		return nil, decodeErr(CodeZ206, RuleDocumentBytes, "$", "the document is longer than %d bytes", MaxDocumentBytes)
 	}
 	if !utf8.Valid(doc) {
 		return nil, decodeErr(CodeZ206, RuleUTF8, "$", "invalid UTF-8 at byte %d", invalidUTF8At(doc))
