@@ -55,7 +55,7 @@ func FuzzRoundTrip(f *testing.F) {
 		s := mustSchema(t, "edges.root")
 		text = strings.ToValidUTF8(text, "?")
 		m := message(t, "edges.v1.Root", map[string]any{
-			"flag": flag, "i32": i32, "i64": i64, "u32": u32, "u64": u64, "u8": u32 % 256, "small": int32(int64(i32)%6),
+			"flag": flag, "i32": i32, "i64": i64, "u32": u32, "u64": u64, "u8": u32 % 256, "small": int32(int64(i32) % 6),
 			"band": 10 + int64(u64%11), "s32": i32, "sf64": i64, "f32": u32, "f64": u64, "opt": i32,
 			"text": truncateUTF8(text, 4096), "short": truncateUTF8(text, 8), "blob": blob[:min(len(blob), 4096)],
 			"tiny": blob[:min(len(blob), 2)], "empty": nil,
