@@ -235,7 +235,7 @@ func plainPrefix(p []byte) int {
 	for ; n+8 <= len(p); n += 8 {
 		w := binary.LittleEndian.Uint64(p[n:])
 		quote, backslash := w^(ones*'"'), w^(ones*'\\')
-		special := (w - ones*0x20) | (quote - ones) &^ quote | (backslash - ones) &^ backslash | w
+		special := (w - ones*0x20) | (quote-ones)&^quote | (backslash-ones)&^backslash | w
 		if special&highs != 0 {
 			break
 		}

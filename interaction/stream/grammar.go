@@ -45,15 +45,15 @@ const (
 )
 
 type op struct {
-	kind  opKind
-	lit   string
+	kind opKind
+	lit  string
 	// effects of the whole literal on the scanner, from outside and from inside a string
 	outside, inside *litEffect
-	field *interaction.Field
-	max   int
-	ints  intBounds
-	typ   *[]op      // opNested: the nested type's ops
-	cases *caseTable // opCase
+	field           *interaction.Field
+	max             int
+	ints            intBounds
+	typ             *[]op      // opNested: the nested type's ops
+	cases           *caseTable // opCase
 }
 
 // caseTable holds a variant's case ids sorted bytewise, with each case's continuation:
