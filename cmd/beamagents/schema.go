@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/interaction/stream"
 )
 
 func init() {
@@ -15,10 +16,12 @@ func init() {
 
 const schemaUsage = `schema derive     --descriptor-set FILE --root TYPE_ID
        schema jsonschema --descriptor-set FILE --root TYPE_ID
-       schema decode     --descriptor-set FILE --root TYPE_ID < DOCUMENT
+       schema decode     --descriptor-set FILE --root TYPE_ID [--stream [--chunk N]] < DOCUMENT
        schema verify     --descriptor-set FILE --root TYPE_ID --schema FILE
 
 FILE is a binary FileDescriptorSet with its imports (protoc --include_imports -o, buf build -o).
+decode --stream feeds the document to the streaming decoder in N-byte chunks (default 4096),
+refusing with STREAM-* codes as early as the bytes allow.
 Exit status: 0 ok or admitted; 1 refused, with one line "CODE rule: message" on stderr; 2 usage.`
 
 func runSchema(e *env, args []string) int {
@@ -147,13 +150,25 @@ func runSchemaVerify(e *env, args []string) int {
 }
 
 func runSchemaDecode(e *env, args []string) int {
-	f, code, ok := parseSchemaFlags(e, "decode", args, nil)
+	var streaming bool
+	var chunk int
+	f, code, ok := parseSchemaFlags(e, "decode", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&streaming, "stream", false, "decode with the streaming decoder")
+		fs.IntVar(&chunk, "chunk", 0, "with --stream: bytes per chunk (default 4096)")
+	})
 	if !ok {
 		return code
+	}
+	if chunk < 0 || chunk > 0 && !streaming {
+		e.errorf("--chunk takes a positive size and needs --stream")
+		return 2
 	}
 	s, code := f.compile(e)
 	if s == nil {
 		return code
+	}
+	if streaming {
+		return decodeStream(e, s, max(chunk, 0))
 	}
 	// One byte more than the bound is enough for Decode to refuse an oversized document.
 	doc, err := io.ReadAll(io.LimitReader(e.stdin, interaction.MaxDocumentBytes+1))
@@ -166,5 +181,41 @@ func runSchemaDecode(e *env, args []string) int {
 		return refuse(e, err)
 	}
 	io.Copy(e.stdout, bytes.NewReader(v.Canonical()))
+	return 0
+}
+
+// decodeStream pushes stdin in chunks of the given size and stops reading at the first
+// terminal outcome, as a caller cancelling a provider stream would.
+func decodeStream(e *env, s *interaction.Schema, chunk int) int {
+	if chunk == 0 {
+		chunk = 4096
+	}
+	d, err := stream.NewDecoder(s)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	buf := make([]byte, chunk)
+	o := stream.Outcome{}
+	for o.State() == stream.Incomplete {
+		n, err := io.ReadFull(e.stdin, buf)
+		if n > 0 {
+			o = d.Push(buf[:n])
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			e.errorf("reading the document: %v", err)
+			return 1
+		}
+	}
+	if o.State() == stream.Incomplete {
+		o = d.Finish()
+	}
+	if r := o.Refusal(); r != nil {
+		return refuse(e, r)
+	}
+	e.stdout.Write(o.Value().Canonical())
 	return 0
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/internal/corpus"
 	"github.com/beamagents/beamagents/internal/prototest"
 )
@@ -136,4 +139,70 @@ func TestSchemaDecodeCorpus(t *testing.T) {
 	if code, _, errOut := runCLI(t, huge, "schema", "decode", "--descriptor-set", set, "--root", "shop.proposal"); code != 1 || !strings.HasPrefix(errOut, "SPX-Z206 document_bytes: ") {
 		t.Errorf("oversized stdin: exit %d %q", code, errOut)
 	}
+}
+
+// TestSchemaDecodeStream: with --stream the CLI agrees with the streaming decoder for every
+// corpus document and chunk size: the same document on stdout, or one STREAM-* line.
+func TestSchemaDecodeStream(t *testing.T) {
+	set := descriptorSet(t)
+	grammars := map[string]*stream.Grammar{}
+	docs, err := corpus.Load(filepath.Join(interactionTestdata, "docs"), func(root string) (string, error) {
+		g, err := stream.Compile(librarySchema(t, set, root))
+		grammars[root] = g
+		return g.Schema().Digest(), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		for _, chunk := range []string{"1", "5", "65536"} {
+			code, out, errOut := runCLI(t, string(d.Bytes), "schema", "decode", "--stream", "--chunk", chunk, "--descriptor-set", set, "--root", d.Schema)
+			o := streamAll(grammars[d.Schema], d.Bytes, chunk)
+			if r := o.Refusal(); r != nil {
+				if code != 1 || out != "" || errOut != r.Error()+"\n" || !strings.HasPrefix(errOut, "STREAM-") {
+					t.Errorf("%s chunk %s: exit %d stderr %q, want 1 and %q", d.ID(), chunk, code, errOut, r.Error())
+				}
+				continue
+			}
+			if code != 0 || out != string(d.Bytes) || errOut != "" {
+				t.Errorf("%s chunk %s: exit %d stderr %q, want the document", d.ID(), chunk, code, errOut)
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"--chunk", "5"},
+		{"--stream", "--chunk", "-1"},
+	} {
+		if code, _, _ := runCLI(t, "", append([]string{"schema", "decode", "--descriptor-set", set, "--root", "shop.proposal"}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	// A stream refused early is not read to its end.
+	r := &countingReader{r: strings.NewReader("{ " + strings.Repeat("x", 1<<20))}
+	var out, errb strings.Builder
+	if code := run(&env{stdin: r, stdout: &out, stderr: &errb}, []string{"schema", "decode", "--stream", "--chunk", "64", "--descriptor-set", set, "--root", "shop.proposal"}); code != 1 || !strings.HasPrefix(errb.String(), "STREAM-WHITESPACE at_byte=1: ") || r.n > 64 {
+		t.Errorf("exit %d, stderr %q, read %d bytes", code, errb.String(), r.n)
+	}
+}
+
+func streamAll(g *stream.Grammar, doc []byte, chunk string) stream.Outcome {
+	n, _ := strconv.Atoi(chunk)
+	d := g.NewDecoder()
+	for i := 0; i < len(doc); i += n {
+		if o := d.Push(doc[i:min(i+n, len(doc))]); o.State() != stream.Incomplete {
+			return o
+		}
+	}
+	return d.Finish()
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/binary"
+	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/interaction"
 )
@@ -10,6 +11,7 @@ import (
 // use. Its work is linear in the bytes pushed, however they are chunked: every byte goes
 // through the scanner and the grammar exactly once, and the buffer only ever grows.
 type Decoder struct {
+	frames   [8]frame // the machine's first frames, so a decoder is one allocation
 	g        *Grammar
 	buf      []byte
 	received int
@@ -23,7 +25,7 @@ type Decoder struct {
 // once per schema and create a decoder per stream.
 func (g *Grammar) NewDecoder() *Decoder {
 	d := &Decoder{g: g}
-	d.m.frames = make([]frame, 0, 4)
+	d.m.frames = d.frames[:0]
 	d.m.reset(g.envelope)
 	return d
 }
@@ -182,7 +184,8 @@ func (d *Decoder) Expected() Expected {
 func (d *Decoder) feed(start int) Outcome {
 	buf := d.buf
 	for i := start; i < len(buf); {
-		if !d.m.done {
+		// Below a few bytes a run costs more to attempt than it saves.
+		if !d.m.done && len(buf)-i >= 8 {
 			n := 0
 			var o Outcome
 			switch op := d.m.cur; op.kind {
@@ -202,29 +205,69 @@ func (d *Decoder) feed(start int) Outcome {
 			}
 		}
 		b := buf[i]
-		if f := d.sc.step(b); f != nil {
+		if d.sc.inert(b) {
+			d.sc.n++
+		} else if f := d.sc.step(b); f != nil {
 			return refused(f.code, i, "%s", f.msg)
 		}
-		if msg := d.m.step(b); msg != "" {
-			return refused(CodeGrammar, i, "%s", msg)
+		if !d.m.quickStep(b) {
+			if msg := d.m.step(b); msg != "" {
+				return refused(CodeGrammar, i, "%s", msg)
+			}
 		}
 		i++
 	}
 	return Outcome{}
 }
 
-// stringRun consumes a run of plain ASCII content of a string field: the scanner has nothing
-// to check in it and the grammar only counts it, within the field's bound and the work bound.
+// stringRun consumes string content whose per-byte result is known: plain ASCII, complete
+// valid UTF-8 sequences and complete short escapes, which the scanner accepts and the grammar
+// only counts, within the field's bound and the work bound.
 func (d *Decoder) stringRun(o *op, p []byte) int {
 	if d.m.pos != strContent || !d.sc.inStr || d.sc.esc != 0 || d.sc.need != 0 {
 		return 0
 	}
-	limit := min(len(p), o.max-d.m.count, MaxGrammarWork-d.m.work)
-	n := plainPrefix(p[:limit])
-	d.m.count += n
-	d.m.work += n
+	m := &d.m
+	n := 0
+	for {
+		limit := min(len(p)-n, o.max-m.count, MaxGrammarWork-m.work)
+		k := plainPrefix(p[n : n+limit])
+		n, m.count, m.work = n+k, m.count+k, m.work+k
+		if k < limit {
+			if w := d.unitAt(p[n:]); w > 0 && m.count < o.max && m.work+w <= MaxGrammarWork {
+				n, m.count, m.work = n+w, m.count+1, m.work+w
+				if p[n-w] >= 0x80 {
+					m.count += w - 1 // every byte of a UTF-8 sequence counts
+					if m.count > o.max {
+						n, m.count, m.work = n-w, m.count-w, m.work-w
+						break
+					}
+				}
+				continue
+			}
+		}
+		break
+	}
 	d.sc.n += n
 	return n
+}
+
+// unitAt returns the length of the complete short escape or valid multi-byte UTF-8 sequence
+// at the start of p, or 0.
+func (d *Decoder) unitAt(p []byte) int {
+	if len(p) >= 2 && p[0] == '\\' {
+		switch p[1] {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			return 2
+		}
+		return 0
+	}
+	if len(p) > 0 && p[0] >= 0x80 {
+		if r, w := utf8.DecodeRune(p); r != utf8.RuneError || w > 1 {
+			return w
+		}
+	}
+	return 0
 }
 
 // plainPrefix returns the length of the longest prefix of p made of bytes 0x20..0x7F other
@@ -261,7 +304,7 @@ func (d *Decoder) literalRun(o *op, buf []byte, i int) (int, Outcome) {
 	}
 	if d.m.pos != 0 || !d.sc.apply(effect, len(rest)) {
 		for j := 0; j < len(rest); j++ {
-			if f := d.sc.stepASCII(rest[j]); f != nil {
+			if f := d.sc.step(rest[j]); f != nil {
 				return 0, refused(f.code, i+j, "%s", f.msg)
 			}
 		}

@@ -45,8 +45,9 @@ const (
 )
 
 type op struct {
-	kind opKind
-	lit  string
+	kind  opKind
+	start int // the sub-state the op begins in (a string's opening quote may end the literal before it)
+	lit   string
 	// effects of the whole literal on the scanner, from outside and from inside a string
 	outside, inside *litEffect
 	field           *interaction.Field
@@ -131,7 +132,15 @@ func (c *compiler) fieldOps(open string, fields []*interaction.Field) []op {
 			lit += ","
 		}
 		lit += string(canon.AppendString(nil, f.StableID())) + ":"
-		ops = append(ops, literal(lit), c.leaf(f))
+		leaf := c.leaf(f)
+		// The opening quote of a string or an integer is as fixed as the key before it.
+		switch leaf.kind {
+		case opStr:
+			lit, leaf.start = lit+`"`, strContent
+		case opInt:
+			lit, leaf.start = lit+`"`, intFirst
+		}
+		ops = append(ops, literal(lit), leaf)
 		lit = ""
 	}
 	return append(ops, literal(lit+"}}"))

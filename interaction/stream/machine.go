@@ -96,6 +96,34 @@ func (m *machine) step(b byte) string {
 	return "internal: no op"
 }
 
+// quickStep takes the most common transitions — a literal byte that does not end the
+// literal, a plain byte of string content within the bound, the digits and commas of a bytes
+// array — exactly as step would, and reports false for anything else, which step then judges.
+func (m *machine) quickStep(b byte) bool {
+	o := m.cur
+	if m.done || m.work >= MaxGrammarWork {
+		return false
+	}
+	digit := b >= '0' && b <= '9'
+	switch {
+	case o.kind == opLit && m.pos+1 < len(o.lit) && b == o.lit[m.pos]:
+		m.pos++
+	case o.kind == opStr && m.pos == strContent && b != '"' && b != '\\' && m.count < o.max:
+		m.count++
+	case o.kind == opBytes && m.pos == bytesElem && digit && !m.lead0 && m.mag*10+uint64(b-'0') <= 255:
+		m.mag = m.mag*10 + uint64(b-'0')
+	case o.kind == opBytes && m.pos == bytesElem && b == ',':
+		m.pos = bytesNext
+	case o.kind == opBytes && m.pos == bytesNext && digit && m.count < o.max:
+		m.count++
+		m.mag, m.pos, m.lead0 = uint64(b-'0'), bytesElem, b == '0'
+	default:
+		return false
+	}
+	m.work++
+	return true
+}
+
 // advance finishes the current op and moves to the next, entering nested frames and leaving
 // finished ones.
 func (m *machine) advance() string {
@@ -104,7 +132,7 @@ func (m *machine) advance() string {
 		f := m.top()
 		if f.pc++; f.pc < len(f.ops) {
 			next := &f.ops[f.pc]
-			m.cur = next
+			m.cur, m.pos = next, next.start
 			if next.kind == opNested {
 				if len(m.frames) == MaxGrammarStack {
 					return fmt.Sprintf("grammar stack exceeds %d", MaxGrammarStack)

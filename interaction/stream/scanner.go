@@ -26,16 +26,11 @@ type fail struct {
 	msg  string
 }
 
-// step accepts one byte or says why not.
+// step accepts one byte or says why not. ASCII in the body of the document, the common case,
+// skips the framing, first-byte and UTF-8 checks that cannot apply to it.
 func (s *scanner) step(b byte) *fail {
-	if f := s.frame(b); f != nil || s.ended {
-		return f
-	}
-	if s.n == 0 && b != '{' {
-		return &fail{CodeStart, fmt.Sprintf("the document must open with '{', not %q", b)}
-	}
-	if f := s.utf8(b); f != nil {
-		return f
+	if b >= 0x80 || s.need != 0 || s.closed || s.n == 0 {
+		return s.fullStep(b)
 	}
 	var f *fail
 	if s.inStr {
@@ -49,11 +44,28 @@ func (s *scanner) step(b byte) *fail {
 	return f
 }
 
-// stepASCII is step for an ASCII byte in the middle of the document, the common case of a
-// literal's bytes; anything else takes the general path.
-func (s *scanner) stepASCII(b byte) *fail {
-	if s.closed || s.n == 0 || s.need != 0 {
-		return s.step(b)
+// inert reports whether b leaves the scanner's state unchanged but for the count: plain text
+// inside a string, or outside one a byte that is neither whitespace, control, quote nor
+// bracket (the grammar judges the rest).
+func (s *scanner) inert(b byte) bool {
+	if s.need != 0 || s.esc != 0 || s.closed || s.n == 0 || b < 0x21 || b >= 0x7F || b == '"' {
+		return false
+	}
+	if s.inStr {
+		return b != '\\'
+	}
+	return b != '{' && b != '[' && b != '}' && b != ']'
+}
+
+func (s *scanner) fullStep(b byte) *fail {
+	if f := s.frame(b); f != nil || s.ended {
+		return f
+	}
+	if s.n == 0 && b != '{' {
+		return &fail{CodeStart, fmt.Sprintf("the document must open with '{', not %q", b)}
+	}
+	if f := s.utf8(b); f != nil {
+		return f
 	}
 	var f *fail
 	if s.inStr {
