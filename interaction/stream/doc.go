@@ -35,8 +35,10 @@
 //     later Push, Finish and Cancel calls return the same outcome.
 //   - The outcome (state, code, offset and value) for a byte sequence does not depend on how
 //     it is chunked.
-//   - Work is linear in the bytes received: each byte is examined once by each layer, and the
-//     buffer never holds more than MaxStreamBytes.
+//   - Work is linear in the bytes received: each byte is judged once, never rescanned (runs
+//     whose per-byte result is known in advance — a literal present whole, plain string
+//     content, the digits of a bytes array — are taken at once, with the same outcome and the
+//     same grammar work), and the buffer never holds more than MaxStreamBytes.
 //   - A schema one of whose documents could hold more than MaxStreamStringTokens string
 //     literals does not compile (ErrUnstreamable), since the token bound would then refuse an
 //     admitted document.
