@@ -96,31 +96,66 @@ func (m *machine) step(b byte) string {
 	return "internal: no op"
 }
 
-// quickStep takes the most common transitions — a literal byte that does not end the
-// literal, a plain byte of string content within the bound, the digits and commas of a bytes
-// array — exactly as step would, and reports false for anything else, which step then judges.
+// quickPlain takes the two transitions of most bytes of a document, for a byte the scanner
+// found inert: plain string content within the bound, and a literal byte that does not end
+// the literal. It reports false, changing nothing, for anything else.
+func (m *machine) quickPlain(b byte) bool {
+	o := m.cur
+	if m.done || m.work >= MaxGrammarWork {
+		return false
+	}
+	switch {
+	case o.kind == opStr && m.pos == strContent && b != '\\' && m.count < o.max:
+		m.count++
+	case o.kind == opLit && m.pos+1 < len(o.lit) && b == o.lit[m.pos]:
+		m.pos++
+	default:
+		return false
+	}
+	m.work++
+	return true
+}
+
+// quickStep takes the common transitions quickPlain leaves — a literal byte the scanner had
+// to check (a quote, a brace), the digits and commas of a bytes array — exactly as step
+// would, and reports false, changing nothing, for anything else, which step then judges.
 func (m *machine) quickStep(b byte) bool {
 	o := m.cur
 	if m.done || m.work >= MaxGrammarWork {
 		return false
 	}
+	switch o.kind {
+	case opLit:
+		if m.pos+1 >= len(o.lit) || b != o.lit[m.pos] {
+			return false
+		}
+		m.pos++
+	case opBytes:
+		if !m.quickBytes(o, b) {
+			return false
+		}
+	default:
+		return false
+	}
+	m.work++
+	return true
+}
+
+// quickBytes takes a digit or comma of a bytes array that step would accept, without
+// charging work.
+func (m *machine) quickBytes(o *op, b byte) bool {
 	digit := b >= '0' && b <= '9'
 	switch {
-	case o.kind == opLit && m.pos+1 < len(o.lit) && b == o.lit[m.pos]:
-		m.pos++
-	case o.kind == opStr && m.pos == strContent && b != '"' && b != '\\' && m.count < o.max:
-		m.count++
-	case o.kind == opBytes && m.pos == bytesElem && digit && !m.lead0 && m.mag*10+uint64(b-'0') <= 255:
+	case m.pos == bytesElem && digit && !m.lead0 && m.mag*10+uint64(b-'0') <= 255:
 		m.mag = m.mag*10 + uint64(b-'0')
-	case o.kind == opBytes && m.pos == bytesElem && b == ',':
+	case m.pos == bytesElem && b == ',':
 		m.pos = bytesNext
-	case o.kind == opBytes && m.pos == bytesNext && digit && m.count < o.max:
+	case m.pos == bytesNext && digit && m.count < o.max:
 		m.count++
 		m.mag, m.pos, m.lead0 = uint64(b-'0'), bytesElem, b == '0'
 	default:
 		return false
 	}
-	m.work++
 	return true
 }
 
@@ -306,6 +341,14 @@ func (m *machine) caseID(o *op, b byte) string {
 		m.cur = &f.ops[0]
 		m.pos = 1 // the quote is the first byte of the case's ops
 		return ""
+	}
+	if m.hi-m.lo == 1 { // one candidate left: compare its next byte
+		m.work++
+		if id := t.ids[m.lo]; len(id) > k && id[k] == b {
+			m.pos = k + 1
+			return ""
+		}
+		return "not a case of this variant"
 	}
 	// Ids sharing the k bytes seen so far are contiguous, an id of length k first; among the
 	// longer ones the k-th byte ascends, so both ends of the new range are binary searches.

@@ -89,28 +89,52 @@ func (s State) String() string {
 	return [...]string{"incomplete", "accepted", "refused"}[s]
 }
 
-// Outcome is the result of Push, Finish or Cancel. The zero Outcome is Incomplete.
+// Outcome is the result of Push, Finish or Cancel. The zero Outcome is Incomplete; it is one
+// word, so the common case of a push costs no more than returning a nil pointer.
 type Outcome struct {
+	t *terminal
+}
+
+type terminal struct {
 	state   State
 	value   *interaction.Value
 	refusal *Refusal
 }
 
 // State returns the outcome's state.
-func (o Outcome) State() State { return o.state }
+func (o Outcome) State() State {
+	if o.t == nil {
+		return Incomplete
+	}
+	return o.t.state
+}
 
 // Value returns the admitted value of an Accepted outcome, nil otherwise.
-func (o Outcome) Value() *interaction.Value { return o.value }
+func (o Outcome) Value() *interaction.Value {
+	if o.t == nil {
+		return nil
+	}
+	return o.t.value
+}
 
 // Refusal returns the refusal of a Refused outcome, nil otherwise.
-func (o Outcome) Refusal() *Refusal { return o.refusal }
+func (o Outcome) Refusal() *Refusal {
+	if o.t == nil {
+		return nil
+	}
+	return o.t.refusal
+}
 
 // Err returns the refusal as an error, or nil.
 func (o Outcome) Err() error {
-	if o.refusal == nil {
-		return nil
+	if r := o.Refusal(); r != nil {
+		return r
 	}
-	return o.refusal
+	return nil
+}
+
+func accepted(v *interaction.Value) Outcome {
+	return Outcome{&terminal{state: Accepted, value: v}}
 }
 
 func refused(code Code, at int, format string, args ...any) Outcome {
@@ -118,5 +142,5 @@ func refused(code Code, at int, format string, args ...any) Outcome {
 	if strings.ContainsAny(msg, "\r\n") {
 		msg = strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg)
 	}
-	return Outcome{state: Refused, refusal: &Refusal{Code: code, Message: msg, AtByte: at}}
+	return Outcome{&terminal{state: Refused, refusal: &Refusal{Code: code, Message: msg, AtByte: at}}}
 }

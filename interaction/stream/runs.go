@@ -1,9 +1,6 @@
 package stream
 
-import (
-	"encoding/binary"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Runs are shortcuts through feed: spans of bytes whose per-byte result is known in advance,
 // taken at once. Each stops short of any byte the per-byte path might refuse, and charges
@@ -13,7 +10,7 @@ import (
 // stringRun consumes string content whose per-byte result is known: plain ASCII, complete
 // valid UTF-8 sequences and complete short escapes, which the scanner accepts and the grammar
 // only counts, within the field's bound and the work bound.
-func (d *Decoder) stringRun(o *op, p []byte) int {
+func (d *Decoder) stringRun(o *op, p string) int {
 	if d.m.pos != strContent || !d.sc.inStr || d.sc.esc != 0 || d.sc.need != 0 {
 		return 0
 	}
@@ -38,13 +35,12 @@ func (d *Decoder) stringRun(o *op, p []byte) int {
 		}
 		break
 	}
-	d.sc.n += n
 	return n
 }
 
 // unitAt returns the length of the complete short escape or valid multi-byte UTF-8 sequence
 // at the start of p, or 0.
-func (d *Decoder) unitAt(p []byte) int {
+func (d *Decoder) unitAt(p string) int {
 	if len(p) >= 2 && p[0] == '\\' {
 		switch p[1] {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
@@ -53,7 +49,7 @@ func (d *Decoder) unitAt(p []byte) int {
 		return 0
 	}
 	if len(p) > 0 && p[0] >= 0x80 {
-		if r, w := utf8.DecodeRune(p); r != utf8.RuneError || w > 1 {
+		if r, w := utf8.DecodeRuneInString(p); r != utf8.RuneError || w > 1 {
 			return w
 		}
 	}
@@ -62,11 +58,12 @@ func (d *Decoder) unitAt(p []byte) int {
 
 // plainPrefix returns the length of the longest prefix of p made of bytes 0x20..0x7F other
 // than '"' and '\\', eight bytes at a time.
-func plainPrefix(p []byte) int {
+func plainPrefix(p string) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	n := 0
 	for ; n+8 <= len(p); n += 8 {
-		w := binary.LittleEndian.Uint64(p[n:])
+		w := uint64(p[n]) | uint64(p[n+1])<<8 | uint64(p[n+2])<<16 | uint64(p[n+3])<<24 |
+			uint64(p[n+4])<<32 | uint64(p[n+5])<<40 | uint64(p[n+6])<<48 | uint64(p[n+7])<<56
 		quote, backslash := w^(ones*'"'), w^(ones*'\\')
 		special := (w - ones*0x20) | (quote-ones)&^quote | (backslash-ones)&^backslash | w
 		if special&highs != 0 {
@@ -83,16 +80,16 @@ func plainPrefix(p []byte) int {
 
 // literalRun consumes the rest of a literal when all of it is present and equal: the grammar
 // result is known, and the scanner checks the bytes alone.
-func (d *Decoder) literalRun(o *op, buf []byte, i int) (int, Outcome) {
+func (d *Decoder) literalRun(o *op, buf string, i int) (int, Outcome) {
 	rest := o.lit[d.m.pos:]
-	if len(buf)-i < len(rest) || string(buf[i:i+len(rest)]) != rest || d.m.work+len(rest) > MaxGrammarWork {
+	if len(buf)-i < len(rest) || buf[i:i+len(rest)] != rest || d.m.work+len(rest) > MaxGrammarWork {
 		return 0, Outcome{}
 	}
 	effect := o.outside
 	if d.sc.inStr {
 		effect = o.inside
 	}
-	if d.m.pos != 0 || !d.sc.apply(effect, len(rest)) {
+	if d.m.pos != 0 || !d.sc.apply(effect) {
 		for j := 0; j < len(rest); j++ {
 			if f := d.sc.step(rest[j]); f != nil {
 				return 0, refused(f.code, i+j, "%s", f.msg)
@@ -109,7 +106,7 @@ func (d *Decoder) literalRun(o *op, buf []byte, i int) (int, Outcome) {
 
 // bytesRun consumes the digits and commas of a bytes array, which the scanner has nothing to
 // check in; it stops at ']' and at any byte the grammar would refuse.
-func (d *Decoder) bytesRun(o *op, p []byte) int {
+func (d *Decoder) bytesRun(o *op, p string) int {
 	m := &d.m
 	if m.pos == bytesOpen || d.sc.inStr || d.sc.need != 0 {
 		return 0
@@ -139,6 +136,33 @@ loop:
 		}
 	}
 	m.work += n
-	d.sc.n += n
 	return n
+}
+
+// interiorRun consumes the plain bytes inside the quotes of an integer or a case id: the
+// scanner has nothing to check in them and the grammar judges each exactly as step would,
+// refusals included (those bytes never end the op: only the closing quote does).
+func (d *Decoder) interiorRun(o *op, buf string, i int) (int, Outcome) {
+	m := &d.m
+	if !d.sc.inStr || d.sc.esc != 0 || d.sc.need != 0 {
+		return 0, Outcome{}
+	}
+	n := 0
+	for ; i+n < len(buf); n++ {
+		b := buf[i+n]
+		if b < 0x20 || b >= 0x7F || b == '"' || b == '\\' || m.work >= MaxGrammarWork {
+			break
+		}
+		m.work++
+		var msg string
+		if o.kind == opInt {
+			msg = m.integer(o, b)
+		} else {
+			msg = m.caseID(o, b)
+		}
+		if msg != "" {
+			return 0, refused(CodeGrammar, i+n, "%s", msg)
+		}
+	}
+	return n, Outcome{}
 }

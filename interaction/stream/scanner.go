@@ -8,7 +8,7 @@ import "fmt"
 // after it). It knows nothing of the schema. Every transition is O(1) and depends only on
 // the byte and the state, never on chunk boundaries.
 type scanner struct {
-	n      int // bytes accepted so far
+	started bool // the first byte has been accepted
 	need   uint8
 	lo, hi byte // admissible range of the next UTF-8 continuation byte
 	inStr  bool
@@ -29,26 +29,20 @@ type fail struct {
 // step accepts one byte or says why not. ASCII in the body of the document, the common case,
 // skips the framing, first-byte and UTF-8 checks that cannot apply to it.
 func (s *scanner) step(b byte) *fail {
-	if b >= 0x80 || s.need != 0 || s.closed || s.n == 0 {
+	if b >= 0x80 || s.need != 0 || s.closed || !s.started {
 		return s.fullStep(b)
 	}
-	var f *fail
 	if s.inStr {
-		f = s.stringByte(b)
-	} else {
-		f = s.structural(b)
+		return s.stringByte(b)
 	}
-	if f == nil {
-		s.n++
-	}
-	return f
+	return s.structural(b)
 }
 
 // inert reports whether b leaves the scanner's state unchanged but for the count: plain text
 // inside a string, or outside one a byte that is neither whitespace, control, quote nor
 // bracket (the grammar judges the rest).
 func (s *scanner) inert(b byte) bool {
-	if s.need != 0 || s.esc != 0 || s.closed || s.n == 0 || b < 0x21 || b >= 0x7F || b == '"' {
+	if s.need != 0 || s.esc != 0 || s.closed || !s.started || b < 0x21 || b >= 0x7F || b == '"' {
 		return false
 	}
 	if s.inStr {
@@ -61,22 +55,17 @@ func (s *scanner) fullStep(b byte) *fail {
 	if f := s.frame(b); f != nil || s.ended {
 		return f
 	}
-	if s.n == 0 && b != '{' {
+	if !s.started && b != '{' {
 		return &fail{CodeStart, fmt.Sprintf("the document must open with '{', not %q", b)}
 	}
 	if f := s.utf8(b); f != nil {
 		return f
 	}
-	var f *fail
+	s.started = true
 	if s.inStr {
-		f = s.stringByte(b)
-	} else {
-		f = s.structural(b)
+		return s.stringByte(b)
 	}
-	if f == nil {
-		s.n++
-	}
-	return f
+	return s.structural(b)
 }
 
 // frame handles bytes once the top-level value has closed.
@@ -88,7 +77,6 @@ func (s *scanner) frame(b byte) *fail {
 		return nil
 	case b == '\n':
 		s.ended = true
-		s.n++
 		return nil
 	}
 	return &fail{CodeTrailing, fmt.Sprintf("the top-level value closed; only LF may follow, not %q", b)}
@@ -236,11 +224,11 @@ func effectOf(lit string, inString bool) *litEffect {
 	return e
 }
 
-// apply performs e for a literal of n bytes, or returns false, changing nothing, when the
+// apply performs e for its literal, or returns false, changing nothing, when the
 // byte-by-byte path could refuse (a bound, a bracket mismatch, the top level closing before
 // the literal's last byte).
-func (s *scanner) apply(e *litEffect, n int) bool {
-	if e == nil || s.closed || s.need != 0 || s.esc != 0 || s.n == 0 && !e.opens ||
+func (s *scanner) apply(e *litEffect) bool {
+	if e == nil || s.closed || s.need != 0 || s.esc != 0 || !s.started && !e.opens ||
 		s.tokens+e.tokens > MaxStreamStringTokens || len(e.brackets) > 8 {
 		return false
 	}
@@ -280,6 +268,6 @@ func (s *scanner) apply(e *litEffect, n int) bool {
 	s.closed = s.depth == 0
 	s.tokens += e.tokens
 	s.inStr = e.endIn
-	s.n += n
+	s.started = true
 	return true
 }
