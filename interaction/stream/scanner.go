@@ -9,15 +9,15 @@ import "fmt"
 // the byte and the state, never on chunk boundaries.
 type scanner struct {
 	started bool // the first byte has been accepted
-	need   uint8
-	lo, hi byte // admissible range of the next UTF-8 continuation byte
-	inStr  bool
-	esc    uint8 // 0 none, 1 after '\', 2..5 hex digits read + 1
-	depth  int
-	stack  [MaxStreamDepth]byte
-	tokens int
-	closed bool // the top-level container has closed
-	ended  bool // the terminal LF has been accepted
+	need    uint8
+	lo, hi  byte // admissible range of the next UTF-8 continuation byte
+	inStr   bool
+	esc     uint8 // 0 none, 1 after '\', 2..5 hex digits read + 1
+	depth   int
+	stack   [MaxStreamDepth]byte
+	tokens  int
+	closed  bool // the top-level container has closed
+	ended   bool // the terminal LF has been accepted
 }
 
 // fail is a scanner refusal before it becomes an Outcome.
