@@ -9,7 +9,7 @@ import (
 	"github.com/beamagents/beamagents/interaction/internal/canon"
 )
 
-// Bounds of a stream (the seed's constants).
+// Bounds of a stream.
 const (
 	MaxStreamBytes        = 65536 // buffered bytes; equal to interaction.MaxDocumentBytes
 	MaxStreamDepth        = 64    // structural container nesting
