@@ -72,11 +72,10 @@ func (d *Decoder) push(chunk []byte) Outcome {
 	}
 	start := len(d.buf)
 	take := min(len(chunk), MaxStreamBytes-start)
-	if cap(d.buf)-start < take {
-		d.grow(take)
-	}
-	d.buf = d.buf[:start+take]
-	copy(d.buf[start:], chunk[:take])
+	// Appending only ever writes past the bytes already held (see buf); growth leaves the old
+	// array as it was.
+	d.buf = append(d.buf, chunk[:take]...)
+	d.buf = d.buf[:len(d.buf):min(cap(d.buf), MaxStreamBytes)] // room never past the bound
 	if o := d.feed(d.view(), start); o.t != nil {
 		return d.settle(o)
 	}
@@ -87,14 +86,6 @@ func (d *Decoder) push(chunk []byte) Outcome {
 		return d.settle(refused(CodeBytes, MaxStreamBytes, "the stream exceeds %d bytes", MaxStreamBytes))
 	}
 	return Outcome{}
-}
-
-// grow makes room for n more bytes, at least doubling, never past MaxStreamBytes. The old
-// array is left as it was, so views of it stay valid.
-func (d *Decoder) grow(n int) {
-	buf := make([]byte, len(d.buf), min(max(2*cap(d.buf), len(d.buf)+n, 1024), MaxStreamBytes))
-	copy(buf, d.buf)
-	d.buf = buf
 }
 
 // view returns the buffered bytes as a string without copying them (see buf).
