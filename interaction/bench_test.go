@@ -2,33 +2,16 @@ package interaction_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/corpus"
 )
 
-// proposal2K is a representative proposal of about 2 KiB: a refund with nested records, a
-// nested variant, bytes, every integer representation and a prose note with escapes and
-// non-ASCII text.
 func proposal2K(tb testing.TB) (*interaction.Schema, []byte) {
-	tb.Helper()
 	s := mustSchema(tb, "shop.proposal")
-	note := strings.Repeat("The courier confirmed the parcel was lost in transit; refund the full amount incl. shipping (€4.99). "+
-		"Customer asked: \"Can you also send a new one?\"\n", 9)
-	m := message(tb, "shop.v1.Proposal", map[string]any{
-		"refund.order_id": "ORD-2024-000117-B", "refund.amount_minor": uint64(25990), "refund.reason": uint32(17),
-		"refund.priority": int32(2), "refund.ledger_delta": int64(-25990), "refund.receipt": []byte("receipt:7f3a9c"),
-		"refund.total.currency": "EUR", "refund.total.minor_units": int64(25990),
-		"refund.fee.currency": "EUR", "refund.fee.minor_units": int64(499),
-		"refund.notify.email.address": "customer.name@example.com", "refund.note": note,
-	})
-	v, err := s.ValueOf(m)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, v.Canonical()
+	return s, corpus.Proposal2K(tb, s, testFiles(tb))
 }
 
 func BenchmarkDecode2K(b *testing.B) {

@@ -28,21 +28,33 @@ import (
 // the reading a generic JSON map gives; step 6 then refuses the document regardless.
 func (s *Schema) Decode(doc []byte) (*Value, error) {
 	if len(doc) > MaxDocumentBytes {
-		return nil, decodeErr(CodeZ206, RuleDocumentBytes, "$", "the document is %d bytes; at most %d are admitted", len(doc), MaxDocumentBytes)
+		return nil, tooLong()
 	}
-	if !utf8.Valid(doc) {
-		return nil, decodeErr(CodeZ206, RuleUTF8, "$", "invalid UTF-8 at byte %d", invalidUTF8At(doc))
-	}
-	text := string(doc)
-	if v := s.recognize(text); v != nil {
-		return v, nil
-	}
-	return s.reference(text)
+	return s.DecodeString(string(doc))
 }
 
-func invalidUTF8At(b []byte) int {
+// DecodeString is Decode for a document held in a string (the admitted value keeps it as its
+// canonical document without copying).
+func (s *Schema) DecodeString(doc string) (*Value, error) {
+	if len(doc) > MaxDocumentBytes {
+		return nil, tooLong()
+	}
+	if !utf8.ValidString(doc) {
+		return nil, decodeErr(CodeZ206, RuleUTF8, "$", "invalid UTF-8 at byte %d", invalidUTF8At(doc))
+	}
+	if v := s.recognize(doc); v != nil {
+		return v, nil
+	}
+	return s.reference(doc)
+}
+
+func tooLong() error {
+	return decodeErr(CodeZ206, RuleDocumentBytes, "$", "the document is longer than %d bytes", MaxDocumentBytes)
+}
+
+func invalidUTF8At(b string) int {
 	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
+		r, n := utf8.DecodeRuneInString(b[i:])
 		if r == utf8.RuneError && n <= 1 {
 			return i
 		}

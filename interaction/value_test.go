@@ -9,39 +9,16 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/corpus"
 	"github.com/beamagents/beamagents/internal/prototest"
 )
 
-// message builds a dynamic message of the named type and sets fields by name path:
-// "refund.total.currency" sets field currency of the message in field total of the message
-// in field refund.
 func message(t testing.TB, name string, set map[string]any) *dynamicpb.Message {
 	t.Helper()
-	m := dynamicpb.NewMessage(prototest.Message(t, testFiles(t), name))
-	for path, v := range set {
-		setPath(t, m, strings.Split(path, "."), v)
-	}
-	return m
-}
-
-func setPath(t testing.TB, m protoreflect.Message, path []string, v any) {
-	fd := m.Descriptor().Fields().ByName(protoreflect.Name(path[0]))
-	if fd == nil {
-		t.Fatalf("no field %s in %s", path[0], m.Descriptor().FullName())
-	}
-	if len(path) > 1 {
-		setPath(t, m.Mutable(fd).Message(), path[1:], v)
-		return
-	}
-	if v == nil {
-		m.Mutable(fd)
-		return
-	}
-	m.Set(fd, protoreflect.ValueOf(v))
+	return prototest.NewMessage(t, testFiles(t), name, set)
 }
 
 func refundMessage(t testing.TB) *dynamicpb.Message {
@@ -213,45 +190,25 @@ func TestCopyToMatchesDescriptorsStructurally(t *testing.T) {
 
 func TestDocumentBoundIsExact(t *testing.T) {
 	s := mustSchema(t, "shop.proposal")
-	doc := documentOfSize(t, s, interaction.MaxDocumentBytes)
+	doc := corpus.LetterOfSize(t, s, testFiles(t), interaction.MaxDocumentBytes)
 	if _, err := s.Decode(doc); err != nil {
 		t.Fatalf("a %d-byte document: %v", len(doc), err)
 	}
-	over := append(doc[:len(doc)-1:len(doc)-1], ' ', '\n')
+	over := corpus.LetterOfSize(t, s, testFiles(t), interaction.MaxDocumentBytes+1)
+	if _, err := s.Reference(string(over)); err != nil {
+		t.Fatalf("the %d-byte document is not valid but for its size: %v", len(over), err)
+	}
 	if _, err := s.Decode(over); !errors.Is(err, &interaction.Error{Code: interaction.CodeZ206, Rule: interaction.RuleDocumentBytes}) {
 		t.Fatalf("a %d-byte document: %v", len(over), err)
 	}
 	big := message(t, "shop.v1.Proposal", nil)
 	for i := 1; i <= 10; i++ {
-		setPath(t, big, []string{"letter", "s" + strconv.Itoa(i), "text"}, strings.Repeat("\x01", 4096))
+		prototest.SetPath(t, big.ProtoReflect(), "letter.s"+strconv.Itoa(i)+".text", strings.Repeat("\x01", 4096))
 	}
-	setPath(t, big, []string{"letter", "via", "none"}, nil)
+	prototest.SetPath(t, big.ProtoReflect(), "letter.via.none", nil)
 	if _, err := s.ValueOf(big); !errors.Is(err, &interaction.Error{Code: interaction.CodeZ206, Rule: interaction.RuleDocumentBytes}) {
 		t.Fatalf("ValueOf of an oversized value: %v", err)
 	}
-}
-
-// documentOfSize renders a valid letter document of exactly n bytes: section texts of
-// control characters (six bytes each once escaped) and letters (one byte each).
-func documentOfSize(t testing.TB, s *interaction.Schema, n int) []byte {
-	t.Helper()
-	m := message(t, "shop.v1.Proposal", map[string]any{"letter.via.none": nil})
-	v, err := s.ValueOf(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	room := n - len(v.Canonical())
-	for i := 1; i <= 10 && room > 0; i++ {
-		ctl := min(room/6, 4096)
-		plain := min(room-6*ctl, 4096-ctl)
-		setPath(t, m, []string{"letter", "s" + strconv.Itoa(i), "text"}, strings.Repeat("\x01", ctl)+strings.Repeat("a", plain))
-		room -= 6*ctl + plain
-	}
-	v, err = s.ValueOf(m)
-	if err != nil || len(v.Canonical()) != n {
-		t.Fatalf("built %d bytes (%v), want %d", len(v.Canonical()), err, n)
-	}
-	return v.Canonical()
 }
 
 func TestDecodeIsSafeForConcurrentUse(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // ProtosDir returns the repository's protos/ directory.
@@ -119,4 +120,38 @@ func WriteFileSet(tb testing.TB, files linker.Files) string {
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// NewMessage returns a dynamic message of the named type with fields set by name path:
+// "refund.total.currency" sets currency in the message in field total of the message in
+// field refund. A nil value only marks the message at that path present.
+func NewMessage(tb testing.TB, files linker.Files, name string, set map[string]any) *dynamicpb.Message {
+	tb.Helper()
+	m := dynamicpb.NewMessage(Message(tb, files, name))
+	for path, v := range set {
+		SetPath(tb, m, path, v)
+	}
+	return m
+}
+
+// SetPath sets one field of m by name path (see NewMessage).
+func SetPath(tb testing.TB, m protoreflect.Message, path string, v any) {
+	tb.Helper()
+	names := strings.Split(path, ".")
+	for _, n := range names[:len(names)-1] {
+		fd := m.Descriptor().Fields().ByName(protoreflect.Name(n))
+		if fd == nil {
+			tb.Fatalf("no field %s in %s", n, m.Descriptor().FullName())
+		}
+		m = m.Mutable(fd).Message()
+	}
+	fd := m.Descriptor().Fields().ByName(protoreflect.Name(names[len(names)-1]))
+	if fd == nil {
+		tb.Fatalf("no field %s in %s", names[len(names)-1], m.Descriptor().FullName())
+	}
+	if v == nil {
+		m.Mutable(fd)
+		return
+	}
+	m.Set(fd, protoreflect.ValueOf(v))
 }

@@ -1,4 +1,4 @@
-// Package corpus loads the value-document corpus under interaction/testdata/docs: one
+// Package corpus loads the interaction value-document corpus (interaction/testdata/docs): one
 // directory per schema (named by its root type id), one file per document, named
 // "valid--<what>.json" for documents that must be admitted and "<rule>--<what>.json" for
 // documents that must be refused with that rule.

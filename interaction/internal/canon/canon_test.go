@@ -1,0 +1,44 @@
+package canon
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestAppendString(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain", "abc", `"abc"`},
+		{"quote and backslash", `a"b\c`, `"a\"b\\c"`},
+		{"short escapes", "\b\t\n\f\r", `"\b\t\n\f\r"`},
+		{"other controls", "\x00\x01\x1f", `"\u0000\u0001\u001f"`},
+		{"del and slash raw", "\x7f/", "\"\x7f/\""},
+		{"non-ASCII raw", "é€😀\u2028", "\"é€😀\u2028\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(AppendString(nil, tc.in))
+			if got != tc.want {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+			var back string
+			if err := json.Unmarshal([]byte(got), &back); err != nil || back != tc.in {
+				t.Fatalf("does not parse back: %v %q", err, back)
+			}
+		})
+	}
+}
+
+func TestAppendModel(t *testing.T) {
+	got := string(Append(nil, Object{{"a", Array{1, uint64(18446744073709551615), true, "x"}}, {"b", Object{}}, {"c", Raw(`[]`)}}))
+	if want := `{"a":[1,18446744073709551615,true,"x"],"b":{},"c":[]}`; got != want {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	if got := Quote("é\n", 10); got != `"é\n"` {
+		t.Fatalf("got %s", got)
+	}
+	if got := Quote("aéé", 2); got != `"a"…` {
+		t.Fatalf("cut inside a rune: %s", got)
+	}
+}

@@ -1,0 +1,45 @@
+// Package stream decodes a model's streamed output chunk by chunk against a compiled
+// interaction schema, refusing at the first byte that proves the document can never be
+// admitted, so the caller can cancel the provider call, while accepting exactly what the
+// whole-document decoder accepts.
+//
+// A Grammar is compiled once per interaction.Schema; a Decoder per stream:
+//
+//	g, err := stream.Compile(schema) // once
+//	d := g.NewDecoder()              // per provider response
+//	for chunk := range chunks {
+//		if o := d.Push(chunk); o.State() == stream.Refused {
+//			cancelProvider()
+//			return o.Refusal()
+//		}
+//	}
+//	o := d.Finish() // Accepted with the value, or Refused
+//
+// Two layers judge each byte, in order: a structural scanner (UTF-8 across chunk boundaries,
+// no raw whitespace or control bytes outside strings, string and escape well-formedness,
+// bracket matching, depth, token and byte bounds, one terminal LF right after the top-level
+// value and nothing after it), then the typed grammar compiled from the schema (the exact
+// envelope, field and case order, scalar forms, integer bounds on the digits seen so far,
+// string and bytes bounds). Each refusal code of the closed STREAM-* vocabulary names which
+// rule failed; Refusal.AtByte is the offset of the byte that proved it.
+//
+// Invariants:
+//
+//   - Only Finish accepts, and only by running interaction.Schema.Decode on exactly the
+//     buffered bytes: no defect of the incremental layers can admit a value the whole decoder
+//     refuses.
+//   - Early refusal is conservative: every rule of both layers is implied by the whole
+//     decoder's, so a byte is refused only if no continuation could be admitted. Every strict
+//     prefix of an admitted document is Incomplete.
+//   - Incomplete carries no code and no text; Accepted and Refused are terminal and sticky:
+//     later Push, Finish and Cancel calls return the same outcome.
+//   - The outcome (state, code, offset and value) for a byte sequence does not depend on how
+//     it is chunked.
+//   - Work is linear in the bytes received: each byte is judged once, never rescanned (runs
+//     whose per-byte result is known in advance — a literal present whole, plain string
+//     content, the digits of a bytes array — are taken at once, with the same outcome and the
+//     same grammar work), and the buffer never holds more than MaxStreamBytes.
+//   - A schema one of whose documents could hold more than MaxStreamStringTokens string
+//     literals does not compile (ErrUnstreamable), since the token bound would then refuse an
+//     admitted document.
+package stream
