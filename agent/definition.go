@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
@@ -172,7 +173,9 @@ type Definition struct {
 	// Schema is the compiled proposal schema: the only shape model output may take.
 	Schema *interaction.Schema
 	// Model answers the agent's requests. If it implements model.Streamer and Stream is set,
-	// responses are decoded as they arrive and a refused stream is cancelled early.
+	// the response is streamed; under the FAIL_FAST output protocol each chunk goes through
+	// the streaming decoder (interaction/stream) and the call is cancelled at the first byte
+	// that proves the proposal wrong. Acceptance is always the same admission of the whole text.
 	Model  model.Model
 	Stream bool
 	// ModelID is the provider's model id, part of every request and of the replay-cache key.
@@ -214,6 +217,7 @@ type Agent struct {
 	providerSchema []byte // the schema's provider projection, computed once
 	admitter       *negotiate.Admitter
 	boundaries     map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
+	grammar        *stream.Grammar                // for early refusal of streamed FAIL_FAST output
 }
 
 // New validates def: a name, a schema, a model, every case of the schema bound and every
@@ -270,6 +274,11 @@ func (a *Agent) negotiate() error {
 		return defErr("agent %s: model output admission: %v", a.def.Name, err)
 	}
 	a.admitter = adm
+	if _, streams := a.def.Model.(model.Streamer); a.def.Stream && streams && protocol == negotiate.FailFast {
+		if a.grammar, err = stream.Compile(a.def.Schema); err != nil {
+			return defErr("agent %s: streaming decoder: %v", a.def.Name, err)
+		}
+	}
 	a.boundaries = map[string]*negotiate.Boundary{}
 	var problems []string
 	for _, caseID := range slices.Sorted(maps.Keys(a.def.Bindings)) {

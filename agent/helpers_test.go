@@ -96,6 +96,7 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		}
 		def.OutputProtocol = p
 	}
+	def.Stream = sc.Stream
 	if sc.ToolArgs {
 		def.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(tb), Agreement: negotiate.Agreement{
 			Protocol: negotiate.TransformAll,

@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"maps"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
 
@@ -80,8 +82,39 @@ func (act *activation) call(req *model.Request) (*model.Response, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if s, ok := a.def.Model.(model.Streamer); ok && a.def.Stream {
+		return act.stream(ctx, s, req)
+	}
 	resp, err := a.def.Model.Generate(ctx, req)
 	if err != nil {
+		return nil, fail(ReasonModelError, err, "step %d", req.Step)
+	}
+	return resp, nil
+}
+
+// stream makes a streaming model call. With a grammar (FAIL_FAST), every chunk is pushed to a
+// streaming decoder and the call is cancelled at its first refusal, which fails the
+// activation as proposal_refused with the STREAM-* refusal; the accepted text is still
+// admitted as a whole by the caller.
+func (act *activation) stream(ctx context.Context, s model.Streamer, req *model.Request) (*model.Response, error) {
+	var dec *stream.Decoder
+	if g := act.c.a.grammar; g != nil {
+		dec = g.NewDecoder()
+	}
+	resp, err := s.Stream(ctx, req, func(chunk []byte) error {
+		if dec == nil {
+			return nil
+		}
+		if o := dec.Push(chunk); o.State() == stream.Refused {
+			return o.Err()
+		}
+		return nil
+	})
+	var refusal *stream.Refusal
+	switch {
+	case errors.As(err, &refusal):
+		return nil, fail(ReasonProposalRefused, refusal, "step %d: stream cancelled after %d bytes", req.Step, dec.Buffered())
+	case err != nil:
 		return nil, fail(ReasonModelError, err, "step %d", req.Step)
 	}
 	return resp, nil

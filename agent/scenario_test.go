@@ -35,6 +35,7 @@ var update = flag.Bool("update", false, "rewrite testdata/scenarios/*.golden fro
 type scenario struct {
 	Limits      agentLimits                `json:"limits"`
 	Protocol    string                     `json:"protocol"`
+	Stream      bool                       `json:"stream"`
 	ToolArgs    bool                       `json:"declare_lookup_args"`
 	NoKeyring   bool                       `json:"no_keyring"`
 	PanicPrompt bool                       `json:"panic_prompt"`

@@ -11,17 +11,22 @@ import (
 )
 
 func init() {
-	register(&command{name: "schema", summary: "interaction schemas: derive, jsonschema, decode, verify", run: runSchema})
+	register(&command{name: "schema", summary: "interaction schemas: derive, jsonschema, decode, verify, delta, canonicalize", run: runSchema})
 }
 
 const schemaUsage = `schema derive     --descriptor-set FILE --root TYPE_ID
        schema jsonschema --descriptor-set FILE --root TYPE_ID
        schema decode     --descriptor-set FILE --root TYPE_ID [--stream [--chunk N]] < DOCUMENT
        schema verify     --descriptor-set FILE --root TYPE_ID --schema FILE
+       schema delta      --descriptor-set FILE --producer TYPE_ID [--case ID] --receiver TYPE_ID
+                         [--move FROM=TO] [--drop ID] [--protocol P]
+       schema canonicalize --descriptor-set FILE --root TYPE_ID [--protocol P] < MODEL_OUTPUT
 
 FILE is a binary FileDescriptorSet with its imports (protoc --include_imports -o, buf build -o).
 decode --stream feeds the document to the streaming decoder in N-byte chunks (default 4096),
-refusing with STREAM-* codes as early as the bytes allow.
+refusing with STREAM-* codes as early as the bytes allow. delta prints the schema delta and
+the verdict of each protocol (TRANSFORM_ALL, BEST_EFFORT, FAIL_FAST); canonicalize turns
+provider-style JSON into the canonical value document, or refuses it.
 Exit status: 0 ok or admitted; 1 refused, with one line "CODE rule: message" on stderr; 2 usage.`
 
 func runSchema(e *env, args []string) int {
@@ -30,13 +35,15 @@ func runSchema(e *env, args []string) int {
 		return 2
 	}
 	sub, ok := map[string]func(*env, []string) int{
-		"derive":     runSchemaDerive,
-		"jsonschema": runSchemaJSONSchema,
-		"decode":     runSchemaDecode,
-		"verify":     runSchemaVerify,
+		"derive":       runSchemaDerive,
+		"jsonschema":   runSchemaJSONSchema,
+		"decode":       runSchemaDecode,
+		"verify":       runSchemaVerify,
+		"delta":        runSchemaDelta,
+		"canonicalize": runSchemaCanonicalize,
 	}[args[0]]
 	if !ok {
-		e.errorf("unknown schema subcommand %q (want derive, jsonschema, decode or verify)", args[0])
+		e.errorf("unknown schema subcommand %q (want derive, jsonschema, decode, verify, delta or canonicalize)", args[0])
 		return 2
 	}
 	return sub(e, args[1:])

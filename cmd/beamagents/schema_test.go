@@ -206,3 +206,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += n
 	return n, err
 }
+
+// The negotiation subcommands are reachable through the schema command.
+func TestSchemaDispatchesNegotiation(t *testing.T) {
+	for _, sub := range []string{"delta", "canonicalize"} {
+		code, _, errOut := runCLI(t, "", "schema", sub)
+		if code != 2 || strings.Contains(errOut, "unknown schema subcommand") {
+			t.Errorf("schema %s: exit %d, %q", sub, code, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", "schema", "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown schema subcommand") {
+		t.Errorf("unknown subcommand: exit %d %q", code, errOut)
+	}
+}
