@@ -3,6 +3,7 @@ package agent
 import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // final emits the final reply: the exact admitted canonical proposal document, LF included,
@@ -30,36 +31,12 @@ func (act *activation) final(step uint32, val *interaction.Value) error {
 }
 
 // RenderFinal renders the final action carrying message: {"kind":"final","message":"…"} and a
-// terminal LF. The message is escaped as a canonical JSON string: '"', '\' and control
-// characters are escaped (\n, \r, \t, \b, \f, else \u00XX); every other byte, UTF-8 included,
-// is kept as is.
+// terminal LF. The message (valid UTF-8: an admitted document) is written as a canonical JSON
+// string, by the same writer as every canonical document of the runtime: '"', '\' and
+// control characters escaped (\n, \r, \t, \b, \f, else \u00xx), every other byte as is.
 func RenderFinal(message []byte) []byte {
-	const hex = "0123456789abcdef"
 	b := make([]byte, 0, len(message)+32)
-	b = append(b, `{"kind":"final","message":"`...)
-	for _, ch := range message {
-		switch ch {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			if ch < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&15])
-			} else {
-				b = append(b, ch)
-			}
-		}
-	}
-	return append(b, "\"}\n"...)
+	b = append(b, `{"kind":"final","message":`...)
+	b = canonjson.AppendString(b, string(message))
+	return append(b, "}\n"...)
 }

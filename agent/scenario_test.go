@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -357,30 +358,5 @@ func compact(m proto.Message) string {
 
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./agent -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			g, w := at(gl, i), at(wl, i)
-			if g != w {
-				t.Fatalf("%s differs at line %d (run go test ./agent -update after checking):\n got: %s\nwant: %s", path, i+1, g, w)
-			}
-		}
-	}
-}
-
-func at(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return "<end>"
+	goldenfile.Check(t, path, got, *update)
 }

@@ -3,7 +3,7 @@ package interaction
 import (
 	"strings"
 
-	"github.com/beamagents/beamagents/interaction/internal/canon"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // recognize is Decode's single pass: it admits text (valid UTF-8, at most MaxDocumentBytes)
@@ -243,7 +243,7 @@ func canonicalEscape(s string) (d byte, n int) {
 			return 0, 0
 		}
 		d = (s[4]-'0')<<4 | byte(lo)
-		if canon.ShortEscape(d) {
+		if canonjson.ShortEscape(d) {
 			return 0, 0
 		}
 		return d, 6

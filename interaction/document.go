@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/beamagents/beamagents/interaction/internal/canon"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Digest domains. A digest is "sha256:" + hex(SHA-256(domain || body)); distinct domains keep
@@ -24,18 +24,18 @@ var nonclaims = []string{
 }
 
 func (s *Schema) renderDocument() error {
-	types := make(canon.Array, len(s.types))
+	types := make(canonjson.Array, len(s.types))
 	for i, t := range s.types {
 		types[i] = typeEntry(t)
 	}
-	typesJSON := canon.Raw(canon.Append(nil, types))
-	body := canon.Append(nil, canon.Object{{Key: "root_type_id", Value: s.root.id}, {Key: "types", Value: typesJSON}})
+	typesJSON := canonjson.Raw(canonjson.Append(nil, types))
+	body := canonjson.Append(nil, canonjson.Object{{Key: "root_type_id", Value: s.root.id}, {Key: "types", Value: typesJSON}})
 	s.revision = digestOf(revisionDomain, body)
-	claims := make(canon.Array, len(nonclaims))
+	claims := make(canonjson.Array, len(nonclaims))
 	for i, c := range nonclaims {
 		claims[i] = c
 	}
-	doc := canon.Append(nil, canon.Object{
+	doc := canonjson.Append(nil, canonjson.Object{
 		{Key: "schema", Value: SchemaFormat},
 		{Key: "root_type_id", Value: s.root.id},
 		{Key: "root_type_revision", Value: s.revision},
@@ -60,42 +60,42 @@ func digestOf(domain string, body []byte) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-func typeEntry(t *Type) canon.Object {
-	o := canon.Object{{Key: "stable_id", Value: t.id}, {Key: "kind", Value: t.kind.String()}}
+func typeEntry(t *Type) canonjson.Object {
+	o := canonjson.Object{{Key: "stable_id", Value: t.id}, {Key: "kind", Value: t.kind.String()}}
 	if t.kind == Record {
-		return append(o, canon.Member{Key: "fields", Value: fieldEntries(t.fields.list)})
+		return append(o, canonjson.Member{Key: "fields", Value: fieldEntries(t.fields.list)})
 	}
-	cases := make(canon.Array, len(t.cases))
+	cases := make(canonjson.Array, len(t.cases))
 	for i, c := range t.cases {
-		cases[i] = canon.Object{{Key: "stable_id", Value: c.id}, {Key: "fields", Value: fieldEntries(c.fields.list)}}
+		cases[i] = canonjson.Object{{Key: "stable_id", Value: c.id}, {Key: "fields", Value: fieldEntries(c.fields.list)}}
 	}
-	return append(o, canon.Member{Key: "cases", Value: cases})
+	return append(o, canonjson.Member{Key: "cases", Value: cases})
 }
 
-func fieldEntries(fs []*Field) canon.Array {
-	a := make(canon.Array, len(fs))
+func fieldEntries(fs []*Field) canonjson.Array {
+	a := make(canonjson.Array, len(fs))
 	for i, f := range fs {
-		a[i] = canon.Object{{Key: "stable_id", Value: f.id}, {Key: "type", Value: fieldTypeEntry(f)}}
+		a[i] = canonjson.Object{{Key: "stable_id", Value: f.id}, {Key: "type", Value: fieldTypeEntry(f)}}
 	}
 	return a
 }
 
-func fieldTypeEntry(f *Field) canon.Object {
+func fieldTypeEntry(f *Field) canonjson.Object {
 	if f.rep == Nested {
-		return canon.Object{{Key: "kind", Value: "nested"}, {Key: "stable_id", Value: f.nested.id}}
+		return canonjson.Object{{Key: "kind", Value: "nested"}, {Key: "stable_id", Value: f.nested.id}}
 	}
-	o := canon.Object{{Key: "kind", Value: "scalar"}, {Key: "representation", Value: f.rep.String()}}
+	o := canonjson.Object{{Key: "kind", Value: "scalar"}, {Key: "representation", Value: f.rep.String()}}
 	switch {
 	case f.rep.IsInteger():
-		o = append(o, canon.Member{Key: "minimum", Value: f.min.String()}, canon.Member{Key: "maximum", Value: f.max.String()})
+		o = append(o, canonjson.Member{Key: "minimum", Value: f.min.String()}, canonjson.Member{Key: "maximum", Value: f.max.String()})
 	case f.rep == String || f.rep == Bytes:
-		o = append(o, canon.Member{Key: "max_bytes", Value: f.maxBytes})
+		o = append(o, canonjson.Member{Key: "max_bytes", Value: f.maxBytes})
 	}
 	return o
 }
 
-func wireEntry() canon.Object {
-	return canon.Object{
+func wireEntry() canonjson.Object {
+	return canonjson.Object{
 		{Key: "closed_objects", Value: true},
 		{Key: "key_order", Value: "declaration_order"},
 		{Key: "exact_integer_encoding", Value: "decimal_string"},

@@ -3,7 +3,7 @@ package interaction
 import (
 	"fmt"
 
-	"github.com/beamagents/beamagents/interaction/internal/canon"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Integer patterns of the projection: exactly the canonical decimal forms Decode admits.
@@ -15,21 +15,21 @@ const (
 // renderProvider projects the value document onto JSON Schema draft 2020-12. It reads only
 // the type graph; Decode never reads the projection.
 func (s *Schema) renderProvider() error {
-	defs := make(canon.Object, len(s.types))
+	defs := make(canonjson.Object, len(s.types))
 	for i, t := range s.types {
-		defs[i] = canon.Member{Key: t.id, Value: typeSchema(t)}
+		defs[i] = canonjson.Member{Key: t.id, Value: typeSchema(t)}
 	}
-	doc := canon.Append(nil, canon.Object{
+	doc := canonjson.Append(nil, canonjson.Object{
 		{Key: "$schema", Value: "https://json-schema.org/draft/2020-12/schema"},
 		{Key: "title", Value: s.root.id},
 		{Key: "type", Value: "object"},
-		{Key: "properties", Value: canon.Object{
-			{Key: "schema", Value: canon.Object{{Key: "const", Value: ValueFormat}}},
-			{Key: "root_type_id", Value: canon.Object{{Key: "const", Value: s.root.id}}},
-			{Key: "schema_digest", Value: canon.Object{{Key: "const", Value: s.digest}}},
+		{Key: "properties", Value: canonjson.Object{
+			{Key: "schema", Value: canonjson.Object{{Key: "const", Value: ValueFormat}}},
+			{Key: "root_type_id", Value: canonjson.Object{{Key: "const", Value: s.root.id}}},
+			{Key: "schema_digest", Value: canonjson.Object{{Key: "const", Value: s.digest}}},
 			{Key: "value", Value: ref(s.root)},
 		}},
-		{Key: "required", Value: canon.Array{"schema", "root_type_id", "schema_digest", "value"}},
+		{Key: "required", Value: canonjson.Array{"schema", "root_type_id", "schema_digest", "value"}},
 		{Key: "additionalProperties", Value: false},
 		{Key: "$defs", Value: defs},
 	})
@@ -42,31 +42,31 @@ func (s *Schema) renderProvider() error {
 	return nil
 }
 
-func ref(t *Type) canon.Object {
-	return canon.Object{{Key: "$ref", Value: "#/$defs/" + t.id}}
+func ref(t *Type) canonjson.Object {
+	return canonjson.Object{{Key: "$ref", Value: "#/$defs/" + t.id}}
 }
 
-func typeSchema(t *Type) canon.Object {
+func typeSchema(t *Type) canonjson.Object {
 	if t.kind == Record {
-		return closedObject(canon.Object{{Key: "fields", Value: fieldsSchema(t.fields.list)}})
+		return closedObject(canonjson.Object{{Key: "fields", Value: fieldsSchema(t.fields.list)}})
 	}
-	alts := make(canon.Array, len(t.cases))
+	alts := make(canonjson.Array, len(t.cases))
 	for i, c := range t.cases {
-		alts[i] = closedObject(canon.Object{
-			{Key: "case", Value: canon.Object{{Key: "const", Value: c.id}}},
+		alts[i] = closedObject(canonjson.Object{
+			{Key: "case", Value: canonjson.Object{{Key: "const", Value: c.id}}},
 			{Key: "fields", Value: fieldsSchema(c.fields.list)},
 		})
 	}
-	return canon.Object{{Key: "oneOf", Value: alts}}
+	return canonjson.Object{{Key: "oneOf", Value: alts}}
 }
 
 // closedObject requires exactly the given properties.
-func closedObject(props canon.Object) canon.Object {
-	req := make(canon.Array, len(props))
+func closedObject(props canonjson.Object) canonjson.Object {
+	req := make(canonjson.Array, len(props))
 	for i, p := range props {
 		req[i] = p.Key
 	}
-	return canon.Object{
+	return canonjson.Object{
 		{Key: "type", Value: "object"},
 		{Key: "properties", Value: props},
 		{Key: "required", Value: req},
@@ -74,25 +74,25 @@ func closedObject(props canon.Object) canon.Object {
 	}
 }
 
-func fieldsSchema(fs []*Field) canon.Object {
-	props := make(canon.Object, len(fs))
+func fieldsSchema(fs []*Field) canonjson.Object {
+	props := make(canonjson.Object, len(fs))
 	for i, f := range fs {
-		props[i] = canon.Member{Key: f.id, Value: leafSchema(f)}
+		props[i] = canonjson.Member{Key: f.id, Value: leafSchema(f)}
 	}
 	return closedObject(props)
 }
 
-func leafSchema(f *Field) canon.Object {
+func leafSchema(f *Field) canonjson.Object {
 	switch f.rep {
 	case Bool:
-		return canon.Object{{Key: "type", Value: "boolean"}}
+		return canonjson.Object{{Key: "type", Value: "boolean"}}
 	case String:
 		// maxLength counts code points, which never exceed UTF-8 bytes: a sound, looser bound.
-		return canon.Object{{Key: "type", Value: "string"}, {Key: "maxLength", Value: f.maxBytes}, {Key: "x-max-bytes", Value: f.maxBytes}}
+		return canonjson.Object{{Key: "type", Value: "string"}, {Key: "maxLength", Value: f.maxBytes}, {Key: "x-max-bytes", Value: f.maxBytes}}
 	case Bytes:
-		return canon.Object{
+		return canonjson.Object{
 			{Key: "type", Value: "array"},
-			{Key: "items", Value: canon.Object{{Key: "type", Value: "integer"}, {Key: "minimum", Value: 0}, {Key: "maximum", Value: 255}}},
+			{Key: "items", Value: canonjson.Object{{Key: "type", Value: "integer"}, {Key: "minimum", Value: 0}, {Key: "maximum", Value: 255}}},
 			{Key: "maxItems", Value: f.maxBytes},
 		}
 	case Nested:
@@ -102,7 +102,7 @@ func leafSchema(f *Field) canon.Object {
 	if f.rep == U32 || f.rep == U64 {
 		pattern = unsignedPattern
 	}
-	return canon.Object{
+	return canonjson.Object{
 		{Key: "type", Value: "string"},
 		{Key: "pattern", Value: pattern},
 		{Key: "x-representation", Value: f.rep.String()},

@@ -3,8 +3,8 @@ package interaction
 import (
 	"strconv"
 
-	"github.com/beamagents/beamagents/interaction/internal/canon"
 	"github.com/beamagents/beamagents/interaction/internal/jsontree"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // maxValueNesting is the deepest container nesting inside "value" that a value of any
@@ -51,7 +51,7 @@ func (s *Schema) envelope(root *jsontree.Node) (*jsontree.Node, error) {
 	}
 	for _, m := range root.Members {
 		if !isEnvelopeMember(m.Key) {
-			return nil, decodeErr(CodeZ205, RuleEnvelope, "$"+memberPath(m.Key), "unknown envelope member %s", canon.Quote(m.Key, 64))
+			return nil, decodeErr(CodeZ205, RuleEnvelope, "$"+memberPath(m.Key), "unknown envelope member %s", canonjson.Quote(m.Key, 64))
 		}
 	}
 	for _, name := range envelopeMembers {
@@ -68,7 +68,7 @@ func (s *Schema) envelope(root *jsontree.Node) (*jsontree.Node, error) {
 		rule       Rule
 	}{{"schema", ValueFormat, RuleEnvelopeSchema}, {"root_type_id", s.root.id, RuleEnvelopeRootTypeID}, {"schema_digest", s.digest, RuleEnvelopeSchemaDigest}} {
 		if got := root.Last(b.name).Text; got != b.want {
-			return nil, decodeErr(CodeZ206, b.rule, "$."+b.name, "%s is %s; this schema requires %s", b.name, canon.Quote(got, 96), canon.Quote(b.want, 96))
+			return nil, decodeErr(CodeZ206, b.rule, "$."+b.name, "%s is %s; this schema requires %s", b.name, canonjson.Quote(got, 96), canonjson.Quote(b.want, 96))
 		}
 	}
 	return root.Last("value"), nil
@@ -108,11 +108,11 @@ func nesting(n *jsontree.Node) int {
 }
 
 // memberPath renders a member selector for a stable id or an untrusted key.
-func memberPath(key string) string { return "[" + canon.Quote(key, 64) + "]" }
+func memberPath(key string) string { return "[" + canonjson.Quote(key, 64) + "]" }
 
 func walkValue(t *Type, n *jsontree.Node, path string) (*Value, error) {
 	if n.Kind != jsontree.Object {
-		return nil, decodeErr(CodeZ206, RuleRepresentation, path, "a %s value of %s must be an object", t.kind, canon.Quote(t.id, 128))
+		return nil, decodeErr(CodeZ206, RuleRepresentation, path, "a %s value of %s must be an object", t.kind, canonjson.Quote(t.id, 128))
 	}
 	allowed := "fields"
 	if t.kind == Variant {
@@ -120,7 +120,7 @@ func walkValue(t *Type, n *jsontree.Node, path string) (*Value, error) {
 	}
 	for _, m := range n.Members {
 		if m.Key != "fields" && m.Key != allowed {
-			return nil, decodeErr(CodeZ206, RuleRepresentation, path+memberPath(m.Key), "a %s value has no member %s", t.kind, canon.Quote(m.Key, 64))
+			return nil, decodeErr(CodeZ206, RuleRepresentation, path+memberPath(m.Key), "a %s value has no member %s", t.kind, canonjson.Quote(m.Key, 64))
 		}
 	}
 	v := &Value{typ: t}
@@ -143,14 +143,14 @@ func walkValue(t *Type, n *jsontree.Node, path string) (*Value, error) {
 
 func walkCase(t *Type, n *jsontree.Node, path string) (*Case, error) {
 	if n == nil {
-		return nil, decodeErr(CodeZ206, RuleCase, path, "a variant value of %s needs a case", canon.Quote(t.id, 128))
+		return nil, decodeErr(CodeZ206, RuleCase, path, "a variant value of %s needs a case", canonjson.Quote(t.id, 128))
 	}
 	if n.Kind != jsontree.String {
 		return nil, decodeErr(CodeZ206, RuleCase, path, "the case must be a string naming one of the variant's cases")
 	}
 	c, ok := t.caseBy[n.Text]
 	if !ok {
-		return nil, decodeErr(CodeZ206, RuleCase, path, "%s is not a case of %s", canon.Quote(n.Text, 64), canon.Quote(t.id, 128))
+		return nil, decodeErr(CodeZ206, RuleCase, path, "%s is not a case of %s", canonjson.Quote(n.Text, 64), canonjson.Quote(t.id, 128))
 	}
 	return c, nil
 }
@@ -158,7 +158,7 @@ func walkCase(t *Type, n *jsontree.Node, path string) (*Case, error) {
 func walkFields(list *fieldList, n *jsontree.Node, path string) ([]FieldValue, error) {
 	for _, m := range n.Members {
 		if _, ok := list.ids[m.Key]; !ok {
-			return nil, decodeErr(CodeZ206, RuleFieldsUnknown, path+memberPath(m.Key), "undeclared field %s", canon.Quote(m.Key, 64))
+			return nil, decodeErr(CodeZ206, RuleFieldsUnknown, path+memberPath(m.Key), "undeclared field %s", canonjson.Quote(m.Key, 64))
 		}
 	}
 	out := make([]FieldValue, len(list.list))
@@ -166,7 +166,7 @@ func walkFields(list *fieldList, n *jsontree.Node, path string) ([]FieldValue, e
 		fpath := path + memberPath(f.id)
 		m := n.Last(f.id)
 		if m == nil {
-			return nil, decodeErr(CodeZ206, RuleFieldsMissing, fpath, "missing field %s", canon.Quote(f.id, 128))
+			return nil, decodeErr(CodeZ206, RuleFieldsMissing, fpath, "missing field %s", canonjson.Quote(f.id, 128))
 		}
 		fv, err := walkLeaf(f, m, fpath)
 		if err != nil {
@@ -214,10 +214,10 @@ func walkInteger(f *Field, n *jsontree.Node, path string) (FieldValue, error) {
 	}
 	v, syntax, fits := parseDecimal(n.Text)
 	if !syntax {
-		return fv, decodeErr(CodeZ206, RuleRepresentation, path, "%s is not a canonical decimal integer", canon.Quote(n.Text, 64))
+		return fv, decodeErr(CodeZ206, RuleRepresentation, path, "%s is not a canonical decimal integer", canonjson.Quote(n.Text, 64))
 	}
 	if !fits || v.Cmp(f.min) < 0 || v.Cmp(f.max) > 0 {
-		return fv, decodeErr(CodeZ206, RuleIntegerRange, path, "%s is outside [%s, %s]", canon.Quote(n.Text, 64), f.min, f.max)
+		return fv, decodeErr(CodeZ206, RuleIntegerRange, path, "%s is outside [%s, %s]", canonjson.Quote(n.Text, 64), f.min, f.max)
 	}
 	fv.bits = integerBits(v)
 	return fv, nil

@@ -3,17 +3,17 @@ package interaction
 import (
 	"strconv"
 
-	"github.com/beamagents/beamagents/interaction/internal/canon"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // appendValuePrefix appends the canonical envelope up to (not including) the value.
 func appendValuePrefix(dst []byte, s *Schema) []byte {
 	dst = append(dst, `{"schema":`...)
-	dst = canon.AppendString(dst, ValueFormat)
+	dst = canonjson.AppendString(dst, ValueFormat)
 	dst = append(dst, `,"root_type_id":`...)
-	dst = canon.AppendString(dst, s.root.id)
+	dst = canonjson.AppendString(dst, s.root.id)
 	dst = append(dst, `,"schema_digest":`...)
-	dst = canon.AppendString(dst, s.digest)
+	dst = canonjson.AppendString(dst, s.digest)
 	return append(dst, `,"value":`...)
 }
 
@@ -61,7 +61,7 @@ func appendLeaf(dst []byte, fv *FieldValue) []byte {
 		dst = strconv.AppendUint(dst, fv.bits, 10)
 		return append(dst, '"')
 	case String:
-		return canon.AppendString(dst, fv.text)
+		return canonjson.AppendString(dst, fv.text)
 	case Bytes:
 		dst = append(dst, '[')
 		for i := 0; i < len(fv.text); i++ {

@@ -1,8 +1,8 @@
 package interaction_test
 
 import (
-	"bytes"
 	"flag"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,23 +57,7 @@ func mustSchema(tb testing.TB, root string) *interaction.Schema {
 // golden compares got with testdata/name, rewriting it under -update.
 func golden(tb testing.TB, name string, got []byte) {
 	tb.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		tb.Errorf("%s differs from the golden file (run go test -update after checking the change):\n got: %.2000s\nwant: %.2000s", name, got, want)
-	}
+	goldenfile.Check(tb, filepath.Join("testdata", name), got, *update)
 }
 
 func readFile(tb testing.TB, path string) string {

@@ -2,6 +2,7 @@ package negotiate
 
 import (
 	"fmt"
+	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
 
@@ -77,7 +78,7 @@ func checkDrops(d *SchemaDelta, drops []string) error {
 	}
 	for _, id := range drops {
 		if !extra[id] {
-			return invalid(RuleDropNotExtra, "drop %s: the delta reports no extra field with that id", quote(id, 128))
+			return invalid(RuleDropNotExtra, "drop %s: the delta reports no extra field with that id", canonjson.Quote(id, 128))
 		}
 	}
 	return nil

@@ -1,13 +1,18 @@
 package negotiate
 
-import "testing"
+import (
+	"fmt"
+	"testing"
 
-// TestAppendStringIsTheDecodersRule: the renderer escapes exactly what canonical JSON
-// escapes, and its output reads back as the same text.
+	"github.com/beamagents/beamagents/internal/canonjson"
+)
+
+// TestAppendStringIsTheDecodersRule: the shared canonical writer escapes exactly what this
+// package's parser reads as canonical, and its output reads back as the same text.
 func TestAppendStringIsTheDecodersRule(t *testing.T) {
 	for c := 0; c < 0x80; c++ {
 		s := string(rune(c))
-		got := string(appendString(nil, s))
+		got := string(canonjson.AppendString(nil, s))
 		var want string
 		switch {
 		case c == '"' || c == '\\':
@@ -23,7 +28,7 @@ func TestAppendStringIsTheDecodersRule(t *testing.T) {
 		case c == '\r':
 			want = `"\r"`
 		case c < 0x20:
-			want = `"\u00` + string(hexDigits[c>>4]) + string(hexDigits[c&0xf]) + `"`
+			want = fmt.Sprintf(`"\u%04x"`, c)
 		default:
 			want = `"` + s + `"`
 		}
@@ -34,7 +39,7 @@ func TestAppendStringIsTheDecodersRule(t *testing.T) {
 			t.Errorf("%#x does not read back canonically", c)
 		}
 	}
-	if got := string(appendString(nil, "é\u2028😀\u007f")); got != "\"é\u2028😀\u007f\"" {
+	if got := string(canonjson.AppendString(nil, "é\u2028😀\u007f")); got != "\"é\u2028😀\u007f\"" {
 		t.Errorf("non-ASCII is escaped: %s", got)
 	}
 }

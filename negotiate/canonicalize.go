@@ -2,6 +2,7 @@ package negotiate
 
 import (
 	"fmt"
+	"github.com/beamagents/beamagents/internal/canonjson"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -180,9 +181,9 @@ func (c *canonicalizer) envelope(n *jnode) (*jnode, error) {
 		switch {
 		case m.key == "value":
 		case !declared:
-			return nil, c.fail(RuleEnvelope, "unknown envelope member %s", quote(m.key, 64))
+			return nil, c.fail(RuleEnvelope, "unknown envelope member %s", canonjson.Quote(m.key, 64))
 		case m.value.kind != jString || m.value.text != w:
-			return nil, c.fail(RuleEnvelope, "%s must be %s", m.key, quote(w, 96))
+			return nil, c.fail(RuleEnvelope, "%s must be %s", m.key, canonjson.Quote(w, 96))
 		}
 	}
 	if len(n.members) != len(envelopeOrder) {
@@ -211,7 +212,7 @@ func (c *canonicalizer) value(t *interaction.Type, n *jnode) error {
 		}
 		fs = cs
 		c.out = append(c.out, `"case":`...)
-		c.out = appendString(c.out, cs.StableID())
+		c.out = canonjson.AppendString(c.out, cs.StableID())
 		c.out = append(c.out, ',')
 	} else if err := c.members(n, "fields"); err != nil {
 		return err
@@ -239,7 +240,7 @@ func (c *canonicalizer) variantCase(t *interaction.Type, n *jnode) (*interaction
 	defer c.pop()
 	switch {
 	case cn == nil:
-		return nil, c.fail(RuleCase, "a variant value of %s needs a case", quote(t.StableID(), 128))
+		return nil, c.fail(RuleCase, "a variant value of %s needs a case", canonjson.Quote(t.StableID(), 128))
 	case cn.kind == jNull:
 		return nil, c.fail(RuleNull, "the case is null; a variant value always has exactly one case")
 	case cn.kind != jString:
@@ -247,7 +248,7 @@ func (c *canonicalizer) variantCase(t *interaction.Type, n *jnode) (*interaction
 	}
 	cs, ok := t.CaseByID(cn.text)
 	if !ok {
-		return nil, c.fail(RuleCase, "%s is not a case of %s", quote(cn.text, 64), quote(t.StableID(), 128))
+		return nil, c.fail(RuleCase, "%s is not a case of %s", canonjson.Quote(cn.text, 64), canonjson.Quote(t.StableID(), 128))
 	}
 	return cs, nil
 }
@@ -259,7 +260,7 @@ func (c *canonicalizer) members(n *jnode, allowed ...string) error {
 		if j < 0 {
 			c.member(m.key)
 			defer c.pop()
-			return c.fail(RuleRepresentation, "a value object has no member %s", quote(m.key, 64))
+			return c.fail(RuleRepresentation, "a value object has no member %s", canonjson.Quote(m.key, 64))
 		}
 		if j != i {
 			c.note(AppliedKeyOrder)
@@ -277,7 +278,7 @@ func (c *canonicalizer) fields(fs fieldSet, n *jnode) error {
 		f, ok := fs.FieldByID(m.key)
 		if !ok {
 			c.member(m.key)
-			return c.fail(RuleFieldsUnknown, "undeclared field %s; nothing is dropped", quote(m.key, 64))
+			return c.fail(RuleFieldsUnknown, "undeclared field %s; nothing is dropped", canonjson.Quote(m.key, 64))
 		}
 		if f.Index() != i {
 			c.note(AppliedKeyOrder)
@@ -289,12 +290,12 @@ func (c *canonicalizer) fields(fs fieldSet, n *jnode) error {
 		f := fs.Field(i)
 		c.member(f.StableID())
 		if v == nil {
-			return c.fail(RuleFieldsMissing, "missing field %s; nothing is filled in", quote(f.StableID(), 128))
+			return c.fail(RuleFieldsMissing, "missing field %s; nothing is filled in", canonjson.Quote(f.StableID(), 128))
 		}
 		if i > 0 {
 			c.out = append(c.out, ',')
 		}
-		c.out = appendString(c.out, f.StableID())
+		c.out = canonjson.AppendString(c.out, f.StableID())
 		c.out = append(c.out, ':')
 		if err := c.leaf(f, v); err != nil {
 			return err
@@ -321,7 +322,7 @@ func (c *canonicalizer) leaf(f *interaction.Field, n *jnode) error {
 		if len(n.text) > f.MaxBytes() {
 			return c.fail(RuleStringBytes, "the string is %d UTF-8 bytes; at most %d are admitted", len(n.text), f.MaxBytes())
 		}
-		c.out = appendString(c.out, n.text)
+		c.out = canonjson.AppendString(c.out, n.text)
 	case r == interaction.Bytes:
 		return c.bytes(f, n)
 	default:
@@ -335,9 +336,9 @@ func (c *canonicalizer) integer(f *interaction.Field, n *jnode) error {
 	text := n.text
 	switch {
 	case n.kind == jNumber && n.frac:
-		return c.fail(RuleIntegerFraction, "%s has a fraction; an integer is never rounded", quote(text, 64))
+		return c.fail(RuleIntegerFraction, "%s has a fraction; an integer is never rounded", canonjson.Quote(text, 64))
 	case n.kind == jNumber && n.exp:
-		return c.fail(RuleIntegerExponent, "%s has an exponent; write the integer's digits", quote(text, 64))
+		return c.fail(RuleIntegerExponent, "%s has an exponent; write the integer's digits", canonjson.Quote(text, 64))
 	case n.kind == jNumber:
 		c.note(AppliedIntegerNumber)
 	case n.kind == jString:
@@ -354,7 +355,7 @@ func (c *canonicalizer) integer(f *interaction.Field, n *jnode) error {
 	v, ok := interaction.ParseInt(text)
 	lo, hi := f.Range()
 	if !ok || v.Cmp(lo) < 0 || v.Cmp(hi) > 0 {
-		return c.fail(RuleIntegerRange, "%s is outside [%s, %s]; it is never clamped", quote(n.text, 64), lo, hi)
+		return c.fail(RuleIntegerRange, "%s is outside [%s, %s]; it is never clamped", canonjson.Quote(n.text, 64), lo, hi)
 	}
 	c.out = append(c.out, '"')
 	c.out = append(c.out, text...)
@@ -373,11 +374,11 @@ func (c *canonicalizer) decimalString(s string) error {
 	case ok:
 		return nil
 	case strings.ContainsRune(s, '.'):
-		return c.fail(RuleIntegerFraction, "%s has a fraction; an integer is never rounded", quote(s, 64))
+		return c.fail(RuleIntegerFraction, "%s has a fraction; an integer is never rounded", canonjson.Quote(s, 64))
 	case strings.ContainsAny(s, "eE") && isNumberToken(s):
-		return c.fail(RuleIntegerExponent, "%s has an exponent; write the integer's digits", quote(s, 64))
+		return c.fail(RuleIntegerExponent, "%s has an exponent; write the integer's digits", canonjson.Quote(s, 64))
 	}
-	return c.fail(RuleIntegerSyntax, "%s is not a decimal integer", quote(s, 64))
+	return c.fail(RuleIntegerSyntax, "%s is not a decimal integer", canonjson.Quote(s, 64))
 }
 
 // isNumberToken reports whether s is a JSON number token.

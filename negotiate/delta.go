@@ -3,6 +3,7 @@ package negotiate
 import (
 	"cmp"
 	"fmt"
+	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
 
@@ -109,8 +110,8 @@ func (p Place) String() string {
 	return b.String()
 }
 
-func (p Place) document() object {
-	return object{{"type", p.Type}, {"case", p.Case}, {"member", p.Member}, {"decl", p.Decl}}
+func (p Place) document() canonjson.Object {
+	return canonjson.Object{{Key: "type", Value: p.Type}, {Key: "case", Value: p.Case}, {Key: "member", Value: p.Member}, {Key: "decl", Value: p.Decl}}
 }
 
 func comparePlaces(a, b Place) int {
@@ -134,8 +135,8 @@ func (e Entry) String() string {
 	return k + " " + e.Producer.String() + " -> " + e.Receiver.String()
 }
 
-func (e Entry) document() object {
-	return object{{"kind", e.Kind.String()}, {"mismatch", e.Mismatch.String()}, {"producer", e.Producer.document()}, {"receiver", e.Receiver.document()}}
+func (e Entry) document() canonjson.Object {
+	return canonjson.Object{{Key: "kind", Value: e.Kind.String()}, {Key: "mismatch", Value: e.Mismatch.String()}, {Key: "producer", Value: e.Producer.document()}, {Key: "receiver", Value: e.Receiver.document()}}
 }
 
 func compareEntries(a, b Entry) int {
@@ -256,23 +257,23 @@ func (d *SchemaDelta) String() string {
 }
 
 func (d *SchemaDelta) render() []byte {
-	moves := make(array, len(d.moves))
+	moves := make(canonjson.Array, len(d.moves))
 	for i, m := range d.moves {
-		moves[i] = object{{"from", m[0]}, {"to", m[1]}}
+		moves[i] = canonjson.Object{{Key: "from", Value: m[0]}, {Key: "to", Value: m[1]}}
 	}
-	entries := make(array, len(d.entries))
+	entries := make(canonjson.Array, len(d.entries))
 	for i, e := range d.entries {
 		entries[i] = e.document()
 	}
-	return appendJSON(nil, object{
-		{"schema", DeltaFormat},
-		{"producer_digest", d.producer.Digest()},
-		{"producer_root", d.producer.RootTypeID()},
-		{"producer_case", d.scope},
-		{"receiver_digest", d.receiver.Digest()},
-		{"receiver_root", d.receiver.RootTypeID()},
-		{"moves", moves},
-		{"entries", entries},
+	return canonjson.Append(nil, canonjson.Object{
+		{Key: "schema", Value: DeltaFormat},
+		{Key: "producer_digest", Value: d.producer.Digest()},
+		{Key: "producer_root", Value: d.producer.RootTypeID()},
+		{Key: "producer_case", Value: d.scope},
+		{Key: "receiver_digest", Value: d.receiver.Digest()},
+		{Key: "receiver_root", Value: d.receiver.RootTypeID()},
+		{Key: "moves", Value: moves},
+		{Key: "entries", Value: entries},
 	})
 }
 

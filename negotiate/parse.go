@@ -1,6 +1,7 @@
 package negotiate
 
 import (
+	"github.com/beamagents/beamagents/internal/canonjson"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -156,7 +157,7 @@ func (p *parser) object() (*jnode, *syntaxError) {
 		}
 		var dup bool
 		if dup, keys = seen(n, keys, m.key); dup {
-			return nil, &syntaxError{off: m.off, reason: "the member " + quote(m.key, 64) + " occurs twice", rule: RuleDuplicateKey}
+			return nil, &syntaxError{off: m.off, reason: "the member " + canonjson.Quote(m.key, 64) + " occurs twice", rule: RuleDuplicateKey}
 		}
 		p.space()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
@@ -370,10 +371,11 @@ var shortEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f':
 // canonicalUEscape reports whether lit (a \u escape of r) is how canonical JSON writes r:
 // only a control without a short escape, in lowercase hex.
 func canonicalUEscape(r rune, lit string) bool {
-	if r >= 0x20 || r == '\b' || r == '\t' || r == '\n' || r == '\f' || r == '\r' {
+	if r >= 0x20 || canonjson.ShortEscape(byte(r)) {
 		return false
 	}
-	return lit == `\u00`+string(hexDigits[r>>4])+string(hexDigits[r&0xf])
+	q := canonjson.AppendString(nil, string(r)) // "\u00xx", quoted
+	return lit == string(q[1:len(q)-1])
 }
 
 func (p *parser) hex4(at int) (rune, bool) {

@@ -2,6 +2,7 @@ package negotiate
 
 import (
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // A delta is computed once per (producer type, receiver type) pair, not per path: a type
@@ -67,7 +68,7 @@ func (w *walker) target(id string) string {
 func (w *walker) unusedMoves() error {
 	for _, m := range sortedMoves(w.moves) {
 		if !w.used[m[0]] {
-			return invalid(RuleMoveUnknown, "move %s -> %s: no field or case of the producer has id %s", quote(m[0], 128), quote(m[1], 128), quote(m[0], 128))
+			return invalid(RuleMoveUnknown, "move %s -> %s: no field or case of the producer has id %s", canonjson.Quote(m[0], 128), canonjson.Quote(m[1], 128), canonjson.Quote(m[0], 128))
 		}
 	}
 	return nil
@@ -88,7 +89,7 @@ func (w *walker) root(pt, rt *interaction.Type) *typePlan {
 func (w *walker) scoped(d *SchemaDelta, caseID string) error {
 	pt, rt := d.producer.Root(), d.receiver.Root()
 	if rt.Kind() != interaction.Record {
-		return invalid(RuleBindingArgs, "the receiver %s is a variant; a case binds to a record of arguments", quote(rt.StableID(), 128))
+		return invalid(RuleBindingArgs, "the receiver %s is a variant; a case binds to a record of arguments", canonjson.Quote(rt.StableID(), 128))
 	}
 	pp, rp := Place{Type: pt.StableID()}, Place{Type: rt.StableID()}
 	switch c, ok := pt.CaseByID(caseID); {
@@ -98,7 +99,7 @@ func (w *walker) scoped(d *SchemaDelta, caseID string) error {
 		pp.Case = c.StableID()
 		d.scoped = w.container(caseFields(c), recordFields(rt), pp, rp)
 	default:
-		return invalid(RuleBindingCase, "%s is not a case of %s", quote(caseID, 128), quote(pt.StableID(), 128))
+		return invalid(RuleBindingCase, "%s is not a case of %s", canonjson.Quote(caseID, 128), canonjson.Quote(pt.StableID(), 128))
 	}
 	return nil
 }
@@ -133,7 +134,7 @@ func (w *walker) cases(pt, rt *interaction.Type) map[string]*casePlan {
 			continue
 		}
 		if prev := matched[to]; prev != nil {
-			w.fail(invalid(RuleMoveCollision, "cases %s and %s of %s both reach case %s", quote(prev.StableID(), 128), quote(pc.StableID(), 128), quote(pt.StableID(), 128), quote(to, 128)))
+			w.fail(invalid(RuleMoveCollision, "cases %s and %s of %s both reach case %s", canonjson.Quote(prev.StableID(), 128), canonjson.Quote(pc.StableID(), 128), canonjson.Quote(pt.StableID(), 128), canonjson.Quote(to, 128)))
 		}
 		matched[to] = pc
 		if to != pc.StableID() {
@@ -160,7 +161,7 @@ func (w *walker) unmatched(pp Place, to, rtype, rcase string) {
 	if rcase != "" {
 		where += "#" + rcase
 	}
-	w.fail(invalid(RuleMoveTarget, "move %s -> %s: %s declares no member %s", quote(pp.Member, 128), quote(to, 128), quote(where, 260), quote(to, 128)))
+	w.fail(invalid(RuleMoveTarget, "move %s -> %s: %s declares no member %s", canonjson.Quote(pp.Member, 128), canonjson.Quote(to, 128), canonjson.Quote(where, 260), canonjson.Quote(to, 128)))
 }
 
 func (w *walker) container(pfs, rfs []*interaction.Field, pp, rp Place) *containerPlan {
@@ -179,7 +180,7 @@ func (w *walker) container(pfs, rfs []*interaction.Field, pp, rp Place) *contain
 			continue
 		}
 		if prev := byTarget[to]; prev != nil {
-			w.fail(invalid(RuleMoveCollision, "fields %s and %s of %s both reach field %s", quote(prev.StableID(), 128), quote(pf.StableID(), 128), quote(pp.Type, 128), quote(to, 128)))
+			w.fail(invalid(RuleMoveCollision, "fields %s and %s of %s both reach field %s", canonjson.Quote(prev.StableID(), 128), canonjson.Quote(pf.StableID(), 128), canonjson.Quote(pp.Type, 128), canonjson.Quote(to, 128)))
 		}
 		byTarget[to] = pf
 	}

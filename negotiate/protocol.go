@@ -2,6 +2,7 @@ package negotiate
 
 import (
 	"fmt"
+	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
 )
@@ -49,7 +50,7 @@ func ParseProtocol(s string) (Protocol, error) {
 			return Protocol(p), nil
 		}
 	}
-	return NoProtocol, invalid(RuleProtocolName, "%s is not TRANSFORM_ALL, BEST_EFFORT or FAIL_FAST", quote(s, 64))
+	return NoProtocol, invalid(RuleProtocolName, "%s is not TRANSFORM_ALL, BEST_EFFORT or FAIL_FAST", canonjson.Quote(s, 64))
 }
 
 // Verdict is the outcome of the gates (the seed's schema verdict).
@@ -199,18 +200,18 @@ func (in gateInput) summary() string {
 func (m Manifest) document(a Agreement) []byte {
 	drops := slices.Clone(a.Drop)
 	slices.Sort(drops)
-	return appendJSON(nil, object{
-		{"schema", ManifestFormat},
-		{"producer_digest", m.ProducerDigest},
-		{"producer_case", m.ProducerCase},
-		{"receiver_digest", m.ReceiverDigest},
-		{"delta_digest", m.DeltaDigest},
-		{"agreed_protocol", a.Protocol.String()},
-		{"receiver_accepts_best_effort", a.ReceiverAcceptsBestEffort},
-		{"allow_implicit", a.AllowImplicit},
-		{"drop", stringArray(slices.Compact(drops))},
-		{"gate", m.Gate},
-		{"verdict", m.Verdict.String()},
-		{"protocol", m.Protocol.String()},
+	return canonjson.Append(nil, canonjson.Object{
+		{Key: "schema", Value: ManifestFormat},
+		{Key: "producer_digest", Value: m.ProducerDigest},
+		{Key: "producer_case", Value: m.ProducerCase},
+		{Key: "receiver_digest", Value: m.ReceiverDigest},
+		{Key: "delta_digest", Value: m.DeltaDigest},
+		{Key: "agreed_protocol", Value: a.Protocol.String()},
+		{Key: "receiver_accepts_best_effort", Value: a.ReceiverAcceptsBestEffort},
+		{Key: "allow_implicit", Value: a.AllowImplicit},
+		{Key: "drop", Value: stringArray(slices.Compact(drops))},
+		{Key: "gate", Value: m.Gate},
+		{Key: "verdict", Value: m.Verdict.String()},
+		{Key: "protocol", Value: m.Protocol.String()},
 	})
 }

@@ -2,6 +2,7 @@ package negotiate
 
 import (
 	"errors"
+	"github.com/beamagents/beamagents/internal/canonjson"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
@@ -107,21 +108,21 @@ func (r *Receipt) Digest() string { return digestOf(receiptDomain, r.Document())
 
 // Document returns the canonical receipt document (no line break).
 func (r *Receipt) Document() []byte {
-	return appendJSON(nil, object{
-		{"schema", ReceiptFormat},
-		{"producer_digest", r.ProducerDigest},
-		{"producer_case", r.ProducerCase},
-		{"receiver_digest", r.ReceiverDigest},
-		{"protocol", r.Protocol.String()},
-		{"verdict", r.Verdict.String()},
-		{"manifest_digest", r.ManifestDigest},
-		{"delta_digest", r.DeltaDigest},
-		{"conforming", r.Conforming},
-		{"transformations", stringArray(r.Transformations)},
-		{"warnings", stringArray(r.Warnings)},
-		{"input_sha256", r.InputSHA256},
-		{"output_sha256", r.OutputSHA256},
-		{"reason", r.Reason},
+	return canonjson.Append(nil, canonjson.Object{
+		{Key: "schema", Value: ReceiptFormat},
+		{Key: "producer_digest", Value: r.ProducerDigest},
+		{Key: "producer_case", Value: r.ProducerCase},
+		{Key: "receiver_digest", Value: r.ReceiverDigest},
+		{Key: "protocol", Value: r.Protocol.String()},
+		{Key: "verdict", Value: r.Verdict.String()},
+		{Key: "manifest_digest", Value: r.ManifestDigest},
+		{Key: "delta_digest", Value: r.DeltaDigest},
+		{Key: "conforming", Value: r.Conforming},
+		{Key: "transformations", Value: stringArray(r.Transformations)},
+		{Key: "warnings", Value: stringArray(r.Warnings)},
+		{Key: "input_sha256", Value: r.InputSHA256},
+		{Key: "output_sha256", Value: r.OutputSHA256},
+		{Key: "reason", Value: r.Reason},
 	})
 }
 
@@ -166,16 +167,16 @@ func ReceiptFromAttributes(attrs map[string]string) (*Receipt, error) {
 	var err error
 	var ok bool
 	if r.Protocol, err = ParseProtocol(attrs[AttrProtocol]); err != nil {
-		return nil, invalid(RuleReceiptAttributes, "%s: %s is not a protocol", AttrProtocol, quote(attrs[AttrProtocol], 64))
+		return nil, invalid(RuleReceiptAttributes, "%s: %s is not a protocol", AttrProtocol, canonjson.Quote(attrs[AttrProtocol], 64))
 	}
 	if r.Verdict, ok = ParseVerdict(attrs[AttrVerdict]); !ok {
-		return nil, invalid(RuleReceiptAttributes, "%s: %s is not a verdict", AttrVerdict, quote(attrs[AttrVerdict], 64))
+		return nil, invalid(RuleReceiptAttributes, "%s: %s is not a verdict", AttrVerdict, canonjson.Quote(attrs[AttrVerdict], 64))
 	}
 	if c := attrs[AttrConforming]; c != "true" && c != "false" {
-		return nil, invalid(RuleReceiptAttributes, "%s: %s is not true or false", AttrConforming, quote(c, 64))
+		return nil, invalid(RuleReceiptAttributes, "%s: %s is not true or false", AttrConforming, canonjson.Quote(c, 64))
 	}
 	if got, want := r.Digest(), attrs[AttrReceiptDigest]; got != want {
-		return nil, invalid(RuleReceiptDigest, "the attributes digest to %s, not to the %s they name", got, quote(want, 80))
+		return nil, invalid(RuleReceiptDigest, "the attributes digest to %s, not to the %s they name", got, canonjson.Quote(want, 80))
 	}
 	return r, nil
 }

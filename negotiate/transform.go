@@ -1,6 +1,7 @@
 package negotiate
 
 import (
+	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strconv"
 
@@ -51,9 +52,9 @@ func (b *Boundary) checkValue(v *interaction.Value) error {
 	case v == nil || v.Canonical() == nil:
 		return invalid(RuleSchemaNil, "Convey needs a root value of the producer's schema")
 	case v.Type() != p.Root():
-		return invalid(RuleBindingValue, "the value is of %s, not of the producer's root %s", quote(v.TypeID(), 128), quote(p.RootTypeID(), 128))
+		return invalid(RuleBindingValue, "the value is of %s, not of the producer's root %s", canonjson.Quote(v.TypeID(), 128), canonjson.Quote(p.RootTypeID(), 128))
 	case b.delta.scope != "" && p.Root().Kind() == interaction.Variant && v.CaseID() != b.delta.scope:
-		return invalid(RuleBindingValue, "a value of case %s given to the binding of case %s", quote(v.CaseID(), 128), quote(b.delta.scope, 128))
+		return invalid(RuleBindingValue, "a value of case %s given to the binding of case %s", canonjson.Quote(v.CaseID(), 128), canonjson.Quote(b.delta.scope, 128))
 	}
 	return nil
 }
@@ -86,13 +87,13 @@ func (c *conveyor) value(dst []byte, tp *typePlan, v *interaction.Value, path st
 	}
 	cp := tp.cases[v.CaseID()]
 	if cp.receiver == nil {
-		return dst, newErr(CodeRefused, RuleUnknownCase, path+".case", "the receiver's variant has no case %s", quote(v.CaseID(), 128))
+		return dst, newErr(CodeRefused, RuleUnknownCase, path+".case", "the receiver's variant has no case %s", canonjson.Quote(v.CaseID(), 128))
 	}
 	if cp.receiver.StableID() != v.CaseID() {
 		c.applied["move:"+v.CaseID()+"->"+cp.receiver.StableID()] = true
 	}
 	dst = append(dst, `"case":`...)
-	dst = appendString(dst, cp.receiver.StableID())
+	dst = canonjson.AppendString(dst, cp.receiver.StableID())
 	dst = append(dst, `,"fields":`...)
 	dst, err := c.fields(dst, cp.fields, v, path+".fields")
 	return append(dst, '}'), err
@@ -110,7 +111,7 @@ func (c *conveyor) fields(dst []byte, cp *containerPlan, v *interaction.Value, p
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, src.receiver.StableID())
+		dst = canonjson.AppendString(dst, src.receiver.StableID())
 		dst = append(dst, ':')
 		var err error
 		if dst, err = c.field(dst, src, v, path); err != nil {
@@ -163,7 +164,7 @@ func leaf(dst []byte, rf *interaction.Field, fv interaction.FieldValue, path str
 		if s := fv.Text(); len(s) > rf.MaxBytes() {
 			return dst, newErr(CodeRefused, RuleNarrowString, path, "the string is %d UTF-8 bytes; the receiver admits at most %d", len(s), rf.MaxBytes())
 		}
-		return appendString(dst, fv.Text()), nil
+		return canonjson.AppendString(dst, fv.Text()), nil
 	}
 	b := fv.Bytes()
 	if len(b) > rf.MaxBytes() {
@@ -186,15 +187,15 @@ func appendBytes(dst, b []byte) []byte {
 // appendEnvelope appends the receiver's canonical envelope up to its value.
 func appendEnvelope(dst []byte, s *interaction.Schema) []byte {
 	dst = append(dst, `{"schema":`...)
-	dst = appendString(dst, interaction.ValueFormat)
+	dst = canonjson.AppendString(dst, interaction.ValueFormat)
 	dst = append(dst, `,"root_type_id":`...)
-	dst = appendString(dst, s.RootTypeID())
+	dst = canonjson.AppendString(dst, s.RootTypeID())
 	dst = append(dst, `,"schema_digest":`...)
-	dst = appendString(dst, s.Digest())
+	dst = canonjson.AppendString(dst, s.Digest())
 	return append(dst, `,"value":`...)
 }
 
-func memberPath(path, id string) string { return path + "[" + quote(id, 128) + "]" }
+func memberPath(path, id string) string { return path + "[" + canonjson.Quote(id, 128) + "]" }
 
 // sortedKeys returns the keys of m sorted, or nil when there are none.
 func sortedKeys(m map[string]bool) []string {

@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/interaction/internal/canon"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Bounds of a stream.
@@ -78,7 +78,7 @@ func Compile(s *interaction.Schema) (*Grammar, error) {
 		return nil, fmt.Errorf("%w: %s", ErrUnstreamable, s.RootTypeID())
 	}
 	c := &compiler{progs: map[*interaction.Type]*[]op{}}
-	prefix := canon.Append(nil, canon.Object{{Key: "schema", Value: interaction.ValueFormat}, {Key: "root_type_id", Value: s.RootTypeID()}, {Key: "schema_digest", Value: s.Digest()}})
+	prefix := canonjson.Append(nil, canonjson.Object{{Key: "schema", Value: interaction.ValueFormat}, {Key: "root_type_id", Value: s.RootTypeID()}, {Key: "schema_digest", Value: s.Digest()}})
 	prefix = append(prefix[:len(prefix)-1], `,"value":`...)
 	env := []op{literal(string(prefix)), {kind: opNested, typ: c.typeOps(s.Root())}, literal("}"), {kind: opEnd}}
 	return &Grammar{schema: s, envelope: env}, nil
@@ -131,7 +131,7 @@ func (c *compiler) fieldOps(open string, fields []*interaction.Field) []op {
 		if i > 0 {
 			lit += ","
 		}
-		lit += string(canon.AppendString(nil, f.StableID())) + ":"
+		lit += string(canonjson.AppendString(nil, f.StableID())) + ":"
 		leaf := c.leaf(f)
 		// The opening quote of a string or an integer is as fixed as the key before it.
 		switch leaf.kind {

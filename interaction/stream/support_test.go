@@ -1,9 +1,8 @@
 package stream_test
 
 import (
-	"bytes"
 	"flag"
-	"os"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -108,21 +107,5 @@ func describe(o stream.Outcome) string {
 
 func golden(tb testing.TB, name string, got []byte) {
 	tb.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		tb.Errorf("%s differs from the golden file (run go test -update after checking the change):\n got: %.3000s\nwant: %.3000s", name, got, want)
-	}
+	goldenfile.Check(tb, filepath.Join("testdata", name), got, *update)
 }

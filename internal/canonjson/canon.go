@@ -1,4 +1,4 @@
-// Package canon writes canonical JSON: no insignificant whitespace, members in the order given,
+// Package canonjson writes canonical JSON: no insignificant whitespace, members in the order given,
 // integers in shortest decimal form, and strings escaped by exactly one rule so that every
 // value has exactly one rendering.
 //
@@ -6,7 +6,7 @@
 // with a backslash; U+0008, U+0009, U+000A, U+000C and U+000D use the short escapes \b \t \n
 // \f \r; every other code point below U+0020 is \u00xx with lowercase hex; everything else,
 // including U+007F and all non-ASCII text, is written as raw UTF-8.
-package canon
+package canonjson
 
 import "strconv"
 
@@ -104,7 +104,7 @@ func Append(dst []byte, v any) []byte {
 	case Raw:
 		return append(dst, v...)
 	}
-	panic("canon: unsupported value type")
+	panic("canonjson: unsupported value type")
 }
 
 // Quote returns s as a canonical JSON string literal, cut to at most max bytes of s (on a

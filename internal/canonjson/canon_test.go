@@ -1,4 +1,4 @@
-package canon
+package canonjson
 
 import (
 	"encoding/json"
