@@ -10,6 +10,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support/supportpb"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/negotiate"
 )
 
 // Name is the agent's registered name.
@@ -36,6 +37,22 @@ func init() { agent.Register(Name, New) }
 // Schema compiles the proposal schema from the generated supportpb.Proposal.
 func Schema() (*interaction.Schema, error) {
 	return interaction.Compile((&supportpb.Proposal{}).ProtoReflect().Descriptor())
+}
+
+// RefundArgs compiles the payment service's declared refund arguments.
+func RefundArgs() (*interaction.Schema, error) {
+	return interaction.Compile((&supportpb.RefundArgs{}).ProtoReflect().Descriptor())
+}
+
+// RefundAgreement is how refund proposals reach the payment service: every field moves to
+// the service's id; the tighter order-id bound applies to each actual value, never by cutting.
+var RefundAgreement = negotiate.Agreement{
+	Protocol: negotiate.TransformAll,
+	Moves: map[string]string{
+		"support.refund.order_id":     "payments.refund.order_id",
+		"support.refund.amount_cents": "payments.refund.amount_cents",
+		"support.refund.reason":       "payments.refund.reason",
+	},
 }
 
 // Bindings turn each proposal case into an action, by stable id.
@@ -89,6 +106,10 @@ func New(config []byte) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	refundArgs, err := RefundArgs()
+	if err != nil {
+		return nil, err
+	}
 	return agent.New(agent.Definition{
 		Name:     Name,
 		Schema:   schema,
@@ -96,6 +117,7 @@ func New(config []byte) (*agent.Agent, error) {
 		ModelID:  "support-scripted-1",
 		Prompt:   agent.DefaultPrompt(SystemPrompt),
 		Bindings: Bindings(),
+		Tools:    map[string]agent.ToolSpec{ToolRefund: {Args: refundArgs, Agreement: RefundAgreement}},
 		Limits:   Limits,
 	})
 }

@@ -346,6 +346,69 @@ func (x *Remember) GetValue() string {
 	return ""
 }
 
+// RefundArgs is the payment service's declared argument record for payments.refund: its own
+// stable ids and a tighter order id. The agent's refund case is negotiated against it when the
+// agent is built, and every refund intent carries these arguments with a conformance receipt.
+type RefundArgs struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	OrderId       string                 `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	AmountCents   uint64                 `protobuf:"varint,2,opt,name=amount_cents,json=amountCents,proto3" json:"amount_cents,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundArgs) Reset() {
+	*x = RefundArgs{}
+	mi := &file_support_v1_proposal_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundArgs) ProtoMessage() {}
+
+func (x *RefundArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_support_v1_proposal_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundArgs.ProtoReflect.Descriptor instead.
+func (*RefundArgs) Descriptor() ([]byte, []int) {
+	return file_support_v1_proposal_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RefundArgs) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *RefundArgs) GetAmountCents() uint64 {
+	if x != nil {
+		return x.AmountCents
+	}
+	return 0
+}
+
+func (x *RefundArgs) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_support_v1_proposal_proto protoreflect.FileDescriptor
 
 const file_support_v1_proposal_proto_rawDesc = "" +
@@ -367,7 +430,12 @@ const file_support_v1_proposal_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tB\x1e\xaa\x9f\x19\x15support.refund.reason\xb0\x9f\x19\x80\x02R\x06reason\"q\n" +
 	"\bRemember\x12.\n" +
 	"\x03key\x18\x01 \x01(\tB\x1c\xaa\x9f\x19\x14support.remember.key\xb0\x9f\x19@R\x03key\x125\n" +
-	"\x05value\x18\x02 \x01(\tB\x1f\xaa\x9f\x19\x16support.remember.value\xb0\x9f\x19\x80\x04R\x05valueBGZEgithub.com/beamagents/beamagents/examples/support/supportpb;supportpbb\x06proto3"
+	"\x05value\x18\x02 \x01(\tB\x1f\xaa\x9f\x19\x16support.remember.value\xb0\x9f\x19\x80\x04R\x05value\"\xf0\x01\n" +
+	"\n" +
+	"RefundArgs\x12;\n" +
+	"\border_id\x18\x01 \x01(\tB \xaa\x9f\x19\x18payments.refund.order_id\xb0\x9f\x19\x10R\aorderId\x12R\n" +
+	"\famount_cents\x18\x02 \x01(\x04B/\xaa\x9f\x19\x1cpayments.refund.amount_cents\xba\x9f\x19\x011\u009f\x19\x06100000R\vamountCents\x127\n" +
+	"\x06reason\x18\x03 \x01(\tB\x1f\xaa\x9f\x19\x16payments.refund.reason\xb0\x9f\x19\x80\x02R\x06reason:\x18\xaa\x9f\x19\x14payments.refund.argsBGZEgithub.com/beamagents/beamagents/examples/support/supportpb;supportpbb\x06proto3"
 
 var (
 	file_support_v1_proposal_proto_rawDescOnce sync.Once
@@ -381,13 +449,14 @@ func file_support_v1_proposal_proto_rawDescGZIP() []byte {
 	return file_support_v1_proposal_proto_rawDescData
 }
 
-var file_support_v1_proposal_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_support_v1_proposal_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_support_v1_proposal_proto_goTypes = []any{
 	(*Proposal)(nil),    // 0: beamagents.examples.support.v1.Proposal
 	(*Reply)(nil),       // 1: beamagents.examples.support.v1.Reply
 	(*LookupOrder)(nil), // 2: beamagents.examples.support.v1.LookupOrder
 	(*Refund)(nil),      // 3: beamagents.examples.support.v1.Refund
 	(*Remember)(nil),    // 4: beamagents.examples.support.v1.Remember
+	(*RefundArgs)(nil),  // 5: beamagents.examples.support.v1.RefundArgs
 }
 var file_support_v1_proposal_proto_depIdxs = []int32{
 	1, // 0: beamagents.examples.support.v1.Proposal.reply:type_name -> beamagents.examples.support.v1.Reply
@@ -418,7 +487,7 @@ func file_support_v1_proposal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_support_v1_proposal_proto_rawDesc), len(file_support_v1_proposal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
