@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"testing"
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -17,9 +16,15 @@ import (
 
 func Example() {
 	// The proposal schema: what the model may answer (testdata/proto/assist.proto).
-	var t testing.T
-	files := prototest.CompileDir(&t, filepath.Join("testdata", "proto"), "assist.proto")
-	schema, err := interaction.Compile(prototest.Message(&t, files, "assist.v1.Proposal"))
+	files, err := prototest.Compile(filepath.Join("testdata", "proto"), "assist.proto")
+	if err != nil {
+		panic(err)
+	}
+	md, err := prototest.Find(files, "assist.v1.Proposal")
+	if err != nil {
+		panic(err)
+	}
+	schema, err := interaction.Compile(md)
 	if err != nil {
 		panic(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 	"path/filepath"
-	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -17,8 +16,15 @@ import (
 
 // exampleSchema compiles the schema rooted at a message of testdata/proto.
 func exampleSchema(name string) *interaction.Schema {
-	files := prototest.CompileDir(exampleTB{}, filepath.Join("testdata", "proto"), "pairs.proto", "proposal.proto")
-	s, err := interaction.Compile(prototest.Message(exampleTB{}, files, name))
+	files, err := prototest.Compile(filepath.Join("testdata", "proto"), "pairs.proto", "proposal.proto")
+	if err != nil {
+		log.Fatal(err)
+	}
+	md, err := prototest.Find(files, name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := interaction.Compile(md)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -188,11 +194,3 @@ func ExampleReceiptFromAttributes() {
 	// Output:
 	// reject canonicalization_refused null
 }
-
-// exampleTB lets the examples use the test compiler helper outside a test.
-type exampleTB struct{ testing.TB }
-
-func (exampleTB) Helper()                      {}
-func (exampleTB) TempDir() string              { return "" }
-func (exampleTB) Fatal(args ...any)            { log.Fatal(args...) }
-func (exampleTB) Fatalf(f string, args ...any) { log.Fatalf(f, args...) }

@@ -5,6 +5,7 @@ package prototest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,7 +32,28 @@ func ProtosDir() string {
 // CompileDir compiles the named files (paths relative to dir).
 func CompileDir(tb testing.TB, dir string, files ...string) linker.Files {
 	tb.Helper()
-	return compile(tb, &protocompile.SourceResolver{ImportPaths: []string{dir, ProtosDir()}}, files...)
+	out, err := Compile(dir, files...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// Compile compiles the named files (paths relative to dir) outside a test, for examples.
+func Compile(dir string, files ...string) (linker.Files, error) {
+	return compileErr(&protocompile.SourceResolver{ImportPaths: []string{dir, ProtosDir()}}, files...)
+}
+
+// Find returns the message with the given full name from files.
+func Find(files linker.Files, name string) (protoreflect.MessageDescriptor, error) {
+	for _, f := range files {
+		if d := f.FindDescriptorByName(protoreflect.FullName(name)); d != nil {
+			if md, ok := d.(protoreflect.MessageDescriptor); ok {
+				return md, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no message %s", name)
 }
 
 // CompileSources compiles in-memory sources (file name to text); imports of other files
@@ -49,6 +71,14 @@ func CompileSources(tb testing.TB, sources map[string]string) linker.Files {
 
 func compile(tb testing.TB, r protocompile.Resolver, files ...string) linker.Files {
 	tb.Helper()
+	out, err := compileErr(r, files...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func compileErr(r protocompile.Resolver, files ...string) (linker.Files, error) {
 	var diag strings.Builder
 	c := protocompile.Compiler{
 		Resolver:       protocompile.WithStandardImports(r),
@@ -57,9 +87,9 @@ func compile(tb testing.TB, r protocompile.Resolver, files ...string) linker.Fil
 	}
 	out, err := c.Compile(context.Background(), files...)
 	if err != nil {
-		tb.Fatalf("compile %v: %v\n%s", files, err, diag.String())
+		return nil, fmt.Errorf("compile %v: %v\n%s", files, err, diag.String())
 	}
-	return out
+	return out, nil
 }
 
 // reporterTo collects every error (not only the first) so a failing fixture says all that
@@ -74,15 +104,11 @@ func reporterTo(w io.Writer) reporter.Reporter {
 // Message returns the message with the given full name from files.
 func Message(tb testing.TB, files linker.Files, name string) protoreflect.MessageDescriptor {
 	tb.Helper()
-	for _, f := range files {
-		if d := f.FindDescriptorByName(protoreflect.FullName(name)); d != nil {
-			if md, ok := d.(protoreflect.MessageDescriptor); ok {
-				return md
-			}
-		}
+	md, err := Find(files, name)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	tb.Fatalf("no message %s", name)
-	return nil
+	return md
 }
 
 // FileSet returns files and all their imports as a FileDescriptorSet in dependency order,
