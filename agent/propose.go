@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"maps"
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
@@ -32,12 +31,11 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 		return nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
 	}
 	v.touch(cacheCell)
-	attrs := map[string]string{
-		"gen_ai.operation.name": "chat",
-		"gen_ai.request.model":  a.def.ModelID,
-		AttrCache:               lk.Status.String(),
-		AttrCacheHit:            "false",
-	}
+	attrs := make(map[string]string, 24) // GenAI and cache attributes, then the receipt's
+	attrs["gen_ai.operation.name"] = "chat"
+	attrs["gen_ai.request.model"] = a.def.ModelID
+	attrs[AttrCache] = lk.Status.String()
+	attrs[AttrCacheHit] = "false"
 	text := lk.Response
 	if lk.Status == statecodec.Hit {
 		attrs[AttrCacheHit] = "true"
@@ -64,7 +62,7 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 		return nil, fail(ReasonProposalRefused, err, "step %d", step)
 	}
 	val := out.Value
-	maps.Copy(attrs, out.Receipt.Attributes())
+	out.Receipt.PutAttributes(attrs)
 	attrs[AttrCase] = val.CaseID()
 	act.tr.emit(pb.TraceEvent_LLM_CALL, step, "", c.now, attrs)
 	return val, nil

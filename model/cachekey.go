@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -76,7 +75,7 @@ func appendOptFloat(b []byte, f *float64) []byte {
 	return appendString(b, strconv.FormatFloat(*f, 'g', -1, 64))
 }
 
-// appendString appends s as a JSON string; encoding/json's escaping is fixed, which is all
+// appendString appends s as a JSON string, escaped as encoding/json escapes it, which is all
 // canonical material needs. Text that is not valid UTF-8 would be replaced by U+FFFD there, so
 // two different byte strings could collide: it is written as {"base64":…} instead.
 func appendString(b []byte, s string) []byte {
@@ -85,6 +84,5 @@ func appendString(b []byte, s string) []byte {
 		b = base64.StdEncoding.AppendEncode(b, []byte(s))
 		return append(b, `"}`...)
 	}
-	q, _ := json.Marshal(s) // a valid string always marshals
-	return append(b, q...)
+	return appendJSONString(b, s)
 }

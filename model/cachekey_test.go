@@ -1,8 +1,10 @@
 package model
 
 import (
+	"encoding/json"
 	"regexp"
 	"testing"
+	"unicode/utf8"
 )
 
 func f64(f float64) *float64 { return &f }
@@ -75,4 +77,21 @@ func TestCacheKeyCoversEveryInput(t *testing.T) {
 	if CacheKey(r) != base {
 		t.Fatal("the schema text must not matter beyond its digest")
 	}
+}
+
+// The hand-written escaper writes exactly what encoding/json writes, so cache keys stay as
+// they are defined.
+func FuzzAppendJSONStringMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "q\"b\\s", "<a href='x'>&</a>", "\b\f\n\r\t\x00\x1f\x7f", "é\u2028\u2029😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("appendJSONString(%q) = %s, encoding/json %s", s, got, want)
+		}
+	})
 }

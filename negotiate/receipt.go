@@ -129,22 +129,28 @@ func (r *Receipt) Document() []byte {
 // Attributes renders the receipt as trace attributes under the beamagents.conformance.*
 // keys; lists are comma-separated (stable ids and the names used never contain a comma).
 func (r *Receipt) Attributes() map[string]string {
-	return map[string]string{
-		AttrProducerDigest:  r.ProducerDigest,
-		AttrProducerCase:    r.ProducerCase,
-		AttrReceiverDigest:  r.ReceiverDigest,
-		AttrProtocol:        r.Protocol.String(),
-		AttrVerdict:         r.Verdict.String(),
-		AttrManifestDigest:  r.ManifestDigest,
-		AttrDeltaDigest:     r.DeltaDigest,
-		AttrConforming:      boolText(r.Conforming),
-		AttrTransformations: strings.Join(r.Transformations, ","),
-		AttrWarnings:        strings.Join(r.Warnings, ","),
-		AttrInputSHA256:     r.InputSHA256,
-		AttrOutputSHA256:    r.OutputSHA256,
-		AttrReason:          r.Reason,
-		AttrReceiptDigest:   r.Digest(),
-	}
+	m := make(map[string]string, len(receiptKeys))
+	r.PutAttributes(m)
+	return m
+}
+
+// PutAttributes writes the receipt's trace attributes into m, as Attributes returns them,
+// for a caller that is building an event's attributes anyway.
+func (r *Receipt) PutAttributes(m map[string]string) {
+	m[AttrProducerDigest] = r.ProducerDigest
+	m[AttrProducerCase] = r.ProducerCase
+	m[AttrReceiverDigest] = r.ReceiverDigest
+	m[AttrProtocol] = r.Protocol.String()
+	m[AttrVerdict] = r.Verdict.String()
+	m[AttrManifestDigest] = r.ManifestDigest
+	m[AttrDeltaDigest] = r.DeltaDigest
+	m[AttrConforming] = boolText(r.Conforming)
+	m[AttrTransformations] = strings.Join(r.Transformations, ",")
+	m[AttrWarnings] = strings.Join(r.Warnings, ",")
+	m[AttrInputSHA256] = r.InputSHA256
+	m[AttrOutputSHA256] = r.OutputSHA256
+	m[AttrReason] = r.Reason
+	m[AttrReceiptDigest] = r.Digest()
 }
 
 // ReceiptFromAttributes reads a receipt back from trace attributes (other keys are ignored)
