@@ -6,7 +6,6 @@ import (
 	"log"
 	"path/filepath"
 	"strings"
-	"testing"
 
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -18,7 +17,11 @@ import (
 // shopFileSet stands in for the binary FileDescriptorSet `buf build -o` writes for
 // testdata/proto/shop.proto.
 func shopFileSet() *descriptorpb.FileDescriptorSet {
-	return prototest.FileSet(prototest.CompileDir(exampleTB{}, filepath.Join("testdata", "proto"), "shop.proto"))
+	files, err := prototest.Compile(filepath.Join("testdata", "proto"), "shop.proto")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return prototest.FileSet(files)
 }
 
 func ExampleCompileFileSet() {
@@ -84,11 +87,3 @@ func ExampleValue_CopyTo() {
 	fmt.Println(reply.Get(reply.Descriptor().Fields().ByName("text")))
 	// Output: Shipped today.
 }
-
-// exampleTB lets the examples use the test compiler helper outside a test.
-type exampleTB struct{ testing.TB }
-
-func (exampleTB) Helper()                      {}
-func (exampleTB) TempDir() string              { return "" }
-func (exampleTB) Fatal(args ...any)            { log.Fatal(args...) }
-func (exampleTB) Fatalf(f string, args ...any) { log.Fatalf(f, args...) }
