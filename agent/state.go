@@ -117,9 +117,7 @@ type view struct {
 	mopts statecodec.MemoryOptions
 	copts statecodec.CacheOptions
 
-	loaded  map[statecodec.Cell]bool
-	dirty   map[statecodec.Cell]bool
-	cleared map[statecodec.Cell]bool
+	loaded, dirty, cleared cellSet
 
 	seq     int64
 	memory  *statecodec.Memory
@@ -130,15 +128,14 @@ type view struct {
 }
 
 func newView(cs *cells, l Limits) *view {
-	return &view{cells: cs, mopts: l.Memory, copts: l.Cache,
-		loaded: map[statecodec.Cell]bool{}, dirty: map[statecodec.Cell]bool{}, cleared: map[statecodec.Cell]bool{}}
+	return &view{cells: cs, mopts: l.Memory, copts: l.Cache}
 }
 
 func (v *view) raw(c statecodec.Cell) ([]byte, error) { return v.cells.committed(c) }
 
 // load decodes cell c on first use.
 func (v *view) load(c statecodec.Cell) error {
-	if v.loaded[c] {
+	if v.loaded.has(c) {
 		return nil
 	}
 	b, err := v.raw(c)
@@ -165,7 +162,7 @@ func (v *view) load(c statecodec.Cell) error {
 	if err != nil {
 		return stateErr(err)
 	}
-	v.loaded[c] = true
+	v.loaded = v.loaded.with(c)
 	return nil
 }
 
@@ -188,14 +185,14 @@ func (v *view) need(cells ...statecodec.Cell) error {
 
 func (v *view) touch(cells ...statecodec.Cell) {
 	for _, c := range cells {
-		v.dirty[c] = true
+		v.dirty = v.dirty.with(c)
 	}
 }
 
 // clear marks a cell to be written empty: "never written" again.
 func (v *view) clear(c statecodec.Cell) {
-	v.cleared[c] = true
-	v.dirty[c] = true
+	v.cleared = v.cleared.with(c)
+	v.dirty = v.dirty.with(c)
 }
 
 // commit encodes the dirty cells into the overlay, all or nothing, and returns the codec
@@ -203,9 +200,12 @@ func (v *view) clear(c statecodec.Cell) {
 func (v *view) commit() (statecodec.Stats, error) {
 	var st statecodec.Stats
 	enc := map[statecodec.Cell][]byte{}
-	for c := range v.dirty {
+	for _, c := range Cells() {
+		if !v.dirty.has(c) {
+			continue
+		}
 		var b []byte
-		if !v.cleared[c] {
+		if !v.cleared.has(c) {
 			var err error
 			if b, err = v.encode(c); err != nil {
 				return st, &Error{Reason: ReasonStateCorrupt, Detail: "encoding " + string(c), Err: err}
@@ -252,3 +252,27 @@ func (v *view) encode(c statecodec.Cell) ([]byte, error) {
 	}
 	return nil, errors.New("unknown cell " + string(c))
 }
+
+// cellSet is a set of cells: a bitmask over their position in Cells().
+type cellSet uint8
+
+func cellBit(c statecodec.Cell) cellSet {
+	switch c {
+	case statecodec.CellSeq:
+		return 1 << 0
+	case statecodec.CellMemory:
+		return 1 << 1
+	case statecodec.CellLLMCache:
+		return 1 << 2
+	case statecodec.CellContinuation:
+		return 1 << 3
+	case statecodec.CellPending:
+		return 1 << 4
+	case CellInbox:
+		return 1 << 5
+	}
+	panic("agent: unknown cell " + string(c))
+}
+
+func (s cellSet) has(c statecodec.Cell) bool     { return s&cellBit(c) != 0 }
+func (s cellSet) with(c statecodec.Cell) cellSet { return s | cellBit(c) }
