@@ -76,7 +76,9 @@ func (m *Admitter) Admit(text []byte) (Outcome, error) {
 	// answer) needs no canonicalization: the strict decoder admitting it proves that
 	// canonicalizing it would change nothing, and it is several times cheaper.
 	if v, err := m.schema.Decode(text); err == nil {
-		return m.receipt(input, m.compatible).conforming(v, v.Canonical())
+		rc := m.receipt(input, m.compatible)
+		rc.Conforming, rc.OutputSHA256 = true, input // the output is the input, byte for byte
+		return Outcome{Value: v, Document: v.Canonical(), Receipt: rc}, nil
 	}
 	c, err := Canonicalize(m.schema, text)
 	if err != nil {
