@@ -2,7 +2,7 @@ package agent
 
 import (
 	"errors"
-	"maps"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -15,7 +15,9 @@ import (
 const CellInbox statecodec.Cell = "inbox.v1"
 
 // Cells lists every state cell an agent uses, in a fixed order.
-func Cells() []statecodec.Cell { return append(statecodec.Cells(), CellInbox) }
+func Cells() []statecodec.Cell { return slices.Clone(allCells) }
+
+var allCells = append(statecodec.Cells(), CellInbox)
 
 // Store gives the core read access to one key's committed state cells. Read returns the
 // cell's bytes, empty for a cell never written. The core reads a cell only when the input
@@ -199,21 +201,21 @@ func (v *view) clear(c statecodec.Cell) {
 // stats.
 func (v *view) commit() (statecodec.Stats, error) {
 	var st statecodec.Stats
-	enc := map[statecodec.Cell][]byte{}
-	for _, c := range Cells() {
-		if !v.dirty.has(c) {
+	var enc [6][]byte // by position in allCells; written to the overlay only when all encode
+	for i, c := range allCells {
+		if !v.dirty.has(c) || v.cleared.has(c) {
 			continue
 		}
-		var b []byte
-		if !v.cleared.has(c) {
-			var err error
-			if b, err = v.encode(c); err != nil {
-				return st, &Error{Reason: ReasonStateCorrupt, Detail: "encoding " + string(c), Err: err}
-			}
+		var err error
+		if enc[i], err = v.encode(c); err != nil {
+			return st, &Error{Reason: ReasonStateCorrupt, Detail: "encoding " + string(c), Err: err}
 		}
-		enc[c] = b
 	}
-	maps.Copy(v.cells.overlay, enc)
+	for i, c := range allCells {
+		if v.dirty.has(c) {
+			v.cells.overlay[c] = enc[i]
+		}
+	}
 	if v.memory != nil {
 		st.Add(v.memory.Stats())
 	}

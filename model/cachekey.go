@@ -30,7 +30,11 @@ func CacheKey(req *Request) string {
 }
 
 func cacheMaterial(req *Request) []byte {
-	b := []byte(`{"domain":`)
+	n := 320 + len(req.Model) + len(req.SchemaDigest) + 2*len(req.EntityKey)
+	for _, m := range req.Messages {
+		n += len(m.Role) + len(m.Content) + 32
+	}
+	b := append(make([]byte, 0, n), `{"domain":`...) // one allocation for the usual text
 	b = appendString(b, cacheKeyDomain)
 	b = append(b, `,"model":`...)
 	b = appendString(b, req.Model)

@@ -108,7 +108,7 @@ func (r *Receipt) Digest() string { return digestOf(receiptDomain, r.Document())
 
 // Document returns the canonical receipt document (no line break).
 func (r *Receipt) Document() []byte {
-	return canonjson.Append(nil, canonjson.Object{
+	return canonjson.Append(make([]byte, 0, 768), canonjson.Object{
 		{Key: "schema", Value: ReceiptFormat},
 		{Key: "producer_digest", Value: r.ProducerDigest},
 		{Key: "producer_case", Value: r.ProducerCase},
