@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/beamagents/beamagents/interaction"
@@ -10,11 +11,17 @@ import (
 // use. Its work is linear in the bytes pushed, however they are chunked: every byte is judged
 // once by the scanner and then the grammar, and the buffer only ever grows.
 type Decoder struct {
-	frames [8]frame // the machine's first frames, so a decoder is one allocation
-	g      *Grammar
 	// buf holds the stream. It is append-only: bytes below len(buf) are never written again,
 	// so string views of it (as strings.Builder makes them) stay valid and cost no copy.
-	buf      []byte
+	buf []byte
+	// While len(buf) < plainEnd the stream is inside string content and Push takes a plain
+	// byte (see plainBytes) by appending it alone: for both layers such a byte only counts.
+	// The bytes taken so since plainFrom are added to the grammar's count and work by sync,
+	// before anything else reads or changes the state.
+	plainEnd, plainFrom int
+
+	frames   [8]frame // the machine's first frames, so a decoder is one allocation
+	g        *Grammar
 	received int // len(buf) once the buffer is released at a terminal outcome
 	sc       scanner
 	m        machine
@@ -46,32 +53,122 @@ func NewDecoder(s *interaction.Schema) (*Decoder, error) {
 // accepts: even a complete document waits for Finish, since more bytes may follow. After a
 // terminal outcome Push returns that outcome again.
 func (d *Decoder) Push(chunk []byte) Outcome {
-	if len(chunk) == 1 && !d.terminal && len(d.buf) < cap(d.buf) {
-		return d.pushByte(chunk[0]) // a token-by-token transport: no chunk machinery
+	if len(chunk) == 1 {
+		// A token-by-token transport: no chunk machinery, and for plain string content
+		// nothing but the append.
+		if n := len(d.buf); n < d.plainEnd && plainBytes[chunk[0]] {
+			d.buf = d.buf[:n+1]
+			d.buf[n] = chunk[0]
+			return Outcome{}
+		}
+		if !d.terminal && len(d.buf) < cap(d.buf) {
+			return d.pushByte(chunk[0])
+		}
 	}
 	return d.push(chunk)
 }
 
+// sync adds the plain bytes Push took alone to the grammar's count and work.
+func (d *Decoder) sync() {
+	if d.plainEnd != 0 {
+		k := len(d.buf) - d.plainFrom
+		d.m.count += k
+		d.m.work += k
+		d.plainEnd = 0
+	}
+}
+
+// plain lets Push take plain bytes alone while the state is string content, within the
+// field's bound, the work bound and the buffer's capacity.
+func (d *Decoder) plain() {
+	o := d.m.cur
+	if d.terminal || d.m.done || o.kind != opStr || d.m.pos != strContent ||
+		!d.sc.inStr || d.sc.esc != 0 || d.sc.need != 0 {
+		return
+	}
+	n := len(d.buf)
+	if room := min(o.max-d.m.count, MaxGrammarWork-d.m.work, cap(d.buf)-n); room > 0 {
+		d.plainFrom, d.plainEnd = n, n+room
+	}
+}
+
 func (d *Decoder) pushByte(b byte) Outcome {
+	d.sync()
 	start := len(d.buf)
 	d.buf = d.buf[:start+1]
 	d.buf[start] = b
-	inert := d.sc.inert(b)
-	if inert && (d.m.quickPlain(b) || d.m.cur.kind == opBytes && d.m.quickStep(b)) {
-		return Outcome{}
+	if !d.quickByte(b) {
+		inert := d.sc.inert(b)
+		if !inert || !d.m.quickPlain(b) && (d.m.cur.kind != opBytes || !d.m.quickStep(b)) {
+			if o := d.judge(b, start, inert); o.t != nil {
+				return d.settle(o)
+			}
+		}
 	}
-	if o := d.judge(b, start, inert); o.t != nil {
-		return d.settle(o)
+	if d.m.cur.kind == opStr {
+		d.plain()
 	}
 	return Outcome{}
+}
+
+// quickByte takes, exactly as the scanner and then the grammar would, the bytes of string
+// content beyond plain text: the start of an escape and its short escape character, and the
+// bytes of a multi-byte UTF-8 sequence, within the field's bound. It reports false, changing
+// nothing, for anything else.
+func (d *Decoder) quickByte(b byte) bool {
+	m, s := &d.m, &d.sc
+	o := m.cur
+	if o.kind != opStr || !s.inStr || m.done || m.work >= MaxGrammarWork {
+		return false
+	}
+	switch {
+	case m.pos == strContent && s.need != 0:
+		// A continuation byte: the scanner checks its range, the grammar counts it.
+		if b < s.lo || b > s.hi || m.count >= o.max {
+			return false
+		}
+		s.need--
+		s.lo, s.hi = 0x80, 0xBF
+		m.count++
+	case m.pos == strContent && s.esc == 0 && b >= 0xC2 && b <= 0xF4:
+		if m.count >= o.max {
+			return false
+		}
+		s.utf8(b) // a valid lead byte: sets need, lo and hi
+		m.count++
+	case m.pos == strContent && s.esc == 0 && b == '\\':
+		if m.count >= o.max {
+			return false
+		}
+		s.esc, m.pos = 1, strEscape
+		m.count++
+	case m.pos == strEscape && s.esc == 1:
+		switch b {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			s.esc, m.pos = 0, strContent
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	m.work++
+	return true
 }
 
 func (d *Decoder) push(chunk []byte) Outcome {
 	if d.terminal {
 		return d.out
 	}
+	d.sync()
 	start := len(d.buf)
 	take := min(len(chunk), MaxStreamBytes-start)
+	if start+take > cap(d.buf) && (cap(d.buf) > 0 || take < 512) {
+		// Room for a stream of small chunks: from 4 KiB, fourfold, so it grows a few times at
+		// most. A first chunk of some size gets exactly its room from the append instead: a
+		// document pushed whole is held once, at its size.
+		d.buf = slices.Grow(d.buf, min(max(start+take, 4*cap(d.buf), 4096), MaxStreamBytes)-start)
+	}
 	// Appending only ever writes past the bytes already held (see buf); growth leaves the old
 	// array as it was.
 	d.buf = append(d.buf, chunk[:take]...)
@@ -85,6 +182,7 @@ func (d *Decoder) push(chunk []byte) Outcome {
 		}
 		return d.settle(refused(CodeBytes, MaxStreamBytes, "the stream exceeds %d bytes", MaxStreamBytes))
 	}
+	d.plain()
 	return Outcome{}
 }
 
@@ -127,6 +225,7 @@ func (d *Decoder) Cancel(reason string) Outcome {
 
 // settle makes o the sticky terminal outcome and releases the buffer.
 func (d *Decoder) settle(o Outcome) Outcome {
+	d.sync()
 	d.out, d.terminal, d.received, d.buf = o, true, len(d.buf), nil
 	return o
 }
@@ -141,41 +240,27 @@ func (d *Decoder) Buffered() int {
 
 // GrammarWork returns the grammar's work so far: one unit per byte plus one per case-table
 // comparison. It is bounded by MaxGrammarWork.
-func (d *Decoder) GrammarWork() int { return d.m.work }
+func (d *Decoder) GrammarWork() int {
+	if d.plainEnd != 0 {
+		return d.m.work + len(d.buf) - d.plainFrom
+	}
+	return d.m.work
+}
 
-// feed runs the new bytes buf[start:] through the scanner, then the grammar, byte by byte.
-// Three shortcuts take whole runs at once where the per-byte result is known in advance:
-// plain ASCII string content, a literal that is wholly present and equal, and the digits and
-// commas of a bytes array. Each stops short of any byte the per-byte path might refuse, so
-// outcomes and offsets are the per-byte ones.
+// feed runs the new bytes buf[start:] through the scanner, then the grammar: in runs where
+// their result is known in advance (see run), byte by byte elsewhere.
 func (d *Decoder) feed(buf string, start int) Outcome {
-	for i := start; i < len(buf); {
-		// Below a few bytes a run costs more to attempt than it saves.
-		if !d.m.done && len(buf)-i >= 8 {
-			n := 0
-			var o Outcome
-			switch op := d.m.cur; op.kind {
-			case opStr:
-				n = d.stringRun(op, buf[i:])
-			case opLit:
-				n, o = d.literalRun(op, buf, i)
-			case opBytes:
-				n = d.bytesRun(op, buf[i:])
-			case opInt, opCase:
-				n, o = d.interiorRun(op, buf, i)
-			}
-			if o.t != nil {
-				return o
-			}
-			if n > 0 {
-				i += n
-				continue
-			}
+	for i := start; i < len(buf); i++ {
+		n, o := d.run(buf, i)
+		if o.t != nil {
+			return o
+		}
+		if i += n; i == len(buf) {
+			break
 		}
 		if o := d.byteStep(buf[i], i); o.t != nil {
 			return o
 		}
-		i++
 	}
 	return Outcome{}
 }

@@ -338,8 +338,7 @@ func (m *machine) caseID(o *op, b byte) string {
 		}
 		f := m.top()
 		f.ops, f.pc = t.ops[m.lo], 0
-		m.cur = &f.ops[0]
-		m.pos = 1 // the quote is the first byte of the case's ops
+		m.cur, m.pos = &f.ops[0], 0
 		return ""
 	}
 	if m.hi-m.lo == 1 { // one candidate left: compare its next byte
