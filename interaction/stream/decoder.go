@@ -14,13 +14,19 @@ type Decoder struct {
 	// buf holds the stream. It is append-only: bytes below len(buf) are never written again,
 	// so string views of it (as strings.Builder makes them) stay valid and cost no copy.
 	buf []byte
-	// While len(buf) < plainEnd the stream is inside string content and Push takes a plain
-	// byte (see plainBytes) by appending it alone: for both layers such a byte only counts.
-	// The bytes taken so since plainFrom are added to the grammar's count and work by sync,
-	// before anything else reads or changes the state.
-	plainEnd, plainFrom int
+	// A fast run: while len(buf) < fastEnd, Push takes a byte by appending it alone when it
+	// is one the run expects, since for both layers such a byte only advances a position, a
+	// count or a small state: plain bytes of string content (see plainBytes), the next bytes
+	// of a literal (fastLit), or the digits and commas of a bytes array (an elemState, with
+	// room for elemRoom more elements). The bytes taken since fastFrom are added to the
+	// grammar's state by sync, before anything else reads or changes it.
+	fastEnd, fastFrom int
+	fastMode          uint8
+	elem              elemState
+	elemRoom          int
+	fastLit           string
 
-	frames   [8]frame // the machine's first frames, so a decoder is one allocation
+	frames   [4]frame // the machine's first frames, so a decoder is one allocation
 	g        *Grammar
 	received int // len(buf) once the buffer is released at a terminal outcome
 	sc       scanner
@@ -54,12 +60,29 @@ func NewDecoder(s *interaction.Schema) (*Decoder, error) {
 // terminal outcome Push returns that outcome again.
 func (d *Decoder) Push(chunk []byte) Outcome {
 	if len(chunk) == 1 {
-		// A token-by-token transport: no chunk machinery, and for plain string content
-		// nothing but the append.
-		if n := len(d.buf); n < d.plainEnd && plainBytes[chunk[0]] {
-			d.buf = d.buf[:n+1]
-			d.buf[n] = chunk[0]
-			return Outcome{}
+		// A token-by-token transport: no chunk machinery, and in a fast run nothing but the
+		// append and the run's own check.
+		if n := len(d.buf); n < d.fastEnd {
+			b := chunk[0]
+			take := false
+			switch d.fastMode {
+			case fastPlain:
+				take = plainBytes[b]
+			case fastLiteral:
+				take = b == d.fastLit[n-d.fastFrom]
+			case fastElements:
+				if e := elemNext[d.elem][b]; e != 0 && (d.elem != elemStart || d.elemRoom > 0) {
+					if d.elem == elemStart {
+						d.elemRoom--
+					}
+					d.elem, take = e, true
+				}
+			}
+			if take {
+				d.buf = d.buf[:n+1]
+				d.buf[n] = b
+				return Outcome{}
+			}
 		}
 		if !d.terminal && len(d.buf) < cap(d.buf) {
 			return d.pushByte(chunk[0])
@@ -68,28 +91,136 @@ func (d *Decoder) Push(chunk []byte) Outcome {
 	return d.push(chunk)
 }
 
-// sync adds the plain bytes Push took alone to the grammar's count and work.
+// Fast run modes.
+const (
+	fastPlain    = iota // string content
+	fastLiteral         // a literal
+	fastElements        // the elements of a bytes array
+)
+
+// sync adds the bytes Push took alone to the grammar's state and ends the fast run.
 func (d *Decoder) sync() {
-	if d.plainEnd != 0 {
-		k := len(d.buf) - d.plainFrom
-		d.m.count += k
-		d.m.work += k
-		d.plainEnd = 0
+	if d.fastEnd == 0 {
+		return
 	}
+	m := &d.m
+	k := len(d.buf) - d.fastFrom
+	m.work += k
+	switch d.fastMode {
+	case fastPlain:
+		m.count += k
+	case fastLiteral:
+		m.pos += k
+	case fastElements:
+		m.count = m.cur.max - d.elemRoom
+		if k > 0 {
+			m.pos, m.mag, m.lead0 = bytesNext, 0, false
+			if d.elem != elemStart {
+				// In an element: its digits are the last bytes taken (at most three).
+				m.pos, m.lead0 = bytesElem, d.elem == elemZero
+				j := len(d.buf)
+				for j > 0 && d.buf[j-1] >= '0' && d.buf[j-1] <= '9' {
+					j--
+				}
+				for _, c := range d.buf[j:] {
+					m.mag = m.mag*10 + uint64(c-'0')
+				}
+			}
+		}
+	}
+	d.fastEnd, d.fastLit = 0, ""
 }
 
-// plain lets Push take plain bytes alone while the state is string content, within the
-// field's bound, the work bound and the buffer's capacity.
-func (d *Decoder) plain() {
-	o := d.m.cur
-	if d.terminal || d.m.done || o.kind != opStr || d.m.pos != strContent ||
-		!d.sc.inStr || d.sc.esc != 0 || d.sc.need != 0 {
+// fast starts a fast run where one applies: in string content, within the field's bound; in
+// a literal, up to its next byte the scanner must judge or its last byte, which ends the op;
+// in a bytes array, over its digits and commas, within its bound. All stop at the work bound
+// and the buffer's capacity.
+func (d *Decoder) fast() {
+	m, s := &d.m, &d.sc
+	o := m.cur
+	if d.terminal || m.done || s.need != 0 || s.esc != 0 || s.closed || !s.started {
 		return
 	}
 	n := len(d.buf)
-	if room := min(o.max-d.m.count, MaxGrammarWork-d.m.work, cap(d.buf)-n); room > 0 {
-		d.plainFrom, d.plainEnd = n, n+room
+	room := min(MaxGrammarWork-m.work, cap(d.buf)-n)
+	switch {
+	case o.kind == opStr && m.pos == strContent && s.inStr:
+		d.fastMode, room = fastPlain, min(room, o.max-m.count)
+	case o.kind == opLit:
+		j := m.pos
+		for j < len(o.lit)-1 && j-m.pos < room && s.inert(o.lit[j]) {
+			j++
+		}
+		if room = j - m.pos; room > 0 {
+			d.fastMode, d.fastLit = fastLiteral, o.lit[m.pos:j]
+		}
+	case o.kind == opBytes && m.pos != bytesOpen && !s.inStr:
+		d.fastMode, d.elem, d.elemRoom = fastElements, elemOf(m), o.max-m.count
+	default:
+		return
 	}
+	if room > 0 {
+		d.fastFrom, d.fastEnd = n, n+room
+	}
+}
+
+// elemState is where a bytes array's element stands, as much as the next byte's validity
+// depends on: the digits seen so far, by value range.
+type elemState uint8
+
+const (
+	elemNone  elemState = iota
+	elemStart           // before an element's first digit
+	elemZero            // 0: nothing may follow but a comma (or the closing bracket)
+	elemOne             // 1: any digit may follow
+	elemTwo             // 2
+	elemBig             // 3 to 9
+	elemLow             // 10 to 24: any digit may follow
+	elem25              // 25: a digit up to 5 may follow
+	elemHigh            // 26 to 99: no digit may follow
+	elemThree           // three digits
+)
+
+// elemNext[e][b] is the state after byte b in state e, or elemNone if b is not a digit or
+// comma machine.bytes accepts there (the closing bracket is judged byte by byte).
+var elemNext = func() (t [elemThree + 1][256]elemState) {
+	for e := elemZero; e <= elemThree; e++ {
+		t[e][','] = elemStart
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[elemStart][c] = [...]elemState{elemZero, elemOne, elemTwo, elemBig, elemBig, elemBig, elemBig, elemBig, elemBig, elemBig}[c-'0']
+		t[elemOne][c] = elemLow
+		t[elemTwo][c] = [...]elemState{elemLow, elemLow, elemLow, elemLow, elemLow, elem25, elemHigh, elemHigh, elemHigh, elemHigh}[c-'0']
+		t[elemBig][c] = elemHigh
+		t[elemLow][c] = elemThree
+		if c <= '5' {
+			t[elem25][c] = elemThree
+		}
+	}
+	return t
+}()
+
+// elemOf returns the element state of the machine in a bytes array past its opening bracket.
+func elemOf(m *machine) elemState {
+	switch v := m.mag; {
+	case m.pos != bytesElem:
+		return elemStart
+	case m.lead0:
+		return elemZero
+	case v == 1:
+		return elemOne
+	case v == 2:
+		return elemTwo
+	case v < 10:
+		return elemBig
+	case v < 25:
+		return elemLow
+	case v == 25:
+		return elem25
+	case v < 100:
+		return elemHigh
+	}
+	return elemThree
 }
 
 func (d *Decoder) pushByte(b byte) Outcome {
@@ -105,8 +236,8 @@ func (d *Decoder) pushByte(b byte) Outcome {
 			}
 		}
 	}
-	if d.m.cur.kind == opStr {
-		d.plain()
+	if k := d.m.cur.kind; k == opStr || k == opLit || k == opBytes {
+		d.fast()
 	}
 	return Outcome{}
 }
@@ -182,7 +313,7 @@ func (d *Decoder) push(chunk []byte) Outcome {
 		}
 		return d.settle(refused(CodeBytes, MaxStreamBytes, "the stream exceeds %d bytes", MaxStreamBytes))
 	}
-	d.plain()
+	d.fast()
 	return Outcome{}
 }
 
@@ -241,8 +372,8 @@ func (d *Decoder) Buffered() int {
 // GrammarWork returns the grammar's work so far: one unit per byte plus one per case-table
 // comparison. It is bounded by MaxGrammarWork.
 func (d *Decoder) GrammarWork() int {
-	if d.plainEnd != 0 {
-		return d.m.work + len(d.buf) - d.plainFrom
+	if d.fastEnd != 0 {
+		return d.m.work + len(d.buf) - d.fastFrom
 	}
 	return d.m.work
 }

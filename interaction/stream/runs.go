@@ -17,16 +17,31 @@ import (
 // the refusal of a byte it judged.
 func (d *Decoder) run(buf string, i int) (int, Outcome) {
 	start := i
-	for i < len(buf) {
-		// A byte in the middle of a UTF-8 sequence or an escape, or past the top-level value,
-		// is the per-byte path's.
-		if s := &d.sc; s.closed || s.need != 0 || s.esc != 0 || d.m.done {
-			break
-		}
+	m, s := &d.m, &d.sc
+	// A byte in the middle of a UTF-8 sequence or an escape, or past the top-level value, is
+	// the per-byte path's.
+	for i < len(buf) && !s.closed && s.need == 0 && s.esc == 0 && !m.done {
 		var n int
 		var o Outcome
-		switch op := d.m.cur; op.kind {
+		switch op := m.cur; op.kind {
 		case opLit:
+			// The common case inline: the whole literal is present and equal, and its effect on
+			// the scanner is known.
+			if k := len(op.lit); m.pos == 0 && len(buf)-i >= k && buf[i:i+k] == op.lit && m.work+k <= MaxGrammarWork {
+				e := op.outside
+				if s.inStr {
+					e = op.inside
+				}
+				if s.apply(e) {
+					m.work += k
+					if i += k; !m.next() {
+						if msg := m.advance(); msg != "" {
+							return 0, refused(CodeGrammar, i-1, "%s", msg)
+						}
+					}
+					continue
+				}
+			}
 			n, o = d.literalRun(op, buf, i)
 		case opStr:
 			n, o = d.stringRun(op, buf, i)
@@ -48,26 +63,13 @@ func (d *Decoder) run(buf string, i int) (int, Outcome) {
 	return i - start, Outcome{}
 }
 
-// literalRun consumes the rest of a literal when all of it is present and equal: the grammar
-// result is known, and the scanner's is the literal's precomputed effect. Otherwise it takes
-// the matching bytes one at a time through the scanner (linear however the literal is split),
-// stopping before the first byte that differs, which the per-byte path refuses.
+// literalRun takes the bytes of a literal that are present and equal one at a time through
+// the scanner, when run cannot take the literal whole (it is split across chunks, or a bound
+// or bracket check might fail in it): linear however the literal is split, it stops before
+// the first byte that differs, which the per-byte path refuses.
 func (d *Decoder) literalRun(o *op, buf string, i int) (int, Outcome) {
 	m := &d.m
 	rest := o.lit[m.pos:]
-	if m.pos == 0 && len(buf)-i >= len(rest) && buf[i:i+len(rest)] == rest && m.work+len(rest) <= MaxGrammarWork {
-		effect := o.outside
-		if d.sc.inStr {
-			effect = o.inside
-		}
-		if d.sc.apply(effect) {
-			m.work += len(rest)
-			if msg := m.advance(); msg != "" {
-				return 0, refused(CodeGrammar, i+len(rest)-1, "%s", msg)
-			}
-			return len(rest), Outcome{}
-		}
-	}
 	n := 0
 	for n < len(rest) && i+n < len(buf) && buf[i+n] == rest[n] && m.work < MaxGrammarWork {
 		if f := d.sc.step(rest[n]); f != nil {
@@ -94,12 +96,29 @@ func (d *Decoder) stringRun(o *op, buf string, i int) (int, Outcome) {
 	}
 	room := o.max - m.count // decoded bytes the field still admits
 	n := i
-	for n < len(buf) {
-		end := plainSpan(buf, n, min(len(buf), n+room))
-		room -= end - n
-		if n = end; n == len(buf) {
+	for {
+		// Plain bytes, eight at a time, then one at a time up to the bound or the buffer's end.
+		from, lim := n, min(len(buf), n+room)
+	plain:
+		for {
+			switch {
+			case n+8 <= lim:
+				if sp := special(load64(buf, n)); sp != 0 {
+					n += bits.TrailingZeros64(sp) >> 3
+					break plain
+				}
+				n += 8
+			case n < lim && plainBytes[buf[n]]:
+				n++
+			default:
+				break plain
+			}
+		}
+		room -= n - from
+		if n == len(buf) {
 			break
 		}
+		// A unit: the closing quote, an escape or a multi-byte UTF-8 sequence.
 		c := buf[n]
 		if c == '"' {
 			m.count, m.work = o.max-room, m.work+n+1-i
@@ -109,10 +128,20 @@ func (d *Decoder) stringRun(o *op, buf string, i int) (int, Outcome) {
 			}
 			return n + 1 - i, Outcome{}
 		}
-		w, counts := 0, 0
+		w, counts := 0, 1 // an escape decodes to one byte
 		switch {
 		case c == '\\':
-			w, counts = escapeLen(buf[n:]), 1 // an escape decodes to one byte
+			if n+1 < len(buf) && shortEscape[buf[n+1]] {
+				w = 2
+			} else {
+				w = escapeLen(buf[n:])
+			}
+		case c >= 0xE1 && c <= 0xEC && n+2 < len(buf):
+			// The commonest three-byte sequences (U+1000 to U+CFFF), inline.
+			if c1, c2 := buf[n+1], buf[n+2]; c1 >= 0x80 && c1 <= 0xBF && c2 >= 0x80 && c2 <= 0xBF {
+				w = 3
+			}
+			counts = w // every byte of a UTF-8 sequence counts
 		case c >= 0x80:
 			w = utf8Len(buf[n:])
 			counts = w
@@ -126,6 +155,22 @@ func (d *Decoder) stringRun(o *op, buf string, i int) (int, Outcome) {
 	return n - i, Outcome{}
 }
 
+// shortEscape marks the characters of the short escapes both layers accept after '\\'.
+var shortEscape = func() (t [256]bool) {
+	for _, c := range `"\\bfnrt` {
+		t[c] = true
+	}
+	return t
+}()
+
+// special flags, in the high bit of each byte of w, a byte below 0x20, a quote, a backslash
+// or a byte of 0x80 and above. Borrows can flag bytes above a flagged one, never below it, so
+// the lowest flag is exact.
+func special(w uint64) uint64 {
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	return ((w - ones*0x20) | (quote-ones)&^quote | (backslash-ones)&^backslash | w) & highs
+}
+
 // plainBytes marks the bytes 0x20..0x7F other than '"' and '\\': inside a string, the scanner
 // passes them over and the grammar only counts them.
 var plainBytes = func() (t [256]bool) {
@@ -134,27 +179,6 @@ var plainBytes = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// plainSpan returns the end of the run of plain bytes starting at s[n], at most lim, eight
-// bytes at a time.
-func plainSpan(s string, n, lim int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; n+8 <= lim; n += 8 {
-		w := load64(s, n)
-		quote, backslash := w^(ones*'"'), w^(ones*'\\')
-		// Each term flags, in its high bit, a byte below 0x20, a quote, a backslash or a byte
-		// of 0x80 and above. Borrows can flag bytes above a flagged one, never below it, so the
-		// lowest flag is exact.
-		special := ((w - ones*0x20) | (quote-ones)&^quote | (backslash-ones)&^backslash | w) & highs
-		if special != 0 {
-			return n + bits.TrailingZeros64(special)>>3
-		}
-	}
-	for n < lim && plainBytes[s[n]] {
-		n++
-	}
-	return n
-}
 
 func load64(s string, n int) uint64 {
 	s = s[n : n+8]
@@ -219,7 +243,16 @@ func (d *Decoder) bytesRun(o *op, buf string, i int) (int, Outcome) {
 		}
 		m.pos, n = bytesFirst, n+1
 	}
-	// Whole elements and their comma: 1 to 3 digits, no leading zero, at most 255.
+	// Eight bytes at a time, as many whole elements with their commas as they hold.
+	for m.pos != bytesElem && n+8 <= len(buf) {
+		k, elems := elements(load64(buf, n))
+		if k == 0 || m.count+elems > o.max {
+			break
+		}
+		m.count += elems
+		m.pos, n = bytesNext, n+k
+	}
+	// Whole elements and their comma, one at a time: 1 to 3 digits, no leading zero, at most 255.
 	for m.pos != bytesElem && n+4 <= len(buf) && m.count < o.max {
 		w := load32(buf, n)
 		x := w - 0x30303030
@@ -272,13 +305,67 @@ end:
 	return n - i, Outcome{}
 }
 
-// intRun consumes the digits of an integer through the grammar, which judges each exactly as
-// step would, refusals included (the scanner has nothing to check in them), and its closing
-// quote.
+// Exact per-byte comparisons on eight bytes: the high bit of each byte of the result is the
+// answer for that byte. No borrow or carry crosses a byte.
+const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7F7F7F7F7F7F7F7F
+
+// atLeast flags the bytes below 0x80 that are at least c (c <= 0x80).
+func atLeast(w uint64, c byte) uint64 { return ((w | highs) - ones*uint64(c)) &^ w & highs }
+
+// equal flags the bytes equal to c.
+func equal(w uint64, c byte) uint64 {
+	z := w ^ ones*uint64(c)
+	return ^((z&lows + lows) | z) & highs
+}
+
+// elements validates the canonical bytes-array elements at the start of w (little-endian
+// bytes) that end within it, each with its comma: it returns the bytes they take up to and
+// including the last comma, and how many there are, or 0 if any of them is not a canonical
+// byte (1 to 3 digits, no leading zero, at most 255), which the byte-by-byte path judges.
+func elements(w uint64) (int, int) {
+	commas := equal(w, ',')
+	if commas == 0 {
+		return 0, 0
+	}
+	last := (63 - bits.LeadingZeros64(commas)) >> 3 // the byte of the last comma
+	span := uint64(highs)
+	if last < 7 {
+		span = highs & (1<<(8*last+8) - 1)
+	}
+	digits := atLeast(w, '0') &^ atLeast(w, '9'+1)
+	starts := (commas<<8 | 0x80) & span // the first byte of each element
+	zeros := equal(w, '0')
+	three := starts & (digits >> 8) & (digits >> 16) // elements of three digits
+	over := three & (atLeast(w, '3') | equal(w, '2')&(atLeast(w, '6')>>8|(equal(w, '5')>>8)&(atLeast(w, '6')>>16)))
+	bad := span&^(digits|commas) | // a byte neither a digit nor a comma
+		starts&commas | // an empty element
+		digits&(digits<<8)&(digits<<16)&(digits<<24) | // a fourth digit
+		starts&zeros&(digits>>8) | // a leading zero
+		over // more than 255
+	if bad&span != 0 {
+		return 0, 0
+	}
+	return last + 1, bits.OnesCount64(commas)
+}
+
+// intRun consumes an integer's digits and its closing quote. When they are all present and
+// within the field's bounds it takes them at once; otherwise it feeds them one at a time to
+// the grammar, which judges each exactly as step would, refusals included (the scanner has
+// nothing to check in them).
 func (d *Decoder) intRun(o *op, buf string, i int) (int, Outcome) {
 	m := &d.m
 	if !d.sc.inStr {
 		return 0, Outcome{}
+	}
+	if m.pos == intFirst {
+		if k := wholeInt(o, buf[i:]); k > 0 && m.work+k <= MaxGrammarWork {
+			d.sc.inStr = false
+			m.work += k
+			if msg := m.advance(); msg != "" {
+				return 0, refused(CodeGrammar, i+k-1, "%s", msg)
+			}
+			return k, Outcome{}
+		}
 	}
 	n := i
 	for ; n < len(buf) && m.work < MaxGrammarWork; n++ {
@@ -297,6 +384,40 @@ func (d *Decoder) intRun(o *op, buf string, i int) (int, Outcome) {
 		}
 	}
 	return n - i, Outcome{}
+}
+
+// wholeInt reads a canonical decimal within o's bounds and its closing quote at the start of
+// p, as machine.integer admits them from intFirst, and returns their length, or 0 if they are
+// not all present or integer would refuse a byte of them. A magnitude only grows digit by
+// digit, so no prefix crosses a bound the whole does not.
+func wholeInt(o *op, p string) int {
+	ib := &o.ints
+	j, neg := 0, false
+	if len(p) > 0 && p[0] == '-' {
+		if !ib.negOK {
+			return 0
+		}
+		j, neg = 1, true
+	}
+	start := j
+	var mag uint64
+	for ; j < len(p) && j-start < 20 && p[j] >= '0' && p[j] <= '9'; j++ {
+		mag = mag*10 + uint64(p[j]-'0') // 19 digits cannot overflow; the 20th is checked below
+	}
+	digits := j - start
+	switch {
+	case j == len(p) || p[j] != '"' || digits == 0:
+		return 0
+	case p[start] == '0':
+		if digits > 1 || neg || !ib.zeroOK {
+			return 0
+		}
+	case digits == 20 && (p[start] > '1' || mag < 10_000_000_000_000_000_000): // wrapped past 2^64-1
+		return 0
+	case neg && (mag < ib.negMin || mag > ib.negMax), !neg && (!ib.posOK || mag < ib.posMin || mag > ib.posMax):
+		return 0
+	}
+	return j + 1
 }
 
 // caseRun consumes a case id: the prefix all ids share at once (its narrowing is
