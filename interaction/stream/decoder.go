@@ -16,23 +16,26 @@ type Decoder struct {
 	buf []byte
 	// A fast run: while len(buf) < fastEnd, Push takes a byte by appending it alone when it
 	// is one the run expects, since for both layers such a byte only advances a position, a
-	// count or a small state: plain bytes of string content (see plainBytes), the next bytes
-	// of a literal (fastLit), or the digits and commas of a bytes array (an elemState, with
-	// room for elemRoom more elements). The bytes taken since fastFrom are added to the
+	// count or a small state: string content (a strState), the next bytes of a literal
+	// (fastLit), or the digits and commas of a bytes array (an elemState, with room for
+	// elemRoom more elements). The bytes taken since fastFrom are added to the
 	// grammar's state by sync, before anything else reads or changes it.
 	fastEnd, fastFrom int
-	fastMode          uint8
-	elem              elemState
 	elemRoom          int
 	fastLit           string
+	escapes           int // escape characters taken in a string
+	fastMode          uint8
+	elem              elemState
+	str               strState
 
+	terminal bool
 	frames   [4]frame // the machine's first frames, so a decoder is one allocation
 	g        *Grammar
 	received int // len(buf) once the buffer is released at a terminal outcome
 	sc       scanner
 	m        machine
 	out      Outcome
-	terminal bool
+	accepted terminal // the outcome of an acceptance, so that it costs no allocation
 }
 
 // NewDecoder returns a decoder at the start of a stream. It is cheap: compile the Grammar
@@ -66,8 +69,17 @@ func (d *Decoder) Push(chunk []byte) Outcome {
 			b := chunk[0]
 			take := false
 			switch d.fastMode {
-			case fastPlain:
-				take = plainBytes[b]
+			case fastString:
+				// Plain text first: it leaves the state as it is, so consecutive bytes do not
+				// wait on one another's store of it.
+				if plainBytes[b] && d.str == strText {
+					take = true
+				} else if e := strNext[d.str][b]; e != 0 {
+					if d.str == strAfterBackslash {
+						d.escapes++
+					}
+					d.str, take = e, true
+				}
 			case fastLiteral:
 				take = b == d.fastLit[n-d.fastFrom]
 			case fastElements:
@@ -93,10 +105,46 @@ func (d *Decoder) Push(chunk []byte) Outcome {
 
 // Fast run modes.
 const (
-	fastPlain    = iota // string content
+	fastString   = iota // string content
 	fastLiteral         // a literal
 	fastElements        // the elements of a bytes array
 )
+
+// strState is where string content stands in a fast run.
+type strState uint8
+
+const (
+	strNone           strState = iota
+	strText                    // between characters
+	strAfterBackslash          // a short escape's character must follow
+	strCont1                   // one UTF-8 continuation byte must follow
+	strCont2                   // two must follow
+)
+
+// strNext[s][b] is the state after byte b of string content in state s, or strNone if b is
+// not one a fast run takes there: plain bytes, short escapes, and the UTF-8 sequences whose
+// continuation bytes may be any of 0x80..0xBF (U+0080..U+07FF, U+1000..U+CFFF and
+// U+E000..U+FFFF). The rest — a quote, \u escapes, other sequences — are judged byte by byte.
+var strNext = func() (t [strCont2 + 1][256]strState) {
+	for b := 0; b < 256; b++ {
+		switch {
+		case plainBytes[b]:
+			t[strText][b] = strText
+		case b == '\\':
+			t[strText][b] = strAfterBackslash
+		case b >= 0xC2 && b <= 0xDF:
+			t[strText][b] = strCont1
+		case b >= 0xE1 && b <= 0xEC || b == 0xEE || b == 0xEF:
+			t[strText][b] = strCont2
+		case b >= 0x80 && b <= 0xBF:
+			t[strCont1][b], t[strCont2][b] = strText, strCont1
+		}
+		if shortEscape[b] {
+			t[strAfterBackslash][b] = strText
+		}
+	}
+	return t
+}()
 
 // sync adds the bytes Push took alone to the grammar's state and ends the fast run.
 func (d *Decoder) sync() {
@@ -107,10 +155,26 @@ func (d *Decoder) sync() {
 	k := len(d.buf) - d.fastFrom
 	m.work += k
 	switch d.fastMode {
-	case fastPlain:
-		m.count += k
+	case fastString:
+		// Every byte counts but an escape's character (the backslash stands for the byte).
+		m.count += k - d.escapes
+		switch d.str {
+		case strAfterBackslash:
+			d.sc.esc, m.pos = 1, strEscape
+		case strCont1:
+			d.sc.need, d.sc.lo, d.sc.hi = 1, 0x80, 0xBF
+		case strCont2:
+			d.sc.need, d.sc.lo, d.sc.hi = 2, 0x80, 0xBF
+		}
 	case fastLiteral:
+		if m.pos == 0 && k == len(m.cur.lit)-1 && d.sc.apply(d.head(m.cur)) {
+			m.pos = k
+			break
+		}
 		m.pos += k
+		for _, b := range d.buf[d.fastFrom:] {
+			d.sc.step(b) // accepted: fast stepped a copy of the scanner over these bytes
+		}
 	case fastElements:
 		m.count = m.cur.max - d.elemRoom
 		if k > 0 {
@@ -145,11 +209,20 @@ func (d *Decoder) fast() {
 	room := min(MaxGrammarWork-m.work, cap(d.buf)-n)
 	switch {
 	case o.kind == opStr && m.pos == strContent && s.inStr:
-		d.fastMode, room = fastPlain, min(room, o.max-m.count)
+		// Within the field's bound: every byte but an escape's character counts.
+		d.fastMode, d.str, d.escapes, room = fastString, strText, 0, min(room, o.max-m.count)
 	case o.kind == opLit:
-		j := m.pos
-		for j < len(o.lit)-1 && j-m.pos < room && s.inert(o.lit[j]) {
-			j++
+		// Up to the literal's last byte, or the first byte the scanner would refuse from
+		// here, found by stepping a copy of it — at once, from the literal's start, by its
+		// precomputed effect: sync steps the real one over the bytes taken, each of which it
+		// then accepts.
+		j, sim := m.pos, *s
+		if head := d.head(o); m.pos == 0 && len(o.lit)-1 <= room && sim.apply(head) {
+			j = len(o.lit) - 1
+		} else {
+			for j < len(o.lit)-1 && j-m.pos < room && sim.step(o.lit[j]) == nil {
+				j++
+			}
 		}
 		if room = j - m.pos; room > 0 {
 			d.fastMode, d.fastLit = fastLiteral, o.lit[m.pos:j]
@@ -162,6 +235,15 @@ func (d *Decoder) fast() {
 	if room > 0 {
 		d.fastFrom, d.fastEnd = n, n+room
 	}
+}
+
+// head returns the effect on the scanner of literal o but its last byte, from the scanner's
+// state.
+func (d *Decoder) head(o *op) *litEffect {
+	if d.sc.inStr {
+		return o.headInside
+	}
+	return o.headOutside
 }
 
 // elemState is where a bytes array's element stands, as much as the next byte's validity
@@ -339,7 +421,9 @@ func (d *Decoder) Finish() Outcome {
 		o.t.refusal.Cause = err
 		return d.settle(o)
 	}
-	return d.settle(accepted(v))
+	// The terminal is the decoder's own: an acceptance costs no allocation beyond the value.
+	d.accepted = terminal{state: Accepted, value: v}
+	return d.settle(Outcome{&d.accepted})
 }
 
 // Cancel closes the stream early with STREAM-CANCELLED and the given reason. It cannot undo

@@ -50,11 +50,14 @@ type op struct {
 	lit   string
 	// effects of the whole literal on the scanner, from outside and from inside a string
 	outside, inside *litEffect
-	field           *interaction.Field
-	max             int
-	ints            intBounds
-	typ             *[]op      // opNested: the nested type's ops
-	cases           *caseTable // opCase
+	// the same for the literal but its last byte: what a fast run of one-byte pushes takes
+	// before the byte that ends the op
+	headOutside, headInside *litEffect
+	field                   *interaction.Field
+	max                     int
+	ints                    intBounds
+	typ                     *[]op      // opNested: the nested type's ops
+	cases                   *caseTable // opCase
 }
 
 // caseTable holds a variant's case ids sorted bytewise, with each case's continuation:
@@ -184,7 +187,11 @@ func (c *compiler) fieldOps(open string, fields []*interaction.Field) []op {
 }
 
 func literal(lit string) op {
-	return op{kind: opLit, lit: lit, outside: effectOf(lit, false), inside: effectOf(lit, true)}
+	o := op{kind: opLit, lit: lit, outside: effectOf(lit, false), inside: effectOf(lit, true)}
+	if len(lit) > 1 {
+		o.headOutside, o.headInside = effectOf(lit[:len(lit)-1], false), effectOf(lit[:len(lit)-1], true)
+	}
+	return o
 }
 
 func (c *compiler) leaf(f *interaction.Field) op {

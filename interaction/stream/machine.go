@@ -12,18 +12,19 @@ import (
 type machine struct {
 	frames []frame
 	cur    *op // the op in progress: &top().ops[top().pc]
-	done   bool
 	work   int
 
 	// State of the op in progress at the top frame.
 	pos    int    // bytes of the op matched so far, or the op's sub-state
-	lit    uint8  // opBool: the literal chosen by its first byte, an index of bools
-	neg    bool   // opInt
 	mag    uint64 // opInt magnitude; opBytes element value
 	count  int    // opStr decoded bytes; opBytes elements
-	hexHi  byte   // opStr: the high digit of a \u00XX escape
 	lo, hi int    // opCase: the range of ids still matching
+	lit    uint8  // opBool: the literal chosen by its first byte, an index of bools
+	neg    bool   // opInt
+	hexHi  byte   // opStr: the high digit of a \u00XX escape
 	lead0  bool   // opBytes: the element began with 0, so no digit may follow
+
+	done bool
 }
 
 type frame struct {
