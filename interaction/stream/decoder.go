@@ -82,6 +82,8 @@ func (d *Decoder) Push(chunk []byte) Outcome {
 				}
 			case fastLiteral:
 				take = b == d.fastLit[n-d.fastFrom]
+			case fastDigits:
+				take = b-'0' < 10
 			case fastElements:
 				if e := elemNext[d.elem][b]; e != 0 && (d.elem != elemStart || d.elemRoom > 0) {
 					if d.elem == elemStart {
@@ -106,7 +108,8 @@ func (d *Decoder) Push(chunk []byte) Outcome {
 // Fast run modes.
 const (
 	fastString   = iota // string content
-	fastLiteral         // a literal
+	fastLiteral         // expected bytes: of a literal, or of a case id
+	fastDigits          // further digits of an integer
 	fastElements        // the elements of a bytes array
 )
 
@@ -167,6 +170,20 @@ func (d *Decoder) sync() {
 			d.sc.need, d.sc.lo, d.sc.hi = 2, 0x80, 0xBF
 		}
 	case fastLiteral:
+		if o := m.cur; o.kind == opCase {
+			// Narrow the case table over the bytes taken, as step would have (it charged a unit
+			// per byte above; caseID charges its comparisons), the shared prefix at once.
+			taken, t := d.buf[d.fastFrom:], o.cases
+			if m.pos == 0 && len(t.prefix) > 0 && len(taken) >= len(t.prefix) {
+				m.lo, m.hi, m.pos = t.prefixLo, t.prefixHi, len(t.prefix)
+				m.work += t.prefixWork - len(t.prefix)
+				taken = taken[len(t.prefix):]
+			}
+			for _, b := range taken {
+				m.caseID(o, b) // accepted: fast planned the run along one id
+			}
+			break
+		}
 		if m.pos == 0 && k == len(m.cur.lit)-1 && d.sc.apply(d.head(m.cur)) {
 			m.pos = k
 			break
@@ -174,6 +191,10 @@ func (d *Decoder) sync() {
 		m.pos += k
 		for _, b := range d.buf[d.fastFrom:] {
 			d.sc.step(b) // accepted: fast stepped a copy of the scanner over these bytes
+		}
+	case fastDigits:
+		for _, c := range d.buf[d.fastFrom:] {
+			m.mag = m.mag*10 + uint64(c-'0')
 		}
 	case fastElements:
 		m.count = m.cur.max - d.elemRoom
@@ -226,6 +247,50 @@ func (d *Decoder) fast() {
 		}
 		if room = j - m.pos; room > 0 {
 			d.fastMode, d.fastLit = fastLiteral, o.lit[m.pos:j]
+		}
+	case o.kind == opCase && s.inStr:
+		// Along the one id the bytes so far can begin: the prefix all ids share, and then
+		// the rest of the id when the prefix leaves one, or the rest of the one id left.
+		t, id := o.cases, ""
+		switch {
+		case m.pos == 0 && len(t.prefix) > 0:
+			id = t.prefix
+			if t.prefixHi-t.prefixLo == 1 {
+				id = t.ids[t.prefixLo]
+			}
+		case m.pos > 0 && m.hi-m.lo == 1:
+			id = t.ids[m.lo][m.pos:]
+		}
+		// Bytes the scanner passes over, each costing a unit and at most a comparison beyond
+		// the prefix's precomputed work.
+		j := 0
+		for j < len(id) && interior(id[j]) {
+			j++
+		}
+		if room = min(room, j, (MaxGrammarWork-m.work-t.prefixWork)/2); room > 0 {
+			d.fastMode, d.fastLit = fastLiteral, id[:room]
+		}
+	case o.kind == opInt && m.pos == intDigits && s.inStr:
+		// Digits that cannot take the magnitude past its bound, whatever they are.
+		limit := o.ints.posMax
+		if m.neg {
+			limit = o.ints.negMax
+		}
+		// After j more digits the magnitude is below (mag+1)·10^j, which must stay at most
+		// limit+1: a further digit is safe while that bound is at most (limit+1)/10, computed
+		// without overflow.
+		most := limit / 10
+		if limit%10 == 9 {
+			most++
+		}
+		j := 0
+		if m.mag < limit {
+			for top := m.mag + 1; j < room && top <= most; j++ {
+				top *= 10
+			}
+		}
+		if room = j; room > 0 {
+			d.fastMode = fastDigits
 		}
 	case o.kind == opBytes && m.pos != bytesOpen && !s.inStr:
 		d.fastMode, d.elem, d.elemRoom = fastElements, elemOf(m), o.max-m.count
@@ -318,7 +383,7 @@ func (d *Decoder) pushByte(b byte) Outcome {
 			}
 		}
 	}
-	if k := d.m.cur.kind; k == opStr || k == opLit || k == opBytes {
+	if k := d.m.cur.kind; k != opEnd && k != opBool {
 		d.fast()
 	}
 	return Outcome{}
@@ -456,9 +521,7 @@ func (d *Decoder) Buffered() int {
 // GrammarWork returns the grammar's work so far: one unit per byte plus one per case-table
 // comparison. It is bounded by MaxGrammarWork.
 func (d *Decoder) GrammarWork() int {
-	if d.fastEnd != 0 {
-		return d.m.work + len(d.buf) - d.fastFrom
-	}
+	d.sync() // a fast run's work is known once its bytes have been added to the state
 	return d.m.work
 }
 
