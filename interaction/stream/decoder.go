@@ -9,17 +9,18 @@ import (
 
 // Decoder decodes one stream. Use one per provider response; it is not safe for concurrent
 // use. Its work is linear in the bytes pushed, however they are chunked: every byte is judged
-// once by the scanner and then the grammar, and the buffer only ever grows.
+// by the scanner and then the grammar, a bounded number of times, and the buffer only ever
+// grows.
 type Decoder struct {
 	// buf holds the stream. It is append-only: bytes below len(buf) are never written again,
 	// so string views of it (as strings.Builder makes them) stay valid and cost no copy.
 	buf []byte
 	// A fast run: while len(buf) < fastEnd, Push takes a byte by appending it alone when it
 	// is one the run expects, since for both layers such a byte only advances a position, a
-	// count or a small state: string content (a strState), the next bytes of a literal
-	// (fastLit), or the digits and commas of a bytes array (an elemState, with room for
-	// elemRoom more elements). The bytes taken since fastFrom are added to the
-	// grammar's state by sync, before anything else reads or changes it.
+	// count or a small state: string content (a strState), the next bytes of a literal or a
+	// case id (fastLit), the digits of an integer, or the digits and commas of a bytes array
+	// (an elemState, with room for elemRoom more elements). The bytes taken since fastFrom are
+	// added to the state of both layers by sync, before anything else reads or changes it.
 	fastEnd, fastFrom int
 	elemRoom          int
 	fastLit           string
@@ -217,9 +218,11 @@ func (d *Decoder) sync() {
 }
 
 // fast starts a fast run where one applies: in string content, within the field's bound; in
-// a literal, up to its next byte the scanner must judge or its last byte, which ends the op;
-// in a bytes array, over its digits and commas, within its bound. All stop at the work bound
-// and the buffer's capacity.
+// a literal, up to its last byte, which ends the op, or a byte the scanner would refuse; along
+// a case id; over the digits of an integer that cannot cross its bound; in a bytes array,
+// over its digits and commas, within its bound. None takes the byte that ends an op, and all
+// stop at the work bound and the buffer's capacity. Each byte a run expects is one the
+// per-byte path would accept with no effect but the one sync adds.
 func (d *Decoder) fast() {
 	m, s := &d.m, &d.sc
 	o := m.cur
