@@ -35,10 +35,15 @@
 //     later Push, Finish and Cancel calls return the same outcome.
 //   - The outcome (state, code, offset and value) for a byte sequence does not depend on how
 //     it is chunked.
-//   - Work is linear in the bytes received: each byte is judged once, never rescanned (runs
-//     whose per-byte result is known in advance — a literal present whole, plain string
-//     content, the digits of a bytes array — are taken at once, with the same outcome and the
-//     same grammar work), and the buffer never holds more than MaxStreamBytes.
+//   - Work is linear in the bytes received: each byte is judged a bounded number of times and
+//     never rescanned from an earlier point, and the buffer never holds more than
+//     MaxStreamBytes. Where the per-byte result of a span is known in advance it is taken at
+//     once, with the same outcome, offset, message and grammar work: within a chunk, whole
+//     ops (a literal present whole, string content with its escapes and closing quote, an
+//     integer, a case id, a bytes array eight bytes at a time); across one-byte pushes, a fast
+//     run in which Push appends a byte and checks it against what the run expects (the next
+//     byte of a literal or case id, string content, digits), the state catching up when the
+//     run ends.
 //   - A schema one of whose documents could hold more than MaxStreamStringTokens string
 //     literals does not compile (ErrUnstreamable), since the token bound would then refuse an
 //     admitted document.

@@ -50,18 +50,28 @@ type op struct {
 	lit   string
 	// effects of the whole literal on the scanner, from outside and from inside a string
 	outside, inside *litEffect
-	field           *interaction.Field
-	max             int
-	ints            intBounds
-	typ             *[]op      // opNested: the nested type's ops
-	cases           *caseTable // opCase
+	// the same for the literal but its last byte: what a fast run of one-byte pushes takes
+	// before the byte that ends the op
+	headOutside, headInside *litEffect
+	field                   *interaction.Field
+	max                     int
+	ints                    intBounds
+	typ                     *[]op      // opNested: the nested type's ops
+	cases                   *caseTable // opCase
 }
 
 // caseTable holds a variant's case ids sorted bytewise, with each case's continuation:
-// `","fields":{` … `}}`.
+// `,"fields":{` … `}}` (the id's closing quote belongs to the case op).
 type caseTable struct {
 	ids []string
 	ops [][]op
+	// prefix is the longest prefix all ids share. Narrowing the table over it always ends in
+	// the same range at the same cost, computed once at compile time, so a run can take the
+	// prefix whole with exactly the per-byte outcome and work.
+	prefix     string
+	prefixLo   int
+	prefixHi   int
+	prefixWork int
 }
 
 // intBounds splits an integer range into what digits seen so far can violate.
@@ -117,10 +127,40 @@ func (c *compiler) typeOps(t *interaction.Type) *[]op {
 		for i := range fields {
 			fields[i] = cs.Field(i)
 		}
-		table.ops = append(table.ops, c.fieldOps(`","fields":`, fields))
+		table.ops = append(table.ops, c.fieldOps(`,"fields":`, fields))
 	}
+	table.narrowPrefix()
 	*p = []op{literal(`{"case":"`), {kind: opCase, cases: table}}
 	return p
+}
+
+// interior reports whether b is plain ASCII text inside a string literal: no quote, backslash,
+// control or non-ASCII byte, so the structural scanner has nothing to do for it.
+func interior(b byte) bool {
+	return b >= 0x20 && b < 0x7F && b != '"' && b != '\\'
+}
+
+// narrowPrefix computes the shared prefix of the ids and the state and work of narrowing the
+// table over it byte by byte, as machine.caseID does.
+func (t *caseTable) narrowPrefix() {
+	if len(t.ids) == 0 {
+		return
+	}
+	first, last := t.ids[0], t.ids[len(t.ids)-1] // sorted: their common prefix is everyone's
+	n := 0
+	// Only bytes the scanner passes over inside a string can be taken whole.
+	for n < len(first) && n < len(last) && first[n] == last[n] && interior(first[n]) {
+		n++
+	}
+	m := machine{}
+	o := &op{kind: opCase, cases: t}
+	for i := 0; i < n; i++ {
+		m.work++ // machine.step's unit for the byte
+		if m.caseID(o, first[i]) != "" {
+			return // cannot happen: every id extends the prefix; no shortcut then
+		}
+	}
+	t.prefix, t.prefixLo, t.prefixHi, t.prefixWork = first[:n], m.lo, m.hi, m.work
 }
 
 // fieldOps lowers `<open>{"id":<leaf>,…}}` with adjacent literals merged.
@@ -147,7 +187,11 @@ func (c *compiler) fieldOps(open string, fields []*interaction.Field) []op {
 }
 
 func literal(lit string) op {
-	return op{kind: opLit, lit: lit, outside: effectOf(lit, false), inside: effectOf(lit, true)}
+	o := op{kind: opLit, lit: lit, outside: effectOf(lit, false), inside: effectOf(lit, true)}
+	if len(lit) > 1 {
+		o.headOutside, o.headInside = effectOf(lit[:len(lit)-1], false), effectOf(lit[:len(lit)-1], true)
+	}
+	return o
 }
 
 func (c *compiler) leaf(f *interaction.Field) op {

@@ -12,18 +12,19 @@ import (
 type machine struct {
 	frames []frame
 	cur    *op // the op in progress: &top().ops[top().pc]
-	done   bool
 	work   int
 
 	// State of the op in progress at the top frame.
 	pos    int    // bytes of the op matched so far, or the op's sub-state
-	lit    string // opBool: the literal chosen by its first byte
-	neg    bool   // opInt
 	mag    uint64 // opInt magnitude; opBytes element value
 	count  int    // opStr decoded bytes; opBytes elements
-	hexHi  byte   // opStr: the high digit of a \u00XX escape
 	lo, hi int    // opCase: the range of ids still matching
+	lit    uint8  // opBool: the literal chosen by its first byte, an index of bools
+	neg    bool   // opInt
+	hexHi  byte   // opStr: the high digit of a \u00XX escape
 	lead0  bool   // opBytes: the element began with 0, so no digit may follow
+
+	done bool
 }
 
 type frame struct {
@@ -159,6 +160,20 @@ func (m *machine) quickBytes(o *op, b byte) bool {
 	return true
 }
 
+// next is advance where it is quickest: the next op is in the same frame and not a nested
+// type. It reports false, changing nothing, otherwise.
+func (m *machine) next() bool {
+	f := &m.frames[len(m.frames)-1]
+	pc := f.pc + 1
+	if pc >= len(f.ops) || f.ops[pc].kind == opNested {
+		return false
+	}
+	f.pc = pc
+	m.cur = &f.ops[pc]
+	m.pos, m.count, m.mag, m.neg = m.cur.start, 0, 0, false
+	return true
+}
+
 // advance finishes the current op and moves to the next, entering nested frames and leaving
 // finished ones.
 func (m *machine) advance() string {
@@ -181,20 +196,23 @@ func (m *machine) advance() string {
 	}
 }
 
+// bools are the literals of opBool, kept in machine.lit by index, which keeps a decoder small.
+var bools = [...]string{"", "true", "false"}
+
 func (m *machine) boolean(b byte) string {
 	if m.pos == 0 {
 		switch b {
 		case 't':
-			m.lit = "true"
+			m.lit = 1
 		case 'f':
-			m.lit = "false"
+			m.lit = 2
 		default:
 			return fmt.Sprintf("expected true or false, got %q", b)
 		}
-	} else if b != m.lit[m.pos] {
-		return fmt.Sprintf("expected %q of %s, got %q", m.lit[m.pos], m.lit, b)
+	} else if lit := bools[m.lit]; b != lit[m.pos] {
+		return fmt.Sprintf("expected %q of %s, got %q", lit[m.pos], lit, b)
 	}
-	if m.pos++; m.pos == len(m.lit) {
+	if m.pos++; m.pos == len(bools[m.lit]) {
 		return m.advance()
 	}
 	return ""
@@ -338,8 +356,7 @@ func (m *machine) caseID(o *op, b byte) string {
 		}
 		f := m.top()
 		f.ops, f.pc = t.ops[m.lo], 0
-		m.cur = &f.ops[0]
-		m.pos = 1 // the quote is the first byte of the case's ops
+		m.cur, m.pos = &f.ops[0], 0
 		return ""
 	}
 	if m.hi-m.lo == 1 { // one candidate left: compare its next byte

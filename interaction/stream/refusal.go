@@ -133,10 +133,6 @@ func (o Outcome) Err() error {
 	return nil
 }
 
-func accepted(v *interaction.Value) Outcome {
-	return Outcome{&terminal{state: Accepted, value: v}}
-}
-
 func refused(code Code, at int, format string, args ...any) Outcome {
 	msg := fmt.Sprintf(format, args...)
 	if strings.ContainsAny(msg, "\r\n") {

@@ -14,7 +14,7 @@ type scanner struct {
 	inStr   bool
 	esc     uint8 // 0 none, 1 after '\', 2..5 hex digits read + 1
 	depth   int
-	stack   [MaxStreamDepth]byte
+	arrays  uint64 // the open containers, bit i set when the one at depth i+1 is an array
 	tokens  int
 	closed  bool // the top-level container has closed
 	ended   bool // the terminal LF has been accepted
@@ -164,7 +164,7 @@ func (s *scanner) structural(b byte) *fail {
 		if s.depth == MaxStreamDepth {
 			return &fail{CodeDepth, fmt.Sprintf("containers nest deeper than %d", MaxStreamDepth)}
 		}
-		s.stack[s.depth] = b
+		s.arrays = s.arrays&^(1<<s.depth) | arrayBit(b)<<s.depth
 		s.depth++
 	case b == '}' || b == ']':
 		return s.close(b)
@@ -172,12 +172,11 @@ func (s *scanner) structural(b byte) *fail {
 	return nil
 }
 
+// arrayBit is 1 for '[' and ']', 0 for '{' and '}': only bit 5 tells them apart.
+func arrayBit(b byte) uint64 { return uint64(^b >> 5 & 1) }
+
 func (s *scanner) close(b byte) *fail {
-	open := byte('{')
-	if b == ']' {
-		open = '['
-	}
-	if s.depth == 0 || s.stack[s.depth-1] != open {
+	if s.depth == 0 || s.arrays>>(s.depth-1)&1 != arrayBit(b) {
 		return &fail{CodeBracket, fmt.Sprintf("%q does not close the innermost open container", b)}
 	}
 	s.depth--
@@ -186,15 +185,22 @@ func (s *scanner) close(b byte) *fail {
 }
 
 // litEffect is what scanning a whole literal does, given whether it starts inside a string:
-// the string literals it opens, its brackets in order, and whether it ends inside a string.
-// Applying it is equivalent to stepping the literal's bytes when no bound or bracket check
-// would fail on the way; apply checks that first and otherwise declines.
+// the string literals it opens, the open containers it closes and those it leaves open, and
+// whether it ends inside a string. Applying it is equivalent to stepping the literal's bytes
+// when no bound or bracket check would fail on the way; apply checks that first and
+// otherwise declines.
 type litEffect struct {
-	tokens   int
-	brackets []byte
-	endIn    bool
-	closes   bool // the last byte is a bracket (so the top level may close on it, and only there)
-	opens    bool // the first byte is '{', which is all the first byte of a document may be
+	tokens int
+	pops   int    // containers open before the literal that it closes
+	popped uint64 // their kinds as scanner.arrays bits, the outermost in bit 0
+	pushes int    // containers it leaves open
+	pushed uint64 // their kinds, the outermost in bit 0
+	peak   int    // the most the depth rises above its value before the literal
+	// lastPop: the last of the pops is the literal's last byte. If the pops empty the
+	// stack, the top-level value closes there, and only there may it close.
+	lastPop bool
+	endIn   bool
+	opens   bool // the first byte is '{', which is all the first byte of a document may be
 }
 
 // effectOf computes the effect of lit from inside or outside a string; nil if lit is not
@@ -203,6 +209,8 @@ type litEffect struct {
 func effectOf(lit string, inString bool) *litEffect {
 	e := &litEffect{}
 	in := inString
+	var own []byte // the literal's own open containers
+	rel := 0       // depth relative to before the literal
 	for i := 0; i < len(lit); i++ {
 		b := lit[i]
 		switch {
@@ -213,15 +221,42 @@ func effectOf(lit string, inString bool) *litEffect {
 		case b == '"':
 			e.tokens++
 			in = true
-		case b == '{' || b == '[' || b == '}' || b == ']':
-			e.brackets = append(e.brackets, b)
+		case b == '{' || b == '[':
+			own = append(own, b)
+			rel++
+			e.peak = max(e.peak, rel)
+		case b == '}' || b == ']':
+			rel--
+			if len(own) > 0 {
+				if own[len(own)-1] != b-2 { // '}'-2 == '{' and ']'-2 == '['
+					return nil // never true of a grammar literal; the per-byte path refuses it
+				}
+				own = own[:len(own)-1]
+				continue
+			}
+			// Closes a container open before the literal: the innermost not yet closed.
+			e.popped |= arrayBit(b) << e.pops
+			e.pops++
+			e.lastPop = i == len(lit)-1
 		}
 	}
-	last := lit[len(lit)-1]
+	// popped holds the innermost first; store it outermost first, as arrays is laid out.
+	e.popped = reverseBits(e.popped, e.pops)
+	for i, b := range own {
+		e.pushed |= arrayBit(b) << i
+	}
+	e.pushes = len(own)
 	e.endIn = in
-	e.closes = !in && (last == '}' || last == ']')
 	e.opens = !inString && lit[0] == '{'
 	return e
+}
+
+func reverseBits(x uint64, n int) uint64 {
+	var r uint64
+	for i := 0; i < n; i++ {
+		r |= (x >> i & 1) << (n - 1 - i)
+	}
+	return r
 }
 
 // apply performs e for its literal, or returns false, changing nothing, when the
@@ -229,42 +264,20 @@ func effectOf(lit string, inString bool) *litEffect {
 // the literal's last byte).
 func (s *scanner) apply(e *litEffect) bool {
 	if e == nil || s.closed || s.need != 0 || s.esc != 0 || !s.started && !e.opens ||
-		s.tokens+e.tokens > MaxStreamStringTokens || len(e.brackets) > 8 {
+		s.tokens+e.tokens > MaxStreamStringTokens || e.pops > s.depth || s.depth+e.peak > MaxStreamDepth {
 		return false
 	}
-	var pushed [8]byte
-	np, depth := 0, s.depth
-	for i, b := range e.brackets {
-		if b == '{' || b == '[' {
-			if depth == MaxStreamDepth {
-				return false
-			}
-			pushed[np], np, depth = b, np+1, depth+1
-			continue
-		}
-		var top byte
-		switch {
-		case np > 0:
-			np--
-			top = pushed[np]
-		case depth > 0:
-			top = s.stack[depth-1]
-		}
-		if top != b-2 { // '}'-2 == '{' and ']'-2 == '['
+	base := s.depth - e.pops // the depth once the literal has closed what it closes
+	if e.pops > 0 {
+		if s.arrays>>base&(1<<e.pops-1) != e.popped {
 			return false
 		}
-		if depth--; depth == 0 && !(i == len(e.brackets)-1 && e.closes) {
-			return false
+		if base == 0 && (!e.lastPop || e.pushes > 0) {
+			return false // the top level would close before the literal's end
 		}
 	}
-	for _, b := range e.brackets {
-		if b == '{' || b == '[' {
-			s.stack[s.depth] = b
-			s.depth++
-		} else {
-			s.depth--
-		}
-	}
+	s.arrays = s.arrays&(1<<base-1) | e.pushed<<base
+	s.depth = base + e.pushes
 	s.closed = s.depth == 0
 	s.tokens += e.tokens
 	s.inStr = e.endIn

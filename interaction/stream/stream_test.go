@@ -354,3 +354,38 @@ func TestUnstreamableSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStateAtEveryChunkBoundaryIsChunkIndependent: wherever a chunk ends, the grammar work and
+// the expectation are those of pushing the same bytes one at a time, so the shortcuts a chunk
+// enables (runs within a chunk, appends alone within a fast run) leave no trace but speed.
+func TestStateAtEveryChunkBoundaryIsChunkIndependent(t *testing.T) {
+	type state struct {
+		work int
+		next stream.Expected
+	}
+	for _, d := range loadCorpus(t) {
+		g := grammar(t, d.Schema)
+		ref := map[int]state{}
+		dec := g.NewDecoder()
+		for i := range d.Bytes {
+			if dec.Push(d.Bytes[i:i+1]).State() != stream.Incomplete {
+				break
+			}
+			ref[i+1] = state{dec.GrammarWork(), dec.Expected()}
+		}
+		for _, sizes := range [][]int{{2}, {3}, {5, 1}, {7, 1, 1}, {13}, {64, 1}} {
+			dec := g.NewDecoder()
+			for i, k := 0, 0; i < len(d.Bytes); k++ {
+				n := min(len(d.Bytes)-i, sizes[k%len(sizes)])
+				if dec.Push(d.Bytes[i:i+n]).State() != stream.Incomplete {
+					break
+				}
+				i += n
+				if got := (state{dec.GrammarWork(), dec.Expected()}); got != ref[i] {
+					t.Fatalf("%s chunks %v: after %d bytes work %d, expected %v; one byte at a time %d, %v",
+						d.ID(), sizes, i, got.work, got.next, ref[i].work, ref[i].next)
+				}
+			}
+		}
+	}
+}
