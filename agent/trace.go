@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"strconv"
@@ -28,24 +29,26 @@ const (
 // SHA-256 over a domain tag, the length-prefixed entity key and seq. Deterministic, so a
 // replay traces identically.
 func traceID(entity []byte, seq int64) []byte {
-	h := sha256.New()
-	h.Write([]byte("beamagents.trace.v1\x00"))
-	h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(entity))))
-	h.Write(entity)
-	h.Write(binary.BigEndian.AppendUint64(nil, uint64(seq)))
-	return h.Sum(nil)[:16]
+	var buf [128]byte
+	b := append(buf[:0], "beamagents.trace.v1\x00"...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(entity)))
+	b = append(b, entity...)
+	b = binary.BigEndian.AppendUint64(b, uint64(seq))
+	sum := sha256.Sum256(b)
+	return bytes.Clone(sum[:16])
 }
 
 // spanID derives an 8-byte span id from the trace id, the step, the event type and a
 // discriminator that tells apart events of the same type at the same step.
 func spanID(trace []byte, step uint32, typ pb.TraceEvent_EventType, disc string) []byte {
-	h := sha256.New()
-	h.Write([]byte("beamagents.span.v1\x00"))
-	h.Write(trace)
-	h.Write(binary.BigEndian.AppendUint32(nil, step))
-	h.Write(binary.BigEndian.AppendUint32(nil, uint32(typ)))
-	h.Write([]byte(disc))
-	return h.Sum(nil)[:8]
+	var buf [96]byte
+	b := append(buf[:0], "beamagents.span.v1\x00"...)
+	b = append(b, trace...)
+	b = binary.BigEndian.AppendUint32(b, step)
+	b = binary.BigEndian.AppendUint32(b, uint32(typ))
+	b = append(b, disc...)
+	sum := sha256.Sum256(b)
+	return bytes.Clone(sum[:8])
 }
 
 // tracer emits the trace events of one activation.
