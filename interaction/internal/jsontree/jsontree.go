@@ -316,7 +316,7 @@ func (p *parser) escapedStr(start int) (string, error) {
 	return "", p.fail("unterminated string")
 }
 
-// unicodeEscape reads the hex of \uXXXX (p.i is just past the 'u'), pairing surrogates.
+// unicodeEscape reads the four hex digits of a \u escape (p.i is just past the 'u'), pairing surrogates.
 func (p *parser) unicodeEscape() (rune, error) {
 	r, ok := p.hex4()
 	if !ok {
