@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -92,10 +93,15 @@ func (o Options) check() error {
 }
 
 // Build adds the pipeline to s: read → decode → RunAgent → sinks. Every record ends in exactly
-// one output; undecodable ones in dead_letters.
+// one output; undecodable ones in dead_letters. The agent is built once here, so an unknown
+// agent or an invalid definition (an unbound case, a tool binding whose negotiation refuses,
+// with its delta) stops the pipeline before it is submitted rather than on the workers.
 func Build(s beam.Scope, o Options) error {
 	if err := o.check(); err != nil {
 		return err
+	}
+	if _, err := agent.Build(o.Agent, o.Config); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	records, readDead := ReadRecords(s, o.Input, o.format())
 	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)

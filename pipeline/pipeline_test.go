@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,14 +13,51 @@ import (
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
+
+// "support-fail-fast" is the support agent with its refund binding under FAIL_FAST: the payment
+// service's tighter order-id bound is a non-empty delta, so the agent cannot be built.
+func init() {
+	agent.Register("support-fail-fast", func([]byte) (*agent.Agent, error) {
+		schema, err := support.Schema()
+		if err != nil {
+			return nil, err
+		}
+		args, err := support.RefundArgs()
+		if err != nil {
+			return nil, err
+		}
+		strict := support.RefundAgreement
+		strict.Protocol = negotiate.FailFast
+		m, _ := model.ParseScript(support.ModelScript)
+		return agent.New(agent.Definition{Name: "support-fail-fast", Schema: schema, Model: m, Bindings: support.Bindings(),
+			Tools: map[string]agent.ToolSpec{support.ToolRefund: {Args: args, Agreement: strict}}})
+	})
+}
+
+// A tool binding that FAIL_FAST refuses stops the pipeline at build time, listing the delta.
+func TestBuildRefusesAFailFastDelta(t *testing.T) {
+	_, s := beam.NewPipelineWithRoot()
+	err := pipeline.Build(s, pipeline.Options{Agent: "support-fail-fast", Input: "in.jsonl", OutputDir: "out"})
+	if !errors.Is(err, agent.ErrDefinition) || !strings.Contains(err.Error(), "negotiate_fail_fast") ||
+		!strings.Contains(err.Error(), "type_mismatch(max_bytes)") || !strings.Contains(err.Error(), "payments.refund.order_id") {
+		t.Fatalf("Build = %v", err)
+	}
+	if err := pipeline.Build(s, pipeline.Options{Agent: "no-such-agent", Input: "in.jsonl", OutputDir: "out"}); !errors.Is(err, agent.ErrDefinition) {
+		t.Fatalf("unknown agent: %v", err)
+	}
+}
 
 func writeKeyring(t *testing.T, dir string) string {
 	t.Helper()
