@@ -30,7 +30,7 @@ type Deps struct {
 func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope, deps Deps) (*Result, error) {
 	c := a.newCall(ctx, store, env.GetEntityKey(), env.GetEventTimeMs(), deps)
 	if err := checkEnvelope(env); err != nil {
-		c.res.DeadLetters = append(c.res.DeadLetters, deadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
+		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
 		return c.res, err
 	}
 	var err error
@@ -69,7 +69,7 @@ func (a *Agent) Fire(ctx context.Context, store Store, entity []byte, tag string
 		err = c.atomic(func(v *view, out *Outputs) error { return c.idle(v) })
 	default:
 		err = fail(ReasonInternalPanic, nil, "unknown timer tag %q", tag)
-		c.res.DeadLetters = append(c.res.DeadLetters, deadLetter(entity, atMs, err))
+		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(entity, atMs, err))
 	}
 	return c.finish(), err
 }
@@ -101,7 +101,7 @@ func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 		st, err = v.commit()
 	}
 	if err != nil {
-		c.res.DeadLetters = append(c.res.DeadLetters, deadLetter(c.entity, c.now, err))
+		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(c.entity, c.now, err))
 		return err
 	}
 	c.res.Outputs = appendOutputs(c.res.Outputs, out)
@@ -176,10 +176,6 @@ func checkEnvelope(env *pb.AgentEnvelope) error {
 		return fail(ReasonEnvelopeInvalid, nil, "no payload")
 	}
 	return nil
-}
-
-func deadLetter(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord {
-	return DeadLetter(entity, atMs, err)
 }
 
 // external runs a new activation for an external event, or queues the event while the key is

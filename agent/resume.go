@@ -154,7 +154,7 @@ func (c *call) deadline(v *view, out *Outputs) error {
 	}
 	v.touch(pendingCell)
 	timeoutErr := fail(reason, nil, "activation %d still waited for %d intents after %d escalations", act.seq, len(pending), v.cont.Escalations())
-	out.DeadLetters = append(out.DeadLetters, deadLetter(c.entity, c.now, timeoutErr))
+	out.DeadLetters = append(out.DeadLetters, DeadLetter(c.entity, c.now, timeoutErr))
 	act.tr.emit(pb.TraceEvent_ERROR, v.cont.StepIndex(), "", c.now, map[string]string{
 		"error.type": string(reason), AttrPending: itoa(int64(len(pending))),
 	})

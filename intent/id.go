@@ -13,9 +13,6 @@ import (
 // frozen: changing it changes every intent id.
 var Namespace = uuid.MustParse("a3af232c-087e-5a71-8bb0-a371cda66993")
 
-// namespaceURL is the name Namespace is derived from; a test checks the derivation.
-const namespaceURL = "https://github.com/beamagents/beamagents/intent/v1"
-
 // ID returns the deterministic intent id of the intent emitted at step of activation seq of
 // entityKey, in canonical lowercase 8-4-4-4-12 form.
 func ID(entityKey []byte, seq int64, step uint32) string {

@@ -232,6 +232,7 @@ func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp
 	}
 	st := newStore(sp, fr.layout)
 	res, _ := rt.agent.Restore(ctx, st, snap)
+	st.apply(res)
 	return rt.commit(ctx, fr, tp, st, now, []*agent.Result{res}, emit)
 }
 
@@ -257,12 +258,11 @@ func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp tim
 	return rt.commit(ctx, fr, tp, st, now, results, emit)
 }
 
-// commit emits the results' outputs, writes the state they changed once, and sets their
-// timers (the last operation per tag wins), never earlier than now.
+// commit emits the results' outputs, writes the state they changed (already applied to st)
+// once, and sets their timers (the last operation per tag wins), never earlier than now.
 func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st *store, now int64, results []*agent.Result, emit func(int64, []byte)) error {
 	ops := map[string]agent.TimerOp{}
 	for _, res := range results {
-		st.apply(res)
 		rt.emit(ctx, res, emit)
 		for _, op := range res.Timers {
 			ops[op.Tag] = op

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -203,11 +206,11 @@ func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
 	}
 	defer f.Close()
 	var out []M
-	r := bufioReader(f)
+	r := bufio.NewReader(f)
 	for {
 		m := newM()
 		if err := protodelim.UnmarshalFrom(r, m); err != nil {
-			if isEOF(err) {
+			if errors.Is(err, io.EOF) {
 				return out, nil
 			}
 			return nil, fmt.Errorf("%s.binpb: %w", name, err)
