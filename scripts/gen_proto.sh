@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the Go bindings (gen/beam_agents/v1 from protos/, and the example agent's
-# examples/support/supportpb) with the generator versions pinned in go.mod (tool directives for
+# examples/support/supportpb) with the generator versions pinned in tools/go.mod (tool directives for
 # buf and protoc-gen-go), so nothing has to be preinstalled.
 #
 #   scripts/gen_proto.sh                    regenerate the bindings in place
@@ -19,7 +19,8 @@ fi
 
 baseline=protos/breaking_baseline.binpb
 generated=(gen/beam_agents examples/support/supportpb)
-buf() { go tool buf "$@"; }
+# The generators are pinned in tools/go.mod, outside the library's module graph.
+buf() { go tool -modfile=tools/go.mod buf "$@"; }
 
 breaking() {
   if [ ! -f "$baseline" ]; then

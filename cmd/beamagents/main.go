@@ -1,86 +1,14 @@
-// Command beamagents is the one command-line entry point of the runtime: it runs the demo and
-// pipelines, and inspects, signs and checks the runtime's wire artifacts.
-//
-//	beamagents <command> [flags] [args]
-//
-// Run `beamagents help` for the list of commands. Exit status: 0 success, 1 the command ran and
-// its answer is negative (a refused document, a bad signature, an unparsable blob), 2 usage.
+// Command beamagents is the runtime's command-line tool with the bundled example agent
+// (examples/support) registered: `beamagents help` lists the commands. A binary for your own
+// agents is the same few lines with your agent packages imported (see package cli).
 package main
 
 import (
-	"flag"
-	"fmt"
-	"io"
-	"os"
-	"sort"
-	"strings"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamagents/beamagents/cli"
+	"github.com/beamagents/beamagents/examples/support"
 )
 
-// A command is one subcommand. Files register theirs in init.
-type command struct {
-	name    string
-	summary string
-	run     func(env *env, args []string) int
-}
-
-// env carries the process streams so commands run the same in tests and in main.
-type env struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-}
-
-func (e *env) errorf(format string, args ...any) {
-	fmt.Fprintf(e.stderr, "beamagents: "+format+"\n", args...)
-}
-
-var commands = map[string]*command{}
-
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("duplicate command " + c.name)
-	}
-	commands[c.name] = c
-}
-
 func main() {
-	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "-") && !isHelp(os.Args[1]) {
-		// Started by a runner as a Beam worker (--worker --id=… --control_endpoint=…): Beam's
-		// harness takes over and exits.
-		flag.Parse()
-		beam.Init()
-	}
-	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
-}
-
-func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
-
-func run(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || isHelp(args[0]) {
-		usage(e.stdout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		e.errorf("unknown command %q", args[0])
-		usage(e.stderr)
-		return 2
-	}
-	return c.run(e, args[1:])
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: beamagents <command> [flags] [args]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
-	}
+	cli.RegisterDemo(cli.Demo{Agent: support.Name, Envelopes: support.Envelopes})
+	cli.Main()
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -26,7 +26,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
-	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/pipeline"
@@ -48,7 +47,7 @@ var runFlags struct {
 
 func defineRunFlags() {
 	runFlags.once.Do(func() {
-		runFlags.agent = flag.String("agent", "", "registered agent to run (e.g. "+support.Name+")")
+		runFlags.agent = flag.String("agent", "", "registered agent to run (see `beamagents help`)")
 		runFlags.input = flag.String("input", "", "envelope files: a glob of JSON Lines (*.jsonl) or length-delimited binary files")
 		runFlags.outputDir = flag.String("output_dir", "", "directory for the output files")
 		runFlags.keyring = flag.String("keyring", "", "keyring reference for signing intents: env:VAR or file:PATH")
@@ -146,6 +145,10 @@ func runDemo(e *env, args []string) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
+	if demo.Agent == "" {
+		e.errorf("this binary registers no demo (cli.RegisterDemo)")
+		return 2
+	}
 	dir := *out
 	if dir == "" {
 		var err error
@@ -159,7 +162,7 @@ func runDemo(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 1
 	}
-	fmt.Fprintf(e.stdout, "beamagents demo: agent %q over %s, on Prism\n", support.Name, opts.Input)
+	fmt.Fprintf(e.stdout, "beamagents demo: agent %q over %s, on Prism\n", demo.Agent, opts.Input)
 	beam.Init()
 	res, wall, err := runWithProgress(e, "prism", opts)
 	if err != nil {
@@ -179,7 +182,7 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
 		return pipeline.Options{}, nil, err
 	}
-	if err := os.WriteFile(in, support.Envelopes, 0o644); err != nil {
+	if err := os.WriteFile(in, demo.Envelopes, 0o644); err != nil {
 		return pipeline.Options{}, nil, err
 	}
 	secret := make([]byte, 32)
@@ -194,7 +197,7 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 		return pipeline.Options{}, nil, err
 	}
 	return pipeline.Options{
-		Agent: support.Name, Input: in, OutputDir: filepath.Join(dir, "output"), Keyring: "file:" + ringPath,
+		Agent: demo.Agent, Input: in, OutputDir: filepath.Join(dir, "output"), Keyring: "file:" + ringPath,
 	}, kr, nil
 }
 

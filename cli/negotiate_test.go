@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ var (
 func negotiateSet(t *testing.T) string {
 	t.Helper()
 	negotiateFilesOnce.Do(func() {
-		negotiateFiles = prototest.CompileDir(t, filepath.Join("..", "..", "negotiate", "testdata", "proto"), "pairs.proto", "proposal.proto")
+		negotiateFiles = prototest.CompileDir(t, filepath.Join("..", "negotiate", "testdata", "proto"), "pairs.proto", "proposal.proto")
 	})
 	if negotiateFiles == nil {
 		t.Fatal("negotiate/testdata/proto did not compile")

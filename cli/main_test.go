@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func golden(name string) string { return filepath.Join("..", "..", "golden", "v1", name) }
+func golden(name string) string { return filepath.Join("..", "golden", "v1", name) }
 
 func TestUsage(t *testing.T) {
 	if code, _, _ := runCLI(t, ""); code != 2 {

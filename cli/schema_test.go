@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"io"
@@ -14,7 +14,7 @@ import (
 	"github.com/beamagents/beamagents/internal/prototest"
 )
 
-var interactionTestdata = filepath.Join("..", "..", "interaction", "testdata")
+var interactionTestdata = filepath.Join("..", "interaction", "testdata")
 
 // descriptorSet writes the interaction test schemas as a binary FileDescriptorSet, as
 // `buf build -o` would, and returns its path.

@@ -1,0 +1,20 @@
+// Package cli is the public command-line entry point of the runtime. A user's binary registers
+// its agents and calls Main, and gets every beamagents command for them:
+//
+//	package main
+//
+//	import (
+//		"github.com/beamagents/beamagents/cli"
+//		_ "example.com/myagents/support" // registers its agent in init
+//	)
+//
+//	func main() { cli.Main() }
+//
+// Beam ships the launching binary to the workers of remote runners (Dataflow, Flink), so an
+// agent compiled into it is the agent those workers run; an agent that is not compiled into
+// the binary cannot run there.
+//
+// Commands: run, demo, inspect, intent, schema, help (`beamagents help` lists them). Exit
+// status: 0 success, 1 the command ran and its answer is negative (a refused document, a bad
+// signature, an unparsable blob, a failed pipeline), 2 usage.
+package cli
