@@ -18,6 +18,7 @@ import (
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/tracing"
 )
 
 func ext(t int64, text string) *pb.AgentEnvelope {
@@ -100,7 +101,7 @@ func TestDeterminismAndReplay(t *testing.T) {
 		t.Fatal("replayed intent is not byte-identical")
 	}
 	for _, tr := range second.Traces {
-		if tr.EventType == pb.TraceEvent_LLM_CALL && tr.Attributes[agent.AttrCacheHit] != "true" {
+		if tr.EventType == pb.TraceEvent_LLM_CALL && tr.Attributes[tracing.AttrCacheHit] != "true" {
 			t.Fatalf("replayed LLM_CALL not marked as a cache hit: %v", tr.Attributes)
 		}
 	}
@@ -136,7 +137,7 @@ func TestProviderDivergence(t *testing.T) {
 			llm = tr
 		}
 	}
-	if llm == nil || llm.Attributes[agent.AttrDivergence] != "true" || llm.Attributes[agent.AttrCache] != "digest_only_hit" {
+	if llm == nil || llm.Attributes[tracing.AttrDivergence] != "true" || llm.Attributes[tracing.AttrCache] != "digest_only_hit" {
 		t.Fatalf("no divergence reported: %v", llm)
 	}
 }

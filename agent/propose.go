@@ -3,11 +3,13 @@ package agent
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/tracing"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
@@ -32,26 +34,27 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 	}
 	v.touch(cacheCell)
 	attrs := make(map[string]string, 24) // GenAI and cache attributes, then the receipt's
-	attrs["gen_ai.operation.name"] = "chat"
-	attrs["gen_ai.request.model"] = a.def.ModelID
-	attrs[AttrCache] = lk.Status.String()
-	attrs[AttrCacheHit] = "false"
+	attrs[tracing.AttrOperationName] = tracing.OpChat
+	attrs[tracing.AttrRequestModel] = a.def.ModelID
+	attrs[tracing.AttrCache] = lk.Status.String()
+	hit := lk.Status == statecodec.Hit
+	attrs[tracing.AttrCacheHit] = strconv.FormatBool(hit)
+	attrs[tracing.AttrBilled] = strconv.FormatBool(!hit)
 	text := lk.Response
-	if lk.Status == statecodec.Hit {
-		attrs[AttrCacheHit] = "true"
-	} else {
+	if !hit {
 		resp, err := act.call(req)
 		if err != nil {
 			return nil, err
 		}
 		text = resp.Text
-		attrs["gen_ai.usage.input_tokens"] = itoa(resp.Usage.InputTokens)
-		attrs["gen_ai.usage.output_tokens"] = itoa(resp.Usage.OutputTokens)
+		// Token counts only from a decoded response: a replayed answer has none.
+		attrs[tracing.AttrInputTokens] = itoa(resp.Usage.InputTokens)
+		attrs[tracing.AttrOutputTokens] = itoa(resp.Usage.OutputTokens)
 		if resp.Model != "" {
-			attrs["gen_ai.response.model"] = resp.Model
+			attrs[tracing.AttrResponseModel] = resp.Model
 		}
 		if lk.Status == statecodec.DigestOnlyHit && !lk.Matches(text) {
-			attrs[AttrDivergence] = "true"
+			attrs[tracing.AttrDivergence] = "true"
 		}
 		if _, err := v.cache.Store(key, text, c.now); err != nil {
 			return nil, fail(ReasonStateCorrupt, err, "replay cache store")
@@ -63,8 +66,8 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 	}
 	val := out.Value
 	out.Receipt.PutAttributes(attrs)
-	attrs[AttrCase] = val.CaseID()
-	act.tr.emit(pb.TraceEvent_LLM_CALL, step, "", c.now, attrs)
+	attrs[tracing.AttrCase] = val.CaseID()
+	act.tr.emit(pb.TraceEvent_LLM_CALL, step, c.now, attrs)
 	return val, nil
 }
 

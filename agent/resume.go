@@ -2,11 +2,13 @@ package agent
 
 import (
 	"bytes"
+	"strconv"
 
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/tracing"
 )
 
 // toolResult resolves a pending TOOL intent and resumes the activation once nothing is
@@ -25,17 +27,22 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 	case len(r.GetEntityKey()) > 0 && !bytes.Equal(r.GetEntityKey(), c.entity), r.GetSeq() != ti.GetSeq():
 		return fail(ReasonOrphanedResult, nil, "result for %s names seq %d, the intent has seq %d", id, r.GetSeq(), ti.GetSeq())
 	}
-	act, err := c.resumeActivation(v, out)
+	act, err := c.resumeActivation(v, out, tracing.KindToolResult)
 	if err != nil {
 		return err
 	}
 	act.record(id).Result = proto.CloneOf(r)
-	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), "", c.now, map[string]string{
-		"gen_ai.operation.name": "execute_tool",
-		"gen_ai.tool.name":      ti.GetToolName(),
-		AttrIntentID:            id,
-		AttrStatus:              r.GetStatus().String(),
-	})
+	attrs := map[string]string{
+		tracing.AttrOperationName: tracing.OpExecuteTool,
+		tracing.AttrGenAIToolName: ti.GetToolName(),
+		tracing.AttrToolName:      ti.GetToolName(),
+		tracing.AttrIntentID:      id,
+		tracing.AttrToolStatus:    r.GetStatus().String(),
+	}
+	if r.GetStatus() != pb.ToolResult_OK {
+		attrs[tracing.AttrErrorType] = r.GetStatus().String()
+	}
+	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, attrs)
 	return act.resolve(ti, func() error { return act.steps(ti.GetStepIndex() + 1) })
 }
 
@@ -50,21 +57,17 @@ func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) er
 	if !ok || ti.GetKind() != pb.ToolIntent_APPROVAL || v.cont == nil || !v.cont.IsPending(id) {
 		return fail(ReasonApprovalUnknown, nil, "no pending approval %q", id)
 	}
-	act, err := c.resumeActivation(v, out)
+	act, err := c.resumeActivation(v, out, tracing.KindApproval)
 	if err != nil {
 		return err
 	}
 	rec := act.record(id)
 	rec.Approval = proto.CloneOf(ap)
-	decision := "denied"
-	if ap.GetApproved() {
-		decision = "approved"
-	}
-	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), "approval", c.now, map[string]string{
-		"gen_ai.operation.name": "approval",
-		"gen_ai.tool.name":      ti.GetToolName(),
-		AttrIntentID:            id,
-		AttrStatus:              decision,
+	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, map[string]string{
+		tracing.AttrOperationName: tracing.OpApproval,
+		tracing.AttrToolName:      ti.GetToolName(),
+		tracing.AttrIntentID:      id,
+		tracing.AttrApproved:      strconv.FormatBool(ap.GetApproved()),
 	})
 	next := ti.GetStepIndex() + 1
 	return act.resolve(ti, func() error {
@@ -113,6 +116,7 @@ func (act *activation) keepWaiting() error {
 	if act.v.cont, err = statecodec.DecodeContinuation(b); err != nil {
 		return stateErr(err)
 	}
+	act.tr.finish(tracing.StatusSuspended, p.GetStepIndex(), act.c.now)
 	return nil
 }
 
@@ -137,7 +141,7 @@ func (c *call) deadline(v *view, out *Outputs) error {
 	if v.cont == nil || c.now < v.cont.DeadlineMs() {
 		return nil // the key resumed or the deadline moved: a stale firing
 	}
-	act, err := c.resumeActivation(v, out)
+	act, err := c.resumeActivation(v, out, tracing.KindTimer)
 	if err != nil {
 		return err
 	}
@@ -155,10 +159,10 @@ func (c *call) deadline(v *view, out *Outputs) error {
 	v.touch(pendingCell)
 	timeoutErr := fail(reason, nil, "activation %d still waited for %d intents after %d escalations", act.seq, len(pending), v.cont.Escalations())
 	out.DeadLetters = append(out.DeadLetters, DeadLetter(c.entity, c.now, timeoutErr))
-	act.tr.emit(pb.TraceEvent_ERROR, v.cont.StepIndex(), "", c.now, map[string]string{
-		"error.type": string(reason), AttrPending: itoa(int64(len(pending))),
+	act.tr.emit(pb.TraceEvent_ERROR, v.cont.StepIndex(), c.now, map[string]string{
+		tracing.AttrErrorType: string(reason), tracing.AttrReason: string(reason), tracing.AttrPendingIntents: itoa(int64(len(pending))),
 	})
-	return act.end("timeout")
+	return act.end(tracing.StatusTimeout)
 }
 
 func (act *activation) pendingIntents() (list []*pb.ToolIntent, approval bool) {
@@ -191,9 +195,10 @@ func (act *activation) escalate(pending []*pb.ToolIntent, next int64) error {
 		act.emitIntent(re)
 	}
 	n := v.cont.Escalations()
-	act.tr.emit(pb.TraceEvent_SUSPENDED, v.cont.StepIndex(), "escalation "+itoa(int64(n)), act.c.now, map[string]string{
-		AttrPending: itoa(int64(len(pending))), AttrDeadline: itoa(next), AttrEscalations: itoa(int64(n)),
+	act.tr.emit(pb.TraceEvent_SUSPENDED, v.cont.StepIndex(), act.c.now, map[string]string{
+		tracing.AttrPendingIntents: itoa(int64(len(pending))), tracing.AttrDeadline: itoa(next), tracing.AttrEscalations: itoa(int64(n)),
 	})
+	act.tr.finish(tracing.StatusSuspended, v.cont.StepIndex(), act.c.now)
 	return nil
 }
 

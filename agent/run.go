@@ -9,6 +9,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/tracing"
 )
 
 // Adapter is the Continuation.adapter of a suspension owned by this package; its snapshot is
@@ -31,15 +32,14 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 	act := &activation{c: c, v: v, out: out, seq: v.seq}
 	act.tr = newTracer(c.a.def.Name, c.entity, v.seq, out)
 	act.resume = &pb.AgentResume{Trigger: proto.CloneOf(trigger), TraceId: act.tr.id}
-	act.tr.emit(pb.TraceEvent_ACTIVATION_START, 0, "", c.now, map[string]string{
-		"gen_ai.operation.name": "invoke_agent",
-		"gen_ai.agent.name":     c.a.def.Name,
-	})
+	act.tr.begin(tracing.KindExternalEvent, 0, c.now)
 	return act.steps(0)
 }
 
-// resumeActivation rebuilds the suspended activation of v's continuation.
-func (c *call) resumeActivation(v *view, out *Outputs) (*activation, error) {
+// resumeActivation rebuilds the suspended activation of v's continuation and opens the attempt
+// driven by kind. A result or an approval enters at the step after the suspended one (the
+// step it resumes at); a deadline firing enters at the suspended step itself.
+func (c *call) resumeActivation(v *view, out *Outputs, kind string) (*activation, error) {
 	p := v.cont.Proto()
 	if p.GetAdapter() != Adapter {
 		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", p.GetAdapter(), Adapter)
@@ -50,6 +50,11 @@ func (c *call) resumeActivation(v *view, out *Outputs) (*activation, error) {
 	}
 	act := &activation{c: c, v: v, out: out, resume: resume, seq: p.GetSeq()}
 	act.tr = newTracer(c.a.def.Name, c.entity, act.seq, out)
+	entry := p.GetStepIndex()
+	if kind != tracing.KindTimer {
+		entry++
+	}
+	act.tr.begin(kind, entry, c.now)
 	return act, nil
 }
 
@@ -79,7 +84,7 @@ func (act *activation) steps(start uint32) error {
 			if err := act.final(step, val); err != nil {
 				return err
 			}
-			return act.end("ok")
+			return act.end(tracing.StatusOK)
 		case ActRemember:
 			if err := act.remember(val, action); err != nil {
 				return err
@@ -116,7 +121,7 @@ func (act *activation) end(status string) error {
 		v.cont = nil
 		v.touch(contCell)
 	}
-	act.tr.emit(pb.TraceEvent_ACTIVATION_END, lastStep(act.resume), "", act.c.now, map[string]string{AttrStatus: status})
+	act.tr.finish(status, lastStep(act.resume), act.c.now)
 	return nil
 }
 
@@ -161,14 +166,15 @@ func (act *activation) sign(ti *pb.ToolIntent) error {
 func (act *activation) emitIntent(ti *pb.ToolIntent) {
 	act.out.Intents = append(act.out.Intents, ti)
 	attrs := map[string]string{
-		AttrIntentID:       ti.IntentId,
-		AttrIntentKind:     ti.Kind.String(),
-		AttrAttempt:        itoa(int64(ti.Attempt)),
-		"gen_ai.tool.name": ti.ToolName,
+		tracing.AttrIntentID:   ti.IntentId,
+		tracing.AttrIntentKind: ti.Kind.String(),
+		tracing.AttrAttempts:   itoa(int64(ti.Attempt) + 1),
+		tracing.AttrToolName:   ti.ToolName,
+		tracing.AttrExpiresAt:  itoa(ti.ExpiresAtMs),
 	}
 	maps.Copy(attrs, act.receipt)
 	act.receipt = nil
-	act.tr.emit(pb.TraceEvent_INTENT_EMITTED, ti.StepIndex, "attempt "+itoa(int64(ti.Attempt)), act.c.now, attrs)
+	act.tr.emit(pb.TraceEvent_INTENT_EMITTED, ti.StepIndex, act.c.now, attrs)
 }
 
 // toolArgs renders the case's fields as the intent's canonical arguments; a case bound to a
@@ -209,9 +215,10 @@ func (act *activation) suspend(step uint32, ti *pb.ToolIntent) error {
 	v.cont = cont
 	v.touch(contCell)
 	act.emitIntent(ti)
-	act.tr.emit(pb.TraceEvent_SUSPENDED, step, "", act.c.now, map[string]string{
-		AttrPending: "1", AttrDeadline: itoa(ti.ExpiresAtMs), AttrIntentID: ti.IntentId,
+	act.tr.emit(pb.TraceEvent_SUSPENDED, step, act.c.now, map[string]string{
+		tracing.AttrPendingIntents: "1", tracing.AttrDeadline: itoa(ti.ExpiresAtMs), tracing.AttrIntentID: ti.IntentId,
 	})
+	act.tr.finish(tracing.StatusSuspended, step, act.c.now)
 	return nil
 }
 

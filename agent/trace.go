@@ -2,79 +2,66 @@ package agent
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
 	"strconv"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/tracing"
 )
 
-// Trace attribute keys beyond the OpenTelemetry GenAI conventions (gen_ai.*).
-const (
-	AttrAgent       = "beamagents.agent"
-	AttrStatus      = "beamagents.status"              // ACTIVATION_END: ok, suspended, failed, timeout
-	AttrCache       = "beamagents.cache"               // LLM_CALL: hit, miss, digest_only_hit
-	AttrCacheHit    = "beamagents.cache_hit"           // LLM_CALL: true or false
-	AttrDivergence  = "beamagents.provider_divergence" // LLM_CALL: true when a digest-only hit's fresh answer differs
-	AttrCase        = "beamagents.case"                // LLM_CALL: the admitted case
-	AttrIntentID    = "beamagents.intent_id"
-	AttrIntentKind  = "beamagents.intent_kind"
-	AttrAttempt     = "beamagents.attempt"
-	AttrPending     = "beamagents.pending_intents"
-	AttrDeadline    = "beamagents.deadline_ms"
-	AttrEscalations = "beamagents.escalations"
-)
-
-// traceID derives the 16-byte trace id of activation seq of entity: the first 16 bytes of
-// SHA-256 over a domain tag, the length-prefixed entity key and seq. Deterministic, so a
-// replay traces identically.
-func traceID(entity []byte, seq int64) []byte {
-	var buf [128]byte
-	b := append(buf[:0], "beamagents.trace.v1\x00"...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(entity)))
-	b = append(b, entity...)
-	b = binary.BigEndian.AppendUint64(b, uint64(seq))
-	sum := sha256.Sum256(b)
-	return bytes.Clone(sum[:16])
-}
-
-// spanID derives an 8-byte span id from the trace id, the step, the event type and a
-// discriminator that tells apart events of the same type at the same step.
-func spanID(trace []byte, step uint32, typ pb.TraceEvent_EventType, disc string) []byte {
-	var buf [96]byte
-	b := append(buf[:0], "beamagents.span.v1\x00"...)
-	b = append(b, trace...)
-	b = binary.BigEndian.AppendUint32(b, step)
-	b = binary.BigEndian.AppendUint32(b, uint32(typ))
-	b = append(b, disc...)
-	sum := sha256.Sum256(b)
-	return bytes.Clone(sum[:8])
-}
-
-// tracer emits the trace events of one activation.
+// tracer emits the trace events of one attempt of an activation: the run of the core that
+// starts it (an external event) or continues it (a tool result, an approval, a deadline
+// firing). Each attempt is one span, opened by ACTIVATION_START and closed by ACTIVATION_END
+// (both carry its id); every other event of the attempt is a child span of it, and every
+// later attempt's span is a child of the first attempt's, the activation's root span.
+// docs/identity.md states the derivations.
 type tracer struct {
 	entity []byte
 	seq    int64
 	id     []byte
-	root   []byte
+	root   []byte // the first attempt's span: activation at step 0
+	span   []byte // this attempt's span
+	parent []byte // this attempt's parent span: none for the root
 	agent  string
 	out    *Outputs
 }
 
 func newTracer(agent string, entity []byte, seq int64, out *Outputs) *tracer {
-	id := traceID(entity, seq)
-	return &tracer{entity: entity, seq: seq, id: id, root: spanID(id, 0, pb.TraceEvent_ACTIVATION_START, ""), agent: agent, out: out}
+	id := tracing.TraceID(entity, seq)
+	root := tracing.SpanID(entity, seq, tracing.RoleActivation, 0)
+	return &tracer{entity: entity, seq: seq, id: id[:], root: root[:], agent: agent, out: out}
 }
 
-func (t *tracer) emit(typ pb.TraceEvent_EventType, step uint32, disc string, atMs int64, attrs map[string]string) {
-	span, parent := spanID(t.id, step, typ, disc), t.root
-	if typ == pb.TraceEvent_ACTIVATION_START {
-		span, parent = t.root, nil
+// begin opens the attempt driven by kind, entering the activation at step entry.
+func (t *tracer) begin(kind string, entry uint32, atMs int64) {
+	role := tracing.RoleActivation
+	if kind == tracing.KindTimer {
+		role = tracing.RoleTimer
 	}
-	if attrs == nil {
-		attrs = map[string]string{}
+	span := tracing.SpanID(t.entity, t.seq, role, entry)
+	t.span, t.parent = span[:], t.root
+	if bytes.Equal(t.span, t.root) {
+		t.parent = nil
 	}
-	attrs[AttrAgent] = t.agent
+	t.event(pb.TraceEvent_ACTIVATION_START, entry, t.span, t.parent, atMs, map[string]string{
+		tracing.AttrActivationKind: kind,
+		tracing.AttrOperationName:  tracing.OpInvokeAgent,
+		tracing.AttrAgentName:      t.agent,
+	})
+}
+
+// finish closes the attempt at step with status.
+func (t *tracer) finish(status string, step uint32, atMs int64) {
+	t.event(pb.TraceEvent_ACTIVATION_END, step, t.span, t.parent, atMs, map[string]string{tracing.AttrActivationStatus: status})
+}
+
+// emit records an event of typ at step inside the attempt.
+func (t *tracer) emit(typ pb.TraceEvent_EventType, step uint32, atMs int64, attrs map[string]string) {
+	span := tracing.SpanID(t.entity, t.seq, tracing.EventRole(typ), step)
+	t.event(typ, step, span[:], t.span, atMs, attrs)
+}
+
+func (t *tracer) event(typ pb.TraceEvent_EventType, step uint32, span, parent []byte, atMs int64, attrs map[string]string) {
+	attrs[tracing.AttrAgent] = t.agent
 	t.out.Traces = append(t.out.Traces, &pb.TraceEvent{
 		TraceId: t.id, SpanId: span, ParentSpanId: parent, EntityKey: t.entity, Seq: t.seq,
 		StepIndex: step, EventType: typ, Attributes: attrs, StartMs: atMs, EndMs: atMs,

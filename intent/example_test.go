@@ -31,7 +31,7 @@ func Example() {
 	fmt.Println(intent.Verify(ti, kr))
 	fmt.Println(kr)
 	// Output:
-	// 41eabd0e-cb84-5a21-a5a2-6b62478d30f4
+	// 0ed2c6f7-be13-55e3-8120-e2382bdf0187
 	// ok
 	// bad_signature
 	// intent.Keyring{active: 2026-11, keys: [2026-11]}

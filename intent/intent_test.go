@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -47,44 +46,6 @@ func sampleIntent() *pb.ToolIntent {
 		Attempt:     0,
 		Kind:        pb.ToolIntent_TOOL,
 		TraceId:     bytes.Repeat([]byte{7}, 16),
-	}
-}
-
-func TestNamespaceDerivation(t *testing.T) {
-	got := uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/beamagents/beamagents/intent/v1"))
-	if got != intent.Namespace {
-		t.Fatalf("Namespace = %s, derivation gives %s", intent.Namespace, got)
-	}
-}
-
-func TestID(t *testing.T) {
-	// Known answer (reproduced independently with Python's hashlib): freezes the namespace
-	// and the name layout.
-	if got, want := intent.ID([]byte("customer-0042"), 7, 2), "41eabd0e-cb84-5a21-a5a2-6b62478d30f4"; got != want {
-		t.Fatalf("ID = %s, want %s", got, want)
-	}
-	base := intent.ID([]byte("k"), 1, 0)
-	if base != intent.ID([]byte("k"), 1, 0) {
-		t.Fatal("ID is not deterministic")
-	}
-	u, err := uuid.Parse(base)
-	if err != nil || u.Version() != 5 || u.Variant() != uuid.RFC4122 {
-		t.Fatalf("ID %s is not an RFC 9562 UUIDv5 (%v)", base, err)
-	}
-	distinct := map[string]string{}
-	for name, id := range map[string]string{
-		"base":            base,
-		"other key":       intent.ID([]byte("l"), 1, 0),
-		"other seq":       intent.ID([]byte("k"), 2, 0),
-		"other step":      intent.ID([]byte("k"), 1, 1),
-		"key absorbs seq": intent.ID([]byte("k\x00\x00\x00\x00\x00\x00\x00\x01"), 0, 0),
-		"empty key":       intent.ID(nil, 1, 0),
-		"negative seq":    intent.ID([]byte("k"), -1, 0),
-	} {
-		if prev, dup := distinct[id]; dup {
-			t.Errorf("%s and %s share id %s", name, prev, id)
-		}
-		distinct[id] = name
 	}
 }
 

@@ -99,7 +99,7 @@
 // DialectDigest), the case a binding is scoped to, protocol, verdict, manifest and delta
 // digests, the transformations applied, SHA-256 of the input and of the output bytes, and the
 // refusal's reason. Receipt.Attributes renders it as trace attributes under
-// beamagents.conformance.* with a receipt digest; ReceiptFromAttributes reads it back and
+// beam_agents.conformance.* with a receipt digest; ReceiptFromAttributes reads it back and
 // checks that digest, and Disposition tells a receiver to accept, warn or reject without
 // re-deriving anything.
 //

@@ -2,32 +2,34 @@ package negotiate
 
 import (
 	"errors"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
+	"github.com/beamagents/beamagents/tracing"
 )
 
 // ReceiptFormat names the canonical receipt document a receipt digest is computed over.
 const ReceiptFormat = "beam_agents.negotiate-receipt.v1"
 
-// Trace attribute keys of a receipt. Attributes always carries every key, so a reader never
-// has to tell an absent key from an empty value.
+// Trace attribute keys of a receipt, named in package tracing with every other trace
+// attribute. Attributes always carries every key, so a reader never has to tell an absent
+// key from an empty value.
 const (
-	AttrProducerDigest  = "beamagents.conformance.producer_digest"
-	AttrProducerCase    = "beamagents.conformance.producer_case"
-	AttrReceiverDigest  = "beamagents.conformance.receiver_digest"
-	AttrProtocol        = "beamagents.conformance.protocol"
-	AttrVerdict         = "beamagents.conformance.verdict"
-	AttrManifestDigest  = "beamagents.conformance.manifest_digest"
-	AttrDeltaDigest     = "beamagents.conformance.delta_digest"
-	AttrConforming      = "beamagents.conformance.conforming"
-	AttrTransformations = "beamagents.conformance.transformations"
-	AttrWarnings        = "beamagents.conformance.warnings"
-	AttrInputSHA256     = "beamagents.conformance.input_sha256"
-	AttrOutputSHA256    = "beamagents.conformance.output_sha256"
-	AttrReason          = "beamagents.conformance.reason"
-	AttrReceiptDigest   = "beamagents.conformance.receipt_digest"
+	AttrProducerDigest  = tracing.AttrConformanceProducerDigest
+	AttrProducerCase    = tracing.AttrConformanceProducerCase
+	AttrReceiverDigest  = tracing.AttrConformanceReceiverDigest
+	AttrProtocol        = tracing.AttrConformanceProtocol
+	AttrVerdict         = tracing.AttrConformanceVerdict
+	AttrManifestDigest  = tracing.AttrConformanceManifestDigest
+	AttrDeltaDigest     = tracing.AttrConformanceDeltaDigest
+	AttrConforming      = tracing.AttrConformanceConforming
+	AttrTransformations = tracing.AttrConformanceTransformations
+	AttrWarnings        = tracing.AttrConformanceWarnings
+	AttrInputSHA256     = tracing.AttrConformanceInputSHA256
+	AttrOutputSHA256    = tracing.AttrConformanceOutputSHA256
+	AttrReason          = tracing.AttrConformanceReason
+	AttrReceiptDigest   = tracing.AttrConformanceReceiptDigest
 )
 
 // Receipt is the conformance record of one output that crossed (or failed to cross) a
@@ -126,7 +128,7 @@ func (r *Receipt) Document() []byte {
 	})
 }
 
-// Attributes renders the receipt as trace attributes under the beamagents.conformance.*
+// Attributes renders the receipt as trace attributes under the beam_agents.conformance.*
 // keys; lists are comma-separated (stable ids and the names used never contain a comma).
 func (r *Receipt) Attributes() map[string]string {
 	m := make(map[string]string, len(receiptKeys))

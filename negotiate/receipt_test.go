@@ -47,7 +47,7 @@ func TestReceiptAttributes(t *testing.T) {
 				t.Errorf("%d attributes", len(attrs))
 			}
 			for k := range attrs {
-				if !strings.HasPrefix(k, "beamagents.conformance.") {
+				if !strings.HasPrefix(k, "beam_agents.conformance.") {
 					t.Errorf("key %s", k)
 				}
 			}
