@@ -101,8 +101,22 @@ func TestDeterminismAndReplay(t *testing.T) {
 		t.Fatal("replayed intent is not byte-identical")
 	}
 	for _, tr := range second.Traces {
-		if tr.EventType == pb.TraceEvent_LLM_CALL && tr.Attributes[tracing.AttrCacheHit] != "true" {
-			t.Fatalf("replayed LLM_CALL not marked as a cache hit: %v", tr.Attributes)
+		if tr.EventType != pb.TraceEvent_LLM_CALL {
+			continue
+		}
+		if tr.Attributes[tracing.AttrCacheHit] != "true" || tr.Attributes[tracing.AttrBilled] != "false" {
+			t.Fatalf("replayed LLM_CALL not marked as an unbilled cache hit: %v", tr.Attributes)
+		}
+		// No response was decoded: the token counts are absent, not "0".
+		for _, k := range []string{tracing.AttrInputTokens, tracing.AttrOutputTokens} {
+			if v, ok := tr.Attributes[k]; ok {
+				t.Fatalf("replayed LLM_CALL carries %s = %q", k, v)
+			}
+		}
+	}
+	for _, tr := range first.Traces {
+		if tr.EventType == pb.TraceEvent_LLM_CALL && (tr.Attributes[tracing.AttrBilled] != "true" || tr.Attributes[tracing.AttrInputTokens] == "") {
+			t.Fatalf("a model call is billed and carries its token counts: %v", tr.Attributes)
 		}
 	}
 	if o := intent.Verify(second.Intents[0], testKeyring(t)); o != intent.OK {

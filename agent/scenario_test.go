@@ -262,6 +262,7 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 		for _, d := range res.DeadLetters {
 			reasons = append(reasons, agent.Reason(d.Reason))
 		}
+		checkTraceIdentity(t, res.Traces)
 		renderResult(&out, res)
 		st.Apply(res)
 	}

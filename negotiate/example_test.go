@@ -172,10 +172,10 @@ func ExampleAdmitter_Admit() {
 		fmt.Printf("%s=%s\n", k, attrs[k])
 	}
 	// Output:
-	// beamagents.conformance.protocol=TRANSFORM_ALL
-	// beamagents.conformance.verdict=TRANSFORMATION_REQUIRED
-	// beamagents.conformance.conforming=true
-	// beamagents.conformance.transformations=envelope,final_lf,whitespace
+	// beam_agents.conformance.protocol=TRANSFORM_ALL
+	// beam_agents.conformance.verdict=TRANSFORMATION_REQUIRED
+	// beam_agents.conformance.conforming=true
+	// beam_agents.conformance.transformations=envelope,final_lf,whitespace
 }
 
 func ExampleReceiptFromAttributes() {
