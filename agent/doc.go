@@ -8,6 +8,13 @@
 // ToolIntents, TraceEvents with OpenTelemetry GenAI attributes, FinalReplies, StateSnapshots
 // and dead letters (ActivationErrorRecords whose reason is one of Reasons).
 //
+// Tracing. An activation is one trace. Each attempt on it (the external event that starts
+// it, each tool result or approval that resumes it, each deadline firing) is one span,
+// opened by ACTIVATION_START and closed by ACTIVATION_END; the attempt's other events are its
+// children, and later attempts are children of the first. Ids, roles, parentage and
+// attribute names follow docs/identity.md, shared with the Python runtime; package tracing
+// holds the derivations and names.
+//
 // Invariants:
 //   - Atomic activations. A failed activation commits nothing: no cell write, no output but
 //     one dead letter whose reason is the *Error's Reason. Two dead letters come with
@@ -16,8 +23,9 @@
 //     escalations (the suspension is cleared; approval_timeout or activation_timeout).
 //   - No clocks. Every time is the envelope's event time or the timer's firing time.
 //   - Determinism. Intent ids are UUIDv5 over (entity key, seq, step); trace and span ids are
-//     hashes of the same; outputs come in a fixed order; map iteration never reaches an
-//     output. The same input on the same state gives the same bytes.
+//     UUIDv5 over (entity key, seq) and a span's role and index (docs/identity.md); outputs
+//     come in a fixed order; map iteration never reaches an output. The same input on the same
+//     state gives the same bytes.
 //   - The replay cache is keyed by model.CacheKey over the request material (model id,
 //     messages, schema digest, sampling, entity key, seq, step). A hit makes no model call;
 //     a digest-only hit calls the model and reports a different answer as provider divergence

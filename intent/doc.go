@@ -1,12 +1,16 @@
 // Package intent gives ToolIntents their deterministic identity and their signature.
 //
-// Identity. An intent id is a UUIDv5 (RFC 9562, SHA-1 name-based) in [Namespace] over the name
+// Identity. An intent id is a UUIDv5 (RFC 9562, SHA-1 name-based) in [Namespace] over the
+// UTF-8 name
 //
-//	u32be(len(entity_key)) || entity_key || i64be(seq) || u32be(step_index)
+//	<lowercase hex of entity_key>|<seq>|<step_index>
 //
-// so the same activation step always yields the same id: a retried bundle re-emits an intent
-// the effector has already seen, and the effector deduplicates by id. The length prefix keeps
-// the layout unambiguous for keys of any bytes.
+// (decimal integers), in canonical string form, so the same activation step always yields the
+// same id, in this runtime and in every other runtime of the wire: a retried bundle, or a
+// second runtime that sees the same envelope, re-emits an intent the effector has already
+// seen, and the effector deduplicates by id. Hex digits and decimal integers never contain '|',
+// so the name is unambiguous for keys of any bytes. docs/identity.md is the cross-runtime
+// identity contract.
 //
 // Signing. A signature is HMAC-SHA256 over the deterministic protobuf serialization of the
 // intent with its three signature fields (signature_scheme, signing_key_id, signature)
