@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// The demo runs the example agent on Prism and verifies every intent's signature.
+// The demo runs the example agent on Prism and verifies every intent's signature; its intents
+// and trace events carry the ids of docs/identity.md.
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runCLI(t, "", "demo", "--output_dir", dir)
@@ -26,6 +27,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+	checkDemoIdentities(t, dir)
 	for _, name := range []string{"intents", "traces", "finals", "snapshots", "dead_letters"} {
 		for _, ext := range []string{".jsonl", ".binpb"} {
 			if _, err := os.Stat(filepath.Join(dir, "output", name+ext)); err != nil {
