@@ -150,7 +150,7 @@ func TestSchemaCanonicalize(t *testing.T) {
 			if err := json.Unmarshal(data, &attrs); err != nil {
 				t.Fatal(err)
 			}
-			if attrs["beamagents.conformance.verdict"] != tc.verdict || (attrs["beamagents.conformance.conforming"] == "true") != (code == 0) {
+			if attrs["beam_agents.conformance.verdict"] != tc.verdict || (attrs["beam_agents.conformance.conforming"] == "true") != (code == 0) {
 				t.Errorf("receipt %v", attrs)
 			}
 		})
