@@ -87,8 +87,15 @@ const (
 	RuleBytesLength          Rule = "value.bytes_length"     // Z206
 	RuleBytesElement         Rule = "value.bytes_element"    // Z206
 	RuleMaxDepth             Rule = "value.max_depth"        // Z206
-	RuleCanonical            Rule = "canonical"              // Z205: not the canonical replay
-	RuleDescriptor           Rule = "descriptor"             // type mismatch in CopyTo/ValueOf
+	// Provider text (ReadProvider) adds these to the rules above.
+	RuleInputBytes      Rule = "input_bytes"            // Z206: over MaxProviderBytes
+	RuleDuplicateKey    Rule = "duplicate_key"          // Z205: an object names a member twice
+	RuleNull            Rule = "value.null"             // Z206: null where a value is required
+	RuleIntegerFraction Rule = "value.integer_fraction" // Z206: an integer written with a fraction
+	RuleIntegerExponent Rule = "value.integer_exponent" // Z206: an integer written with an exponent
+	RuleIntegerSyntax   Rule = "value.integer_syntax"   // Z206: a decimal string that is not an integer
+	RuleCanonical       Rule = "canonical"              // Z205: not the canonical replay
+	RuleDescriptor      Rule = "descriptor"             // type mismatch in CopyTo/ValueOf
 )
 
 // Error is the typed error of this package. Derivation errors name the protobuf Element

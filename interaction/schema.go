@@ -2,6 +2,8 @@ package interaction
 
 import (
 	"bytes"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Format names of the two documents this package reads and writes.
@@ -35,7 +37,7 @@ func newSchema(root *Type, order []*Type) (*Schema, error) {
 	if err := s.renderProvider(); err != nil {
 		return nil, err
 	}
-	s.valuePrefix = string(appendValuePrefix(nil, s))
+	s.valuePrefix = string(canonjson.AppendValuePrefix(nil, ValueFormat, root.id, s.digest))
 	return s, nil
 }
 

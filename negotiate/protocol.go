@@ -2,9 +2,10 @@ package negotiate
 
 import (
 	"fmt"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // ManifestFormat names the canonical manifest document a manifest digest is computed over.
@@ -175,7 +176,7 @@ func evaluate(in gateInput) Manifest {
 			m.Directive = "HALT: FAIL_FAST transforms nothing (" + in.summary() + ")"
 		}
 	}
-	m.Digest = digestOf(manifestDomain, m.document(a))
+	m.Digest = canonjson.Digest(manifestDomain, m.document(a))
 	return m
 }
 
@@ -209,7 +210,7 @@ func (m Manifest) document(a Agreement) []byte {
 		{Key: "agreed_protocol", Value: a.Protocol.String()},
 		{Key: "receiver_accepts_best_effort", Value: a.ReceiverAcceptsBestEffort},
 		{Key: "allow_implicit", Value: a.AllowImplicit},
-		{Key: "drop", Value: stringArray(slices.Compact(drops))},
+		{Key: "drop", Value: canonjson.Strings(slices.Compact(drops))},
 		{Key: "gate", Value: m.Gate},
 		{Key: "verdict", Value: m.Verdict.String()},
 		{Key: "protocol", Value: m.Protocol.String()},
