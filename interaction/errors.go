@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/beamagents/beamagents/internal/diag"
 )
 
 // Code is the stable diagnostic code of an [Error]. Match it with errors.Is against the Err*
@@ -122,7 +124,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Message)
-	return oneLine(b.String())
+	return diag.OneLine(b.String())
 }
 
 // Is reports whether target is an *Error with the same Code and, when the target names a
@@ -130,10 +132,7 @@ func (e *Error) Error() string {
 // errors.Is(err, &Error{Code: CodeZ206, Rule: RuleUTF8}).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	if !ok || t.Code != e.Code {
-		return false
-	}
-	return t.Rule == "" || t.Rule == e.Rule
+	return ok && diag.Match(e.Code, e.Rule, t.Code, t.Rule)
 }
 
 // Sentinels for errors.Is.
@@ -145,13 +144,6 @@ var (
 	ErrZ206         = &Error{Code: CodeZ206}
 	ErrTypeMismatch = &Error{Code: CodeTypeMismatch}
 )
-
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
-}
 
 func deriveErr(rule Rule, d protoreflect.Descriptor, format string, args ...any) *Error {
 	e := &Error{Code: CodeZ202, Rule: rule, Message: fmt.Sprintf(format, args...)}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/diag"
 )
 
 // Code is the stable code of an [Error]. Match it with errors.Is against the Err* sentinels
@@ -125,7 +126,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
-	return oneLine(b.String())
+	return diag.OneLine(b.String())
 }
 
 // Unwrap returns the underlying error (an *interaction.Error, for example), or nil.
@@ -136,10 +137,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // errors.Is(err, &Error{Code: CodeRefused, Rule: RuleMissingField}).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	if !ok || t.Code != e.Code {
-		return false
-	}
-	return t.Rule == "" || t.Rule == e.Rule
+	return ok && diag.Match(e.Code, e.Rule, t.Code, t.Rule)
 }
 
 // Sentinels for errors.Is.
@@ -151,13 +149,6 @@ var (
 	ErrRefused             = &Error{Code: CodeRefused}
 	ErrCanonicalize        = &Error{Code: CodeCanonicalize}
 )
-
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
-}
 
 func newErr(code Code, rule Rule, path, format string, args ...any) *Error {
 	return &Error{Code: code, Rule: rule, Path: path, Message: fmt.Sprintf(format, args...)}
