@@ -148,7 +148,12 @@ func (w *walker) variantCase(t *Type, n *jsontext.Node) (*Case, error) {
 // fields reads a fields object: undeclared members first (in document order), then each
 // declared field in declaration order, the last occurrence of a member deciding.
 func (w *walker) fields(list *fieldList, n *jsontext.Node) ([]FieldValue, error) {
-	byIndex := make([]*jsontext.Node, len(list.list))
+	var small [16]*jsontext.Node
+	byIndex := small[:0]
+	if len(list.list) > len(small) {
+		byIndex = make([]*jsontext.Node, len(list.list))
+	}
+	byIndex = byIndex[:len(list.list)]
 	for i, m := range n.Members {
 		f, ok := list.ids[m.Key]
 		if !ok {
