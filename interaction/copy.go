@@ -177,7 +177,7 @@ func readField(f *Field, m protoreflect.Message, path string) (FieldValue, error
 		return fv, checkRange(f, IntOf(x.Int()), path)
 	case U32, U64:
 		fv.bits = x.Uint()
-		return fv, checkRange(f, UintOf(x.Uint()), path)
+		return fv, checkRange(f, uintOf(x.Uint()), path)
 	case String:
 		fv.text = x.String()
 		if !utf8.ValidString(fv.text) {

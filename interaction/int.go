@@ -20,13 +20,13 @@ func IntOf(v int64) Int {
 	return Int{abs: uint64(v)}
 }
 
-// UintOf returns v as an Int.
-func UintOf(v uint64) Int { return Int{abs: v} }
+// uintOf returns v as an Int.
+func uintOf(v uint64) Int { return Int{abs: v} }
 
-// ParseInt parses a canonical decimal integer: "0", or an optional '-' followed by a digit
+// parseInt parses a canonical decimal integer: "0", or an optional '-' followed by a digit
 // 1-9 and more digits, with no '+', no leading zero, no fraction and no exponent. It refuses
 // anything else, including values outside [math.MinInt64, math.MaxUint64].
-func ParseInt(s string) (Int, bool) {
+func parseInt(s string) (Int, bool) {
 	v, syntax, fits := parseDecimal(s)
 	return v, syntax && fits
 }

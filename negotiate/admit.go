@@ -32,7 +32,7 @@ func NewAdmitter(s *interaction.Schema, a Agreement) (*Admitter, error) {
 	if len(a.Moves) > 0 || len(a.Drop) > 0 {
 		return nil, invalid(RuleModelAgreement, "moves and drops do not apply at the model boundary")
 	}
-	m := &Admitter{schema: s, dialect: DialectDigest(s)}
+	m := &Admitter{schema: s, dialect: dialectDigest(s)}
 	in := gateInput{producerDigest: m.dialect, receiverDigest: s.Digest(), agreement: a}
 	m.compatible = evaluate(in)
 	in.blockingNote = "the output is not its canonical document"
@@ -40,10 +40,10 @@ func NewAdmitter(s *interaction.Schema, a Agreement) (*Admitter, error) {
 	return m, nil
 }
 
-// DialectDigest identifies the provider dialect of s: "sha256:<hex>" over s's provider
+// dialectDigest identifies the provider dialect of s: "sha256:<hex>" over s's provider
 // projection under a domain that names this package's canonicalization rules. It is the
 // producer digest of every receipt at s's model boundary.
-func DialectDigest(s *interaction.Schema) string {
+func dialectDigest(s *interaction.Schema) string {
 	return canonjson.Digest(dialectDomain, s.ProviderJSONSchema())
 }
 
