@@ -34,6 +34,7 @@ func (act *activation) final(step uint32, val *interaction.Value) error {
 // terminal LF. The message (valid UTF-8: an admitted document) is written as a canonical JSON
 // string, by the same writer as every canonical document of the runtime: '"', '\' and
 // control characters escaped (\n, \r, \t, \b, \f, else \u00xx), every other byte as is.
+// The bridge from an admitted proposal to this action is described in docs/final-action.md.
 func RenderFinal(message []byte) []byte {
 	b := make([]byte, 0, len(message)+32)
 	b = append(b, `{"kind":"final","message":`...)

@@ -189,7 +189,7 @@ func (o DeltaOptions) Delta(producer, receiver *interaction.Schema) (*SchemaDelt
 }
 
 // SchemaDelta is the complete, ordered difference between a producer's and a receiver's
-// schema (the seed's schema delta receipt). It is immutable.
+// schema. It is immutable.
 type SchemaDelta struct {
 	producer, receiver *interaction.Schema
 	scope              string

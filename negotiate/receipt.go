@@ -31,7 +31,7 @@ const (
 )
 
 // Receipt is the conformance record of one output that crossed (or failed to cross) a
-// negotiated boundary (the seed's schema conformance receipt): enough for the receiver to
+// negotiated boundary: enough for the receiver to
 // accept, warn or reject without re-deriving anything. It is deterministic: the same output
 // at the same boundary gives the same receipt, byte for byte.
 type Receipt struct {
