@@ -2,7 +2,6 @@ package interaction
 
 import (
 	"fmt"
-	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -114,17 +113,7 @@ type Error struct {
 // Error renders the one-line diagnostic "CODE rule: where: message". It never contains a
 // line break, whatever the input that caused it.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(string(e.Code))
-	b.WriteByte(' ')
-	b.WriteString(string(e.Rule))
-	b.WriteString(": ")
-	if w := e.Path + e.Element; w != "" {
-		b.WriteString(w)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
-	return diag.OneLine(b.String())
+	return diag.Line(string(e.Code), string(e.Rule), e.Path+e.Element, e.Message)
 }
 
 // Is reports whether target is an *Error with the same Code and, when the target names a

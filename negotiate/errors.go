@@ -2,7 +2,6 @@ package negotiate
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/diag"
@@ -112,21 +111,11 @@ type Error struct {
 // Error renders the one-line diagnostic "CODE rule: path: message". A build-time refusal's
 // message lists its delta entries. It never contains a line break, whatever the input.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(string(e.Code))
-	b.WriteByte(' ')
-	b.WriteString(string(e.Rule))
-	b.WriteString(": ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
+	msg := e.Message
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		msg += ": " + e.Err.Error()
 	}
-	return diag.OneLine(b.String())
+	return diag.Line(string(e.Code), string(e.Rule), e.Path, msg)
 }
 
 // Unwrap returns the underlying error (an *interaction.Error, for example), or nil.

@@ -18,3 +18,19 @@ func Match[C, R comparable](code C, rule R, targetCode C, targetRule R) bool {
 	var any R
 	return code == targetCode && (targetRule == any || targetRule == rule)
 }
+
+// Line renders the one-line diagnostic "CODE rule: where: message" ("CODE rule: message"
+// when where is empty).
+func Line(code, rule, where, message string) string {
+	var b strings.Builder
+	b.WriteString(code)
+	b.WriteByte(' ')
+	b.WriteString(rule)
+	b.WriteString(": ")
+	if where != "" {
+		b.WriteString(where)
+		b.WriteString(": ")
+	}
+	b.WriteString(message)
+	return OneLine(b.String())
+}

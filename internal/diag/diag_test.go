@@ -26,3 +26,12 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestLine(t *testing.T) {
+	if got := Line("C", "r", "$.a", "bad\nthing"); got != `C r: $.a: bad\nthing` {
+		t.Errorf("got %q", got)
+	}
+	if got := Line("C", "r", "", "m"); got != "C r: m" {
+		t.Errorf("got %q", got)
+	}
+}
