@@ -10,26 +10,14 @@ import (
 // its canonical document (at most interaction.MaxDocumentBytes), but not without limit.
 const MaxInputBytes = interaction.MaxProviderBytes
 
-// Canonicalizations a provider's text may need, as they appear in Canonical.Applied and in a
-// receipt's transformations. None of them changes a value.
-const (
-	AppliedEnvelope      = interaction.AppliedEnvelope      // the envelope was absent; the schema's own was added
-	AppliedFinalLF       = interaction.AppliedFinalLF       // the terminal LF was absent
-	AppliedWhitespace    = interaction.AppliedWhitespace    // insignificant whitespace was removed
-	AppliedKeyOrder      = interaction.AppliedKeyOrder      // members were put in declaration order
-	AppliedIntegerNumber = interaction.AppliedIntegerNumber // integers written as JSON numbers became decimal strings
-	AppliedNegativeZero  = interaction.AppliedNegativeZero  // an integer written "-0" became "0"
-	AppliedStringEscape  = interaction.AppliedStringEscape  // strings or keys were re-escaped canonically
-)
-
 // Canonical is provider text made into the canonical value document of a schema.
 type Canonical struct {
 	// Value is the value the strict decoder admitted from Document.
 	Value *interaction.Value
 	// Document is the canonical value document, terminal LF included.
 	Document []byte
-	// Applied lists the canonicalizations the text needed, sorted; empty when the text was
-	// already the canonical document.
+	// Applied lists the canonicalizations the text needed (interaction.AppliedEnvelope, …),
+	// sorted; empty when the text was already the canonical document.
 	Applied []string
 }
 
