@@ -10,6 +10,8 @@ import (
 // becomes the message of the final action {"kind":"final","message":…}. The complete rendered
 // action, after escaping, is measured against the bound; a reply over it fails, never
 // truncated.
+// The bridge from an admitted proposal to the final action is described in
+// docs/final-action.md.
 func (act *activation) final(step uint32, val *interaction.Value) error {
 	doc := val.Canonical()
 	action := RenderFinal(doc)
@@ -34,7 +36,6 @@ func (act *activation) final(step uint32, val *interaction.Value) error {
 // terminal LF. The message (valid UTF-8: an admitted document) is written as a canonical JSON
 // string, by the same writer as every canonical document of the runtime: '"', '\' and
 // control characters escaped (\n, \r, \t, \b, \f, else \u00xx), every other byte as is.
-// The bridge from an admitted proposal to this action is described in docs/final-action.md.
 func RenderFinal(message []byte) []byte {
 	b := make([]byte, 0, len(message)+32)
 	b = append(b, `{"kind":"final","message":`...)
