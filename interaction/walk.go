@@ -20,6 +20,29 @@ type walker struct {
 	// path is the JSON path to the value being read, kept as segments and rendered only for
 	// a refusal, so an admitted text costs no path strings.
 	path []pathSeg
+	// values and fieldValues are slabs the read value's parts are cut from, so a document
+	// costs a few allocations rather than two per value object.
+	values      []Value
+	fieldValues []FieldValue
+}
+
+func (w *walker) newValue(t *Type) *Value {
+	if len(w.values) == cap(w.values) {
+		w.values = make([]Value, 0, 4)
+	}
+	w.values = append(w.values, Value{typ: t})
+	return &w.values[len(w.values)-1]
+}
+
+func (w *walker) newFields(n int) []FieldValue {
+	if n == 0 {
+		return []FieldValue{} // what the single pass gives, so both paths decode equal values
+	}
+	if len(w.fieldValues)+n > cap(w.fieldValues) {
+		w.fieldValues = make([]FieldValue, 0, max(n, 16))
+	}
+	w.fieldValues = w.fieldValues[:len(w.fieldValues)+n]
+	return w.fieldValues[len(w.fieldValues)-n : len(w.fieldValues) : len(w.fieldValues)]
 }
 
 // pathSeg is ".name" literally, or a member selector ["id"] when member is set.
@@ -83,7 +106,7 @@ func (w *walker) value(t *Type, n *jsontext.Node) (*Value, error) {
 	if err := w.members(t, n, allowed); err != nil {
 		return nil, err
 	}
-	v := &Value{typ: t}
+	v := w.newValue(t)
 	list := &t.fields
 	if t.kind == Variant {
 		c, err := w.variantCase(t, n.Last("case"))
@@ -165,7 +188,7 @@ func (w *walker) fields(list *fieldList, n *jsontext.Node) ([]FieldValue, error)
 		}
 		byIndex[f.index] = m.Value
 	}
-	out := make([]FieldValue, len(list.list))
+	out := w.newFields(len(list.list))
 	for i, f := range list.list {
 		w.member(f.id)
 		if byIndex[i] == nil {
