@@ -10,6 +10,8 @@ import (
 // becomes the message of the final action {"kind":"final","message":…}. The complete rendered
 // action, after escaping, is measured against the bound; a reply over it fails, never
 // truncated.
+// The bridge from an admitted proposal to the final action is described in
+// docs/final-action.md.
 func (act *activation) final(step uint32, val *interaction.Value) error {
 	doc := val.Canonical()
 	action := RenderFinal(doc)

@@ -122,7 +122,7 @@ func TestSchemaCanonicalize(t *testing.T) {
 		{name: "nothing agreed", stdin: provider, args: []string{"--protocol", ""}, code: 1,
 			stderr: "negotiation_required not_canonical: ", verdict: "NEGOTIATION_REQUIRED"},
 		{name: "a fraction", stdin: strings.Replace(provider, "25", "25.0", 1), code: 1,
-			stderr: `canonicalization_refused integer.fraction: $.value.fields["assist.lookup.limit"]: `, verdict: "TRANSFORMATION_REQUIRED"},
+			stderr: `canonicalization_refused value.integer_fraction: $.value.fields["assist.lookup.limit"]: `, verdict: "TRANSFORMATION_REQUIRED"},
 		{name: "an unknown protocol", stdin: provider, args: []string{"--protocol", "MAYBE"}, code: 2},
 		{name: "no root", stdin: provider, args: []string{"--root", ""}, code: 2},
 	} {

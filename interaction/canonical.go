@@ -188,7 +188,7 @@ func (r *recognizer) escapedStr(start, max int) (string, bool) {
 		case c < 0x20:
 			return "", false
 		}
-		d, n := canonicalEscape(r.s[j:])
+		d, n := canonjson.CanonicalEscape(r.s[j:])
 		if n == 0 {
 			return "", false
 		}
@@ -213,42 +213,6 @@ func literalEnd(s string, i int) int {
 		}
 	}
 	return len(s)
-}
-
-// canonicalEscape decodes the canonical escape at the start of s and returns the byte and the
-// escape's length, or n == 0 when s does not start with one.
-func canonicalEscape(s string) (d byte, n int) {
-	if len(s) < 2 {
-		return 0, 0
-	}
-	switch s[1] {
-	case '"', '\\':
-		return s[1], 2
-	case 'b':
-		return '\b', 2
-	case 't':
-		return '\t', 2
-	case 'n':
-		return '\n', 2
-	case 'f':
-		return '\f', 2
-	case 'r':
-		return '\r', 2
-	case 'u':
-		if len(s) < 6 || s[2] != '0' || s[3] != '0' || s[4] > '1' || s[4] < '0' {
-			return 0, 0
-		}
-		lo := strings.IndexByte("0123456789abcdef", s[5])
-		if lo < 0 {
-			return 0, 0
-		}
-		d = (s[4]-'0')<<4 | byte(lo)
-		if canonjson.ShortEscape(d) {
-			return 0, 0
-		}
-		return d, 6
-	}
-	return 0, 0
 }
 
 func (r *recognizer) bytes(fv *FieldValue) bool {

@@ -401,7 +401,7 @@ func applyRange(f *Field, o fieldOptions) error {
 		if b.text == nil {
 			continue
 		}
-		v, ok := ParseInt(*b.text)
+		v, ok := parseInt(*b.text)
 		if !ok {
 			return deriveErr(RuleFieldBound, f.desc, "%s %s is not a canonical decimal integer", b.name, quoteID(*b.text))
 		}

@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // CopyTo resets m and copies the value into it, so users get their generated Go type (or a
@@ -131,7 +133,7 @@ func readValue(t *Type, m protoreflect.Message, path string) (*Value, error) {
 	}
 	v.fields = make([]FieldValue, len(list.list))
 	for i, f := range list.list {
-		fv, err := readField(f, src, path+memberPath(f.id))
+		fv, err := readField(f, src, path+canonjson.MemberPath(f.id))
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +177,7 @@ func readField(f *Field, m protoreflect.Message, path string) (FieldValue, error
 		return fv, checkRange(f, IntOf(x.Int()), path)
 	case U32, U64:
 		fv.bits = x.Uint()
-		return fv, checkRange(f, UintOf(x.Uint()), path)
+		return fv, checkRange(f, uintOf(x.Uint()), path)
 	case String:
 		fv.text = x.String()
 		if !utf8.ValidString(fv.text) {

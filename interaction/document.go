@@ -1,8 +1,6 @@
 package interaction
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/beamagents/beamagents/internal/canonjson"
@@ -30,18 +28,14 @@ func (s *Schema) renderDocument() error {
 	}
 	typesJSON := canonjson.Raw(canonjson.Append(nil, types))
 	body := canonjson.Append(nil, canonjson.Object{{Key: "root_type_id", Value: s.root.id}, {Key: "types", Value: typesJSON}})
-	s.revision = digestOf(revisionDomain, body)
-	claims := make(canonjson.Array, len(nonclaims))
-	for i, c := range nonclaims {
-		claims[i] = c
-	}
+	s.revision = canonjson.Digest(revisionDomain, body)
 	doc := canonjson.Append(nil, canonjson.Object{
 		{Key: "schema", Value: SchemaFormat},
 		{Key: "root_type_id", Value: s.root.id},
 		{Key: "root_type_revision", Value: s.revision},
 		{Key: "types", Value: typesJSON},
 		{Key: "wire", Value: wireEntry()},
-		{Key: "nonclaims", Value: claims},
+		{Key: "nonclaims", Value: canonjson.Strings(nonclaims)},
 	})
 	doc = append(doc, '\n')
 	if len(doc) > MaxSchemaBytes {
@@ -49,15 +43,8 @@ func (s *Schema) renderDocument() error {
 			Message: fmt.Sprintf("the schema document would be %d bytes; the budget is %d", len(doc), MaxSchemaBytes)}
 	}
 	s.document = doc
-	s.digest = digestOf(digestDomain, doc)
+	s.digest = canonjson.Digest(digestDomain, doc)
 	return nil
-}
-
-func digestOf(domain string, body []byte) string {
-	h := sha256.New()
-	h.Write([]byte(domain))
-	h.Write(body)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 func typeEntry(t *Type) canonjson.Object {

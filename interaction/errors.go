@@ -2,9 +2,10 @@ package interaction
 
 import (
 	"fmt"
-	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/beamagents/beamagents/internal/diag"
 )
 
 // Code is the stable diagnostic code of an [Error]. Match it with errors.Is against the Err*
@@ -87,8 +88,15 @@ const (
 	RuleBytesLength          Rule = "value.bytes_length"     // Z206
 	RuleBytesElement         Rule = "value.bytes_element"    // Z206
 	RuleMaxDepth             Rule = "value.max_depth"        // Z206
-	RuleCanonical            Rule = "canonical"              // Z205: not the canonical replay
-	RuleDescriptor           Rule = "descriptor"             // type mismatch in CopyTo/ValueOf
+	// Provider text (ReadProvider) adds these to the rules above.
+	RuleInputBytes      Rule = "input_bytes"            // Z206: over MaxProviderBytes
+	RuleDuplicateKey    Rule = "duplicate_key"          // Z205: an object names a member twice
+	RuleNull            Rule = "value.null"             // Z206: null where a value is required
+	RuleIntegerFraction Rule = "value.integer_fraction" // Z206: an integer written with a fraction
+	RuleIntegerExponent Rule = "value.integer_exponent" // Z206: an integer written with an exponent
+	RuleIntegerSyntax   Rule = "value.integer_syntax"   // Z206: a decimal string that is not an integer
+	RuleCanonical       Rule = "canonical"              // Z205: not the canonical replay
+	RuleDescriptor      Rule = "descriptor"             // type mismatch in CopyTo/ValueOf
 )
 
 // Error is the typed error of this package. Derivation errors name the protobuf Element
@@ -105,17 +113,7 @@ type Error struct {
 // Error renders the one-line diagnostic "CODE rule: where: message". It never contains a
 // line break, whatever the input that caused it.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(string(e.Code))
-	b.WriteByte(' ')
-	b.WriteString(string(e.Rule))
-	b.WriteString(": ")
-	if w := e.Path + e.Element; w != "" {
-		b.WriteString(w)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
-	return oneLine(b.String())
+	return diag.Line(string(e.Code), string(e.Rule), e.Path+e.Element, e.Message)
 }
 
 // Is reports whether target is an *Error with the same Code and, when the target names a
@@ -123,10 +121,7 @@ func (e *Error) Error() string {
 // errors.Is(err, &Error{Code: CodeZ206, Rule: RuleUTF8}).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	if !ok || t.Code != e.Code {
-		return false
-	}
-	return t.Rule == "" || t.Rule == e.Rule
+	return ok && diag.Match(e.Code, e.Rule, t.Code, t.Rule)
 }
 
 // Sentinels for errors.Is.
@@ -138,13 +133,6 @@ var (
 	ErrZ206         = &Error{Code: CodeZ206}
 	ErrTypeMismatch = &Error{Code: CodeTypeMismatch}
 )
-
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
-}
 
 func deriveErr(rule Rule, d protoreflect.Descriptor, format string, args ...any) *Error {
 	e := &Error{Code: CodeZ202, Rule: rule, Message: fmt.Sprintf(format, args...)}

@@ -59,9 +59,9 @@ func (r Representation) Range() (min, max Int) {
 	case I64:
 		return IntOf(-1 << 63), IntOf(1<<63 - 1)
 	case U32:
-		return UintOf(0), UintOf(1<<32 - 1)
+		return uintOf(0), uintOf(1<<32 - 1)
 	case U64:
-		return UintOf(0), UintOf(1<<64 - 1)
+		return uintOf(0), uintOf(1<<64 - 1)
 	}
 	return Int{}, Int{}
 }
@@ -90,18 +90,11 @@ func (t *Type) Descriptor() protoreflect.MessageDescriptor { return t.desc }
 // Index returns the type's position in the schema's dependency-first type list.
 func (t *Type) Index() int { return t.index }
 
-// Height returns the number of type levels from this type down to its deepest nested type
-// (1 for a type with no nested fields).
-func (t *Type) Height() int { return t.height }
-
 // NumFields returns the number of fields of a record (0 for a variant).
 func (t *Type) NumFields() int { return len(t.fields.list) }
 
 // Field returns the i-th field of a record in declaration order.
 func (t *Type) Field(i int) *Field { return t.fields.list[i] }
-
-// FieldByID returns the record field with the given stable id.
-func (t *Type) FieldByID(id string) (*Field, bool) { return t.fields.byID(id) }
 
 // NumCases returns the number of cases of a variant (0 for a record).
 func (t *Type) NumCases() int { return len(t.cases) }
@@ -144,9 +137,6 @@ func (c *Case) NumFields() int { return len(c.fields.list) }
 
 // Field returns the i-th field of the case in declaration order.
 func (c *Case) Field(i int) *Field { return c.fields.list[i] }
-
-// FieldByID returns the case field with the given stable id.
-func (c *Case) FieldByID(id string) (*Field, bool) { return c.fields.byID(id) }
 
 // Field is one field of a record or of a variant case.
 type Field struct {

@@ -20,26 +20,33 @@ func IntOf(v int64) Int {
 	return Int{abs: uint64(v)}
 }
 
-// UintOf returns v as an Int.
-func UintOf(v uint64) Int { return Int{abs: v} }
+// uintOf returns v as an Int.
+func uintOf(v uint64) Int { return Int{abs: v} }
 
-// ParseInt parses a canonical decimal integer: "0", or an optional '-' followed by a digit
+// parseInt parses a canonical decimal integer: "0", or an optional '-' followed by a digit
 // 1-9 and more digits, with no '+', no leading zero, no fraction and no exponent. It refuses
 // anything else, including values outside [math.MinInt64, math.MaxUint64].
-func ParseInt(s string) (Int, bool) {
+func parseInt(s string) (Int, bool) {
+	v, syntax, fits := parseDecimal(s)
+	return v, syntax && fits
+}
+
+// parseDecimal splits canonical syntax from range: syntax reports the canonical form,
+// fits whether the value lies within [math.MinInt64, math.MaxUint64].
+func parseDecimal(s string) (v Int, syntax, fits bool) {
 	neg := len(s) > 0 && s[0] == '-'
 	digits := s
 	if neg {
 		digits = s[1:]
 	}
 	if !canonicalDigits(digits) || neg && digits == "0" {
-		return Int{}, false
+		return Int{}, false, false
 	}
 	abs, err := strconv.ParseUint(digits, 10, 64)
 	if err != nil || neg && abs > 1<<63 {
-		return Int{}, false
+		return Int{}, true, false
 	}
-	return Int{neg: neg, abs: abs}, true
+	return Int{neg: neg, abs: abs}, true, true
 }
 
 // canonicalDigits reports whether d is "0" or a non-empty digit string without a leading zero.

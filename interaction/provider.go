@@ -29,7 +29,7 @@ func (s *Schema) renderProvider() error {
 			{Key: "schema_digest", Value: canonjson.Object{{Key: "const", Value: s.digest}}},
 			{Key: "value", Value: ref(s.root)},
 		}},
-		{Key: "required", Value: canonjson.Array{"schema", "root_type_id", "schema_digest", "value"}},
+		{Key: "required", Value: canonjson.Strings(canonjson.EnvelopeMembers[:])},
 		{Key: "additionalProperties", Value: false},
 		{Key: "$defs", Value: defs},
 	})

@@ -6,17 +6,6 @@ import (
 	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
-// appendValuePrefix appends the canonical envelope up to (not including) the value.
-func appendValuePrefix(dst []byte, s *Schema) []byte {
-	dst = append(dst, `{"schema":`...)
-	dst = canonjson.AppendString(dst, ValueFormat)
-	dst = append(dst, `,"root_type_id":`...)
-	dst = canonjson.AppendString(dst, s.root.id)
-	dst = append(dst, `,"schema_digest":`...)
-	dst = canonjson.AppendString(dst, s.digest)
-	return append(dst, `,"value":`...)
-}
-
 // appendDocument appends the canonical value document of root value v.
 func appendDocument(dst []byte, s *Schema, v *Value) []byte {
 	dst = append(dst, s.valuePrefix...)
@@ -63,14 +52,7 @@ func appendLeaf(dst []byte, fv *FieldValue) []byte {
 	case String:
 		return canonjson.AppendString(dst, fv.text)
 	case Bytes:
-		dst = append(dst, '[')
-		for i := 0; i < len(fv.text); i++ {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendUint(dst, uint64(fv.text[i]), 10)
-		}
-		return append(dst, ']')
+		return canonjson.AppendBytes(dst, fv.text)
 	}
 	return appendValue(dst, fv.value)
 }

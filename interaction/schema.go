@@ -2,6 +2,8 @@ package interaction
 
 import (
 	"bytes"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Format names of the two documents this package reads and writes.
@@ -14,7 +16,6 @@ const (
 type Schema struct {
 	root     *Type
 	types    []*Type
-	byID     map[string]*Type
 	document []byte
 	revision string
 	digest   string
@@ -25,17 +26,14 @@ type Schema struct {
 }
 
 func newSchema(root *Type, order []*Type) (*Schema, error) {
-	s := &Schema{root: root, types: order, byID: make(map[string]*Type, len(order))}
-	for _, t := range order {
-		s.byID[t.id] = t
-	}
+	s := &Schema{root: root, types: order}
 	if err := s.renderDocument(); err != nil {
 		return nil, err
 	}
 	if err := s.renderProvider(); err != nil {
 		return nil, err
 	}
-	s.valuePrefix = string(appendValuePrefix(nil, s))
+	s.valuePrefix = string(canonjson.AppendValuePrefix(nil, ValueFormat, root.id, s.digest))
 	return s, nil
 }
 
@@ -61,18 +59,5 @@ func (s *Schema) Document() []byte { return bytes.Clone(s.document) }
 // document (terminal LF included). See doc.go for what it describes and what it cannot.
 func (s *Schema) ProviderJSONSchema() []byte { return bytes.Clone(s.provider) }
 
-// NumTypes returns the number of types in the graph.
-func (s *Schema) NumTypes() int { return len(s.types) }
-
-// Type returns the i-th type in dependency-first order: every type comes after the types its
-// fields and cases reference; the root is last.
-func (s *Schema) Type(i int) *Type { return s.types[i] }
-
 // Types returns the types in dependency-first order (a fresh slice).
 func (s *Schema) Types() []*Type { return append([]*Type(nil), s.types...) }
-
-// TypeByID returns the type with the given stable id.
-func (s *Schema) TypeByID(id string) (*Type, bool) {
-	t, ok := s.byID[id]
-	return t, ok
-}

@@ -116,7 +116,7 @@ func (fv FieldValue) Integer() Int {
 	case I32, I64:
 		return IntOf(int64(fv.bits))
 	case U32, U64:
-		return UintOf(fv.bits)
+		return uintOf(fv.bits)
 	}
 	fv.want(I64)
 	return Int{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Admitter is the model boundary: the producer is a provider writing JSON in its own dialect
@@ -31,7 +32,7 @@ func NewAdmitter(s *interaction.Schema, a Agreement) (*Admitter, error) {
 	if len(a.Moves) > 0 || len(a.Drop) > 0 {
 		return nil, invalid(RuleModelAgreement, "moves and drops do not apply at the model boundary")
 	}
-	m := &Admitter{schema: s, dialect: DialectDigest(s)}
+	m := &Admitter{schema: s, dialect: dialectDigest(s)}
 	in := gateInput{producerDigest: m.dialect, receiverDigest: s.Digest(), agreement: a}
 	m.compatible = evaluate(in)
 	in.blockingNote = "the output is not its canonical document"
@@ -39,11 +40,11 @@ func NewAdmitter(s *interaction.Schema, a Agreement) (*Admitter, error) {
 	return m, nil
 }
 
-// DialectDigest identifies the provider dialect of s: "sha256:<hex>" over s's provider
+// dialectDigest identifies the provider dialect of s: "sha256:<hex>" over s's provider
 // projection under a domain that names this package's canonicalization rules. It is the
 // producer digest of every receipt at s's model boundary.
-func DialectDigest(s *interaction.Schema) string {
-	return digestOf(dialectDomain, s.ProviderJSONSchema())
+func dialectDigest(s *interaction.Schema) string {
+	return canonjson.Digest(dialectDomain, s.ProviderJSONSchema())
 }
 
 // Schema returns the receiver's schema.
@@ -59,7 +60,7 @@ func (m *Admitter) Manifests() (compatible, transform Manifest) { return m.compa
 // strict decoder's *interaction.Error) for a text that is not exactly canonical when no
 // protocol allows canonicalization, ErrCanonicalize for a text canonicalization refuses.
 func (m *Admitter) Admit(text []byte) (Outcome, error) {
-	input := sha256Of(text)
+	input := canonjson.Digest(outputDomain, text)
 	rc := m.receipt(input, m.transform)
 	if m.transform.Verdict == NegotiationRequired || m.transform.Protocol == FailFast {
 		v, err := m.schema.Decode(text)

@@ -3,11 +3,11 @@ package negotiate
 import (
 	"cmp"
 	"fmt"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // DeltaFormat names the canonical delta document (SchemaDelta.Document).
@@ -184,12 +184,12 @@ func (o DeltaOptions) Delta(producer, receiver *interaction.Schema) (*SchemaDelt
 	slices.SortFunc(w.entries, compareEntries)
 	d.entries = w.entries
 	d.document = d.render()
-	d.digest = digestOf(deltaDomain, d.document)
+	d.digest = canonjson.Digest(deltaDomain, d.document)
 	return d, nil
 }
 
 // SchemaDelta is the complete, ordered difference between a producer's and a receiver's
-// schema (the seed's schema delta receipt). It is immutable.
+// schema. It is immutable.
 type SchemaDelta struct {
 	producer, receiver *interaction.Schema
 	scope              string

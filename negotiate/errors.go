@@ -2,7 +2,9 @@ package negotiate
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/diag"
 )
 
 // Code is the stable code of an [Error]. Match it with errors.Is against the Err* sentinels
@@ -66,28 +68,30 @@ const (
 	RuleNonConforming  Rule = "non_conforming"       // a receipt marks the output non-conforming
 )
 
-// Rules of CodeCanonicalize (provider text at the model boundary) and CodeFailFast per output.
+// Rules of CodeCanonicalize (provider text at the model boundary) and CodeFailFast per output:
+// the reading's rules are interaction's own (see docs/interaction.md), so a refusal names the
+// same rule whichever package reports it.
 const (
-	RuleInputBytes       Rule = "input_bytes"      // more than MaxInputBytes
-	RuleUTF8             Rule = "utf8"             // not UTF-8
-	RuleJSON             Rule = "json"             // not one JSON value (or nested deeper than MaxNesting)
-	RuleDuplicateKey     Rule = "duplicate_key"    // an object names a member twice
-	RuleEnvelope         Rule = "envelope"         // an envelope that is malformed or names another schema
-	RuleRepresentation   Rule = "representation"   // a JSON type the field's representation never takes
-	RuleNull             Rule = "null"             // null where a value is required; nothing is filled in
-	RuleCase             Rule = "case"             // a variant value without a case of the variant
-	RuleFieldsUnknown    Rule = "fields.unknown"   // a member the type does not declare
-	RuleFieldsMissing    Rule = "fields.missing"   // a declared field is absent; nothing is filled in
-	RuleIntegerFraction  Rule = "integer.fraction" // an integer written with a fraction
-	RuleIntegerExponent  Rule = "integer.exponent" // an integer written with an exponent
-	RuleIntegerSyntax    Rule = "integer.syntax"   // a decimal string that is not an integer
-	RuleIntegerRange     Rule = "integer.range"    // outside the field's bounds; never clamped
-	RuleStringBytes      Rule = "string_bytes"     // a string over the field's UTF-8 byte bound
-	RuleBytesLength      Rule = "bytes_length"     // a bytes array over the field's bound
-	RuleBytesElement     Rule = "bytes_element"    // a bytes element that is not an integer 0..255
-	RuleDocumentBytes    Rule = "document_bytes"   // the canonical document would exceed its bound
-	RuleNotCanonical     Rule = "not_canonical"    // not the exact canonical document (Err holds why)
-	RuleCanonicalDecoder Rule = "decoder"          // the strict decoder refused the canonical result
+	RuleInputBytes            = Rule(interaction.RuleInputBytes)      // more than MaxInputBytes
+	RuleUTF8                  = Rule(interaction.RuleUTF8)            // not UTF-8
+	RuleJSON                  = Rule(interaction.RuleJSON)            // not one JSON value (or nested deeper than any value)
+	RuleDuplicateKey          = Rule(interaction.RuleDuplicateKey)    // an object names a member twice
+	RuleEnvelope              = Rule(interaction.RuleEnvelope)        // an envelope that is malformed or names another schema
+	RuleRepresentation        = Rule(interaction.RuleRepresentation)  // a JSON type the field's representation never takes
+	RuleNull                  = Rule(interaction.RuleNull)            // null where a value is required; nothing is filled in
+	RuleCase                  = Rule(interaction.RuleCase)            // a variant value without a case of the variant
+	RuleFieldsUnknown         = Rule(interaction.RuleFieldsUnknown)   // a member the type does not declare
+	RuleFieldsMissing         = Rule(interaction.RuleFieldsMissing)   // a declared field is absent; nothing is filled in
+	RuleIntegerFraction       = Rule(interaction.RuleIntegerFraction) // an integer written with a fraction
+	RuleIntegerExponent       = Rule(interaction.RuleIntegerExponent) // an integer written with an exponent
+	RuleIntegerSyntax         = Rule(interaction.RuleIntegerSyntax)   // a decimal string that is not an integer
+	RuleIntegerRange          = Rule(interaction.RuleIntegerRange)    // outside the field's bounds; never clamped
+	RuleStringBytes           = Rule(interaction.RuleStringBytes)     // a string over the field's UTF-8 byte bound
+	RuleBytesLength           = Rule(interaction.RuleBytesLength)     // a bytes array over the field's bound
+	RuleBytesElement          = Rule(interaction.RuleBytesElement)    // a bytes element that is not an integer 0..255
+	RuleDocumentBytes         = Rule(interaction.RuleDocumentBytes)   // the canonical document would exceed its bound
+	RuleNotCanonical     Rule = "not_canonical"                       // not the exact canonical document (Err holds why)
+	RuleCanonicalDecoder Rule = "decoder"                             // the strict decoder refused the canonical result
 )
 
 // Error is the typed error of this package. Path is the JSON path of the offending value
@@ -107,21 +111,11 @@ type Error struct {
 // Error renders the one-line diagnostic "CODE rule: path: message". A build-time refusal's
 // message lists its delta entries. It never contains a line break, whatever the input.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(string(e.Code))
-	b.WriteByte(' ')
-	b.WriteString(string(e.Rule))
-	b.WriteString(": ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
+	msg := e.Message
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		msg += ": " + e.Err.Error()
 	}
-	return oneLine(b.String())
+	return diag.Line(string(e.Code), string(e.Rule), e.Path, msg)
 }
 
 // Unwrap returns the underlying error (an *interaction.Error, for example), or nil.
@@ -132,10 +126,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // errors.Is(err, &Error{Code: CodeRefused, Rule: RuleMissingField}).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	if !ok || t.Code != e.Code {
-		return false
-	}
-	return t.Rule == "" || t.Rule == e.Rule
+	return ok && diag.Match(e.Code, e.Rule, t.Code, t.Rule)
 }
 
 // Sentinels for errors.Is.
@@ -147,13 +138,6 @@ var (
 	ErrRefused             = &Error{Code: CodeRefused}
 	ErrCanonicalize        = &Error{Code: CodeCanonicalize}
 )
-
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
-}
 
 func newErr(code Code, rule Rule, path, format string, args ...any) *Error {
 	return &Error{Code: code, Rule: rule, Path: path, Message: fmt.Sprintf(format, args...)}

@@ -154,7 +154,7 @@ func ExampleCanonicalize() {
 	// Output:
 	// {"case":"assist.lookup","fields":{"assist.lookup.order_id":"A1","assist.lookup.limit":"25","assist.lookup.debug":""}}
 	// [envelope final_lf integer_number key_order whitespace]
-	// canonicalization_refused integer.fraction: $.value.fields["assist.lookup.limit"]: "2.5" has a fraction; an integer is never rounded
+	// canonicalization_refused value.integer_fraction: $.value.fields["assist.lookup.limit"]: "2.5" has a fraction; an integer is never rounded
 }
 
 func ExampleAdmitter_Admit() {
@@ -192,5 +192,5 @@ func ExampleReceiptFromAttributes() {
 	}
 	fmt.Println(rc.Disposition(), rc.Reason)
 	// Output:
-	// reject canonicalization_refused null
+	// reject canonicalization_refused value.null
 }

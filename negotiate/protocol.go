@@ -2,16 +2,17 @@ package negotiate
 
 import (
 	"fmt"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // ManifestFormat names the canonical manifest document a manifest digest is computed over.
 const ManifestFormat = "beam_agents.negotiate-manifest.v1"
 
-// Protocol is the agreed way of handling a schema mismatch (the seed's negotiation protocol
-// receipt). The zero value, NoProtocol, means none was agreed.
+// Protocol is the agreed way of handling a schema mismatch (recorded in the manifest and
+// every receipt). The zero value, NoProtocol, means none was agreed.
 type Protocol uint8
 
 // Protocols.
@@ -53,7 +54,7 @@ func ParseProtocol(s string) (Protocol, error) {
 	return NoProtocol, invalid(RuleProtocolName, "%s is not TRANSFORM_ALL, BEST_EFFORT or FAIL_FAST", canonjson.Quote(s, 64))
 }
 
-// Verdict is the outcome of the gates (the seed's schema verdict).
+// Verdict is the outcome of the gates.
 type Verdict uint8
 
 // Verdicts.
@@ -91,8 +92,7 @@ type Agreement struct {
 	Protocol Protocol
 	// ReceiverAcceptsBestEffort is the receiver's consent to best-effort outputs (gate 4).
 	ReceiverAcceptsBestEffort bool
-	// AllowImplicit proceeds without a protocol as TRANSFORM_ALL instead of halting at gate 3
-	// (the seed's policy without require_negotiation).
+	// AllowImplicit proceeds without a protocol as TRANSFORM_ALL instead of halting at gate 3.
 	AllowImplicit bool
 	// Moves maps producer stable ids to receiver ids (see DeltaOptions.Moves).
 	Moves map[string]string
@@ -105,7 +105,7 @@ type Agreement struct {
 // decided it.
 type Manifest struct {
 	Verdict Verdict
-	// Gate is the gate (1-5, the seed's order) that decided.
+	// Gate is the gate (1-5) that decided.
 	Gate int
 	// Protocol is the protocol in force: the agreed one, TRANSFORM_ALL at gate 5 when none was
 	// agreed and AllowImplicit is set, NoProtocol at gate 3.
@@ -123,7 +123,7 @@ type Manifest struct {
 	Digest string
 }
 
-// gateInput is what the gates read: the seed's schema state and policy.
+// gateInput is what the gates read: the schema state and the policy.
 type gateInput struct {
 	producerDigest, producerCase, receiverDigest, deltaDigest string
 	empty                                                     bool    // the delta has no entry at all
@@ -143,9 +143,9 @@ type gateInput struct {
 //  5. otherwise → TRANSFORMATION_REQUIRED under the agreed protocol (TRANSFORM_ALL if none).
 //
 // Gate 1 needs the empty delta as well as equal digests because presence, the source of
-// nullability conflicts, is not part of a schema digest. Gate 2 counts extra fields, which
-// the seed's sketch does not: every receiver here is closed, so an extra field alone refuses
-// every output (the seed's strict mode rejection).
+// nullability conflicts, is not part of a schema digest. Gate 2 counts extra fields as
+// blocking: every receiver here is closed, so an extra field alone would refuse every output.
+// The gates are described in docs/negotiation.md.
 func Evaluate(d *SchemaDelta, a Agreement) Manifest {
 	return evaluate(gateInput{
 		producerDigest: d.producer.Digest(), producerCase: d.scope, receiverDigest: d.receiver.Digest(),
@@ -175,7 +175,7 @@ func evaluate(in gateInput) Manifest {
 			m.Directive = "HALT: FAIL_FAST transforms nothing (" + in.summary() + ")"
 		}
 	}
-	m.Digest = digestOf(manifestDomain, m.document(a))
+	m.Digest = canonjson.Digest(manifestDomain, m.document(a))
 	return m
 }
 
@@ -209,7 +209,7 @@ func (m Manifest) document(a Agreement) []byte {
 		{Key: "agreed_protocol", Value: a.Protocol.String()},
 		{Key: "receiver_accepts_best_effort", Value: a.ReceiverAcceptsBestEffort},
 		{Key: "allow_implicit", Value: a.AllowImplicit},
-		{Key: "drop", Value: stringArray(slices.Compact(drops))},
+		{Key: "drop", Value: canonjson.Strings(slices.Compact(drops))},
 		{Key: "gate", Value: m.Gate},
 		{Key: "verdict", Value: m.Verdict.String()},
 		{Key: "protocol", Value: m.Protocol.String()},

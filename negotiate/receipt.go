@@ -33,7 +33,7 @@ const (
 )
 
 // Receipt is the conformance record of one output that crossed (or failed to cross) a
-// negotiated boundary (the seed's schema conformance receipt): enough for the receiver to
+// negotiated boundary: enough for the receiver to
 // accept, warn or reject without re-deriving anything. It is deterministic: the same output
 // at the same boundary gives the same receipt, byte for byte.
 type Receipt struct {
@@ -99,14 +99,14 @@ func (r *Receipt) Check(output []byte) error {
 	if !r.Conforming {
 		return newErr(CodeRefused, RuleNonConforming, "", "the receipt marks the output non-conforming: %s", r.Reason)
 	}
-	if got := sha256Of(output); got != r.OutputSHA256 {
+	if got := canonjson.Digest(outputDomain, output); got != r.OutputSHA256 {
 		return invalid(RuleReceiptOutput, "the output's SHA-256 is %s; the receipt names %s", got, r.OutputSHA256)
 	}
 	return nil
 }
 
 // Digest returns "sha256:<hex>" over the canonical receipt document.
-func (r *Receipt) Digest() string { return digestOf(receiptDomain, r.Document()) }
+func (r *Receipt) Digest() string { return canonjson.Digest(receiptDomain, r.Document()) }
 
 // Document returns the canonical receipt document (no line break).
 func (r *Receipt) Document() []byte {
@@ -120,8 +120,8 @@ func (r *Receipt) Document() []byte {
 		{Key: "manifest_digest", Value: r.ManifestDigest},
 		{Key: "delta_digest", Value: r.DeltaDigest},
 		{Key: "conforming", Value: r.Conforming},
-		{Key: "transformations", Value: stringArray(r.Transformations)},
-		{Key: "warnings", Value: stringArray(r.Warnings)},
+		{Key: "transformations", Value: canonjson.Strings(r.Transformations)},
+		{Key: "warnings", Value: canonjson.Strings(r.Warnings)},
 		{Key: "input_sha256", Value: r.InputSHA256},
 		{Key: "output_sha256", Value: r.OutputSHA256},
 		{Key: "reason", Value: r.Reason},
@@ -215,13 +215,13 @@ func (b *Boundary) receipt(input []byte) *Receipt {
 	return &Receipt{
 		ProducerDigest: m.ProducerDigest, ProducerCase: m.ProducerCase, ReceiverDigest: m.ReceiverDigest,
 		Protocol: m.Protocol, Verdict: m.Verdict, ManifestDigest: m.Digest, DeltaDigest: m.DeltaDigest,
-		InputSHA256: sha256Of(input),
+		InputSHA256: canonjson.Digest(outputDomain, input),
 	}
 }
 
 // conforming completes a receipt for an admitted output.
 func (r *Receipt) conforming(v *interaction.Value, doc []byte) (Outcome, error) {
-	r.Conforming, r.OutputSHA256 = true, sha256Of(doc)
+	r.Conforming, r.OutputSHA256 = true, canonjson.Digest(outputDomain, doc)
 	return Outcome{Value: v, Document: doc, Receipt: r}, nil
 }
 

@@ -72,7 +72,7 @@ func TestReceiptAttributes(t *testing.T) {
 	if got := accept.Receipt.Attributes()[negotiate.AttrTransformations]; got != "envelope,final_lf,integer_number,key_order,whitespace" {
 		t.Errorf("transformations attribute %q", got)
 	}
-	if got := reject.Receipt.Attributes()[negotiate.AttrReason]; got != "canonicalization_refused fields.missing" {
+	if got := reject.Receipt.Attributes()[negotiate.AttrReason]; got != "canonicalization_refused value.fields.missing" {
 		t.Errorf("reason attribute %q", got)
 	}
 }

@@ -1,11 +1,11 @@
 package negotiate
 
 import (
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strconv"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Outcome is one output's crossing of a boundary. On success Value is the receiver's admitted
@@ -33,7 +33,7 @@ func (b *Boundary) Convey(v *interaction.Value) (Outcome, error) {
 		return rc.refused(err)
 	}
 	c := &conveyor{b: b, applied: map[string]bool{}, warned: map[string]bool{}}
-	doc := appendEnvelope(nil, b.delta.receiver)
+	doc := canonjson.AppendValuePrefix(nil, interaction.ValueFormat, b.delta.receiver.RootTypeID(), b.delta.receiver.Digest())
 	doc, err := c.root(doc, v)
 	if err != nil {
 		return rc.refused(err)
@@ -102,7 +102,7 @@ func (c *conveyor) value(dst []byte, tp *typePlan, v *interaction.Value, path st
 func (c *conveyor) fields(dst []byte, cp *containerPlan, v *interaction.Value, path string) ([]byte, error) {
 	for _, f := range cp.extras {
 		if !c.b.drop[f.StableID()] {
-			return dst, newErr(CodeRefused, RuleExtraField, memberPath(path, f.StableID()), "the receiver does not declare this field and no drop was agreed for it")
+			return dst, newErr(CodeRefused, RuleExtraField, path+canonjson.MemberPath(f.StableID()), "the receiver does not declare this field and no drop was agreed for it")
 		}
 		c.applied["drop:"+f.StableID()] = true
 	}
@@ -124,9 +124,9 @@ func (c *conveyor) fields(dst []byte, cp *containerPlan, v *interaction.Value, p
 func (c *conveyor) field(dst []byte, src source, v *interaction.Value, path string) ([]byte, error) {
 	rf, pf := src.receiver, src.producer
 	if pf == nil {
-		return dst, newErr(CodeRefused, RuleMissingField, memberPath(path, rf.StableID()), "the producer never produces this field; nothing is filled in")
+		return dst, newErr(CodeRefused, RuleMissingField, path+canonjson.MemberPath(rf.StableID()), "the producer never produces this field; nothing is filled in")
 	}
-	fpath := memberPath(path, pf.StableID())
+	fpath := path + canonjson.MemberPath(pf.StableID())
 	if src.incompatible {
 		return dst, newErr(CodeRefused, RuleTypeMismatch, fpath, "a %s does not cross into a %s", describe(pf), describe(rf))
 	}
@@ -170,32 +170,8 @@ func leaf(dst []byte, rf *interaction.Field, fv interaction.FieldValue, path str
 	if len(b) > rf.MaxBytes() {
 		return dst, newErr(CodeRefused, RuleNarrowBytes, path, "%d bytes; the receiver admits at most %d", len(b), rf.MaxBytes())
 	}
-	return appendBytes(dst, b), nil
+	return canonjson.AppendBytes(dst, b), nil
 }
-
-func appendBytes(dst, b []byte) []byte {
-	dst = append(dst, '[')
-	for i, x := range b {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = strconv.AppendUint(dst, uint64(x), 10)
-	}
-	return append(dst, ']')
-}
-
-// appendEnvelope appends the receiver's canonical envelope up to its value.
-func appendEnvelope(dst []byte, s *interaction.Schema) []byte {
-	dst = append(dst, `{"schema":`...)
-	dst = canonjson.AppendString(dst, interaction.ValueFormat)
-	dst = append(dst, `,"root_type_id":`...)
-	dst = canonjson.AppendString(dst, s.RootTypeID())
-	dst = append(dst, `,"schema_digest":`...)
-	dst = canonjson.AppendString(dst, s.Digest())
-	return append(dst, `,"value":`...)
-}
-
-func memberPath(path, id string) string { return path + "[" + canonjson.Quote(id, 128) + "]" }
 
 // sortedKeys returns the keys of m sorted, or nil when there are none.
 func sortedKeys(m map[string]bool) []string {

@@ -521,13 +521,6 @@ func (d *Decoder) Buffered() int {
 	return len(d.buf)
 }
 
-// GrammarWork returns the grammar's work so far: one unit per byte plus one per case-table
-// comparison. It is bounded by MaxGrammarWork.
-func (d *Decoder) GrammarWork() int {
-	d.sync() // a fast run's work is known once its bytes have been added to the state
-	return d.m.work
-}
-
 // feed runs the new bytes buf[start:] through the scanner, then the grammar: in runs where
 // their result is known in advance (see run), byte by byte elsewhere.
 func (d *Decoder) feed(buf string, start int) Outcome {

@@ -15,13 +15,9 @@
 //	}
 //	o := d.Finish() // Accepted with the value, or Refused
 //
-// Two layers judge each byte, in order: a structural scanner (UTF-8 across chunk boundaries,
-// no raw whitespace or control bytes outside strings, string and escape well-formedness,
-// bracket matching, depth, token and byte bounds, one terminal LF right after the top-level
-// value and nothing after it), then the typed grammar compiled from the schema (the exact
-// envelope, field and case order, scalar forms, integer bounds on the digits seen so far,
-// string and bytes bounds). Each refusal code of the closed STREAM-* vocabulary names which
-// rule failed; Refusal.AtByte is the offset of the byte that proved it.
+// The outcome states, the two layers that judge each byte (a structural scanner, then the
+// typed grammar compiled from the schema), the closed STREAM-* refusal vocabulary and the
+// bounds are stated in docs/streaming.md in this repository.
 //
 // Invariants:
 //

@@ -88,8 +88,7 @@ func Compile(s *interaction.Schema) (*Grammar, error) {
 		return nil, fmt.Errorf("%w: %s", ErrUnstreamable, s.RootTypeID())
 	}
 	c := &compiler{progs: map[*interaction.Type]*[]op{}}
-	prefix := canonjson.Append(nil, canonjson.Object{{Key: "schema", Value: interaction.ValueFormat}, {Key: "root_type_id", Value: s.RootTypeID()}, {Key: "schema_digest", Value: s.Digest()}})
-	prefix = append(prefix[:len(prefix)-1], `,"value":`...)
+	prefix := canonjson.AppendValuePrefix(nil, interaction.ValueFormat, s.RootTypeID(), s.Digest())
 	env := []op{literal(string(prefix)), {kind: opNested, typ: c.typeOps(s.Root())}, literal("}"), {kind: opEnd}}
 	return &Grammar{schema: s, envelope: env}, nil
 }

@@ -3,6 +3,8 @@ package stream
 import (
 	"fmt"
 	"math"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // machine is the typed layer: a pushdown automaton over a Grammar's ops. It admits exactly
@@ -301,7 +303,7 @@ func (m *machine) str(o *op, b byte) string {
 		if !(b >= '0' && b <= '9' || b >= 'a' && b <= 'f') {
 			return "a \\u escape uses lowercase hex"
 		}
-		if c := m.hexHi<<4 | hexValue(b); c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r' {
+		if c := m.hexHi<<4 | hexValue(b); canonjson.ShortEscape(c) {
 			return fmt.Sprintf("U+%04X has a short escape", c)
 		}
 		m.pos = strContent

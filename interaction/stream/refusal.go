@@ -2,9 +2,9 @@ package stream
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/diag"
 )
 
 // Code is the closed vocabulary of stream refusals. Match it with errors.Is against the
@@ -134,9 +134,6 @@ func (o Outcome) Err() error {
 }
 
 func refused(code Code, at int, format string, args ...any) Outcome {
-	msg := fmt.Sprintf(format, args...)
-	if strings.ContainsAny(msg, "\r\n") {
-		msg = strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg)
-	}
+	msg := diag.OneLine(fmt.Sprintf(format, args...))
 	return Outcome{&terminal{state: Refused, refusal: &Refusal{Code: code, Message: msg, AtByte: at}}}
 }

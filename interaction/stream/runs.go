@@ -3,6 +3,8 @@ package stream
 import (
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Runs are feed's shortcuts: whole ops, or the longest safe part of one, taken at once
@@ -134,7 +136,7 @@ func (d *Decoder) stringRun(o *op, buf string, i int) (int, Outcome) {
 			if n+1 < len(buf) && shortEscape[buf[n+1]] {
 				w = 2
 			} else {
-				w = escapeLen(buf[n:])
+				_, w = canonjson.CanonicalEscape(buf[n:])
 			}
 		case c >= 0xE1 && c <= 0xEC && n+2 < len(buf):
 			// The commonest three-byte sequences (U+1000 to U+CFFF), inline.
@@ -189,31 +191,6 @@ func load64(s string, n int) uint64 {
 func load32(s string, n int) uint32 {
 	s = s[n : n+4]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-}
-
-// escapeLen returns the length of the complete canonical escape at the start of p (a short
-// escape, or \u00XX for a control character without one), which both layers accept, or 0.
-func escapeLen(p string) int {
-	if len(p) < 2 {
-		return 0
-	}
-	switch p[1] {
-	case '"', '\\', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case 'u':
-		if len(p) < 6 || p[2] != '0' || p[3] != '0' || p[4] != '0' && p[4] != '1' {
-			return 0
-		}
-		lo := p[5]
-		if !(lo >= '0' && lo <= '9' || lo >= 'a' && lo <= 'f') {
-			return 0
-		}
-		if c := (p[4]-'0')<<4 | hexValue(lo); c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r' {
-			return 0
-		}
-		return 6
-	}
-	return 0
 }
 
 // utf8Len returns the length of the complete valid multi-byte UTF-8 sequence at the start of

@@ -125,3 +125,12 @@ func Quote(s string, max int) string {
 	}
 	return q
 }
+
+// Strings returns ss as an Array of strings.
+func Strings(ss []string) Array {
+	a := make(Array, len(ss))
+	for i, s := range ss {
+		a[i] = s
+	}
+	return a
+}
