@@ -40,15 +40,14 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 
 // resumeActivation rebuilds the suspended activation of v's continuation.
 func (c *call) resumeActivation(v *view, out *Outputs) (*activation, error) {
-	p := v.cont.Proto()
-	if p.GetAdapter() != Adapter {
-		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", p.GetAdapter(), Adapter)
+	if a := v.cont.Adapter(); a != Adapter {
+		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, Adapter)
 	}
 	resume := &pb.AgentResume{}
-	if err := proto.Unmarshal(p.GetSnapshot(), resume); err != nil {
+	if err := proto.Unmarshal(v.cont.Snapshot(), resume); err != nil {
 		return nil, fail(ReasonStateCorrupt, err, "continuation snapshot")
 	}
-	act := &activation{c: c, v: v, out: out, resume: resume, seq: p.GetSeq()}
+	act := &activation{c: c, v: v, out: out, resume: resume, seq: v.cont.Seq()}
 	act.tr = newTracer(c.a.def.Name, c.entity, act.seq, out)
 	return act, nil
 }
@@ -230,12 +229,3 @@ func (act *activation) remember(val *interaction.Value, action Action) error {
 	act.v.touch(memoryCell)
 	return nil
 }
-
-// Short names of the cells.
-const (
-	seqCell     = statecodec.CellSeq
-	memoryCell  = statecodec.CellMemory
-	cacheCell   = statecodec.CellLLMCache
-	contCell    = statecodec.CellContinuation
-	pendingCell = statecodec.CellPending
-)
