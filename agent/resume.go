@@ -125,7 +125,7 @@ func (c *call) deadline(v *view, out *Outputs) error {
 	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
-	if v.cont == nil || c.now < v.cont.DeadlineMs() {
+	if v.cont == nil || !v.cont.DeadlineDue(c.now) {
 		return nil // the key resumed or the deadline moved: a stale firing
 	}
 	act, err := c.resumeActivation(v, out)
