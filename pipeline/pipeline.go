@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,17 @@ type Options struct {
 
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
+
+	// AllowUnsignedIntents lets an agent that emits intents run without a Keyring: its
+	// intents are emitted unsigned, which consumers verifying in intent.ModePermissive or
+	// intent.ModeOff accept and intent.ModeRequire refuses. Without it, Build refuses such a
+	// pipeline with ErrNoKeyring rather than dead-letter every intent as signing_failed.
+	AllowUnsignedIntents bool
 }
+
+// ErrNoKeyring is Build's refusal of an agent that emits intents without a Keyring to sign
+// them and without AllowUnsignedIntents.
+var ErrNoKeyring = errors.New("pipeline: the agent emits intents and no keyring signs them")
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
 const (
@@ -100,8 +111,12 @@ func Build(s beam.Scope, o Options) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	if _, err := agent.Build(o.Agent, o.Config); err != nil {
+	a, err := agent.Build(o.Agent, o.Config)
+	if err != nil {
 		return fmt.Errorf("pipeline: %w", err)
+	}
+	if a.EmitsIntents() && o.Keyring == "" && !o.AllowUnsignedIntents {
+		return fmt.Errorf("%w (agent %s)", ErrNoKeyring, o.Agent)
 	}
 	records, readDead := ReadRecords(s, o.Input, o.format())
 	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)
@@ -115,6 +130,7 @@ func Build(s beam.Scope, o Options) error {
 	out := transforms.RunAgent(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+		AllowUnsignedIntents: o.AllowUnsignedIntents,
 	}, keyed)
 	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{
