@@ -102,12 +102,12 @@ func runPipeline(e *env, args []string) int {
 		}
 		opts.Config = b
 	}
-	beam.Init()
-	res, wall, err := runWithProgress(e, runnerName(), opts)
-	if errors.Is(err, pipeline.ErrNoKeyring) {
+	if unsignedIntents(opts) {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
 	}
+	beam.Init()
+	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {
 		e.errorf("pipeline failed: %v", err)
 		return 1

@@ -7,6 +7,9 @@ import (
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/pipeline"
 )
 
 // runCheckFlags are the run flags of the start-up checks below.
@@ -28,6 +31,16 @@ const noKeyringHelp = `agent %q emits tool or approval intents and --keyring is 
 dead-lettered as signing_failed. Pass --keyring env:VAR or file:PATH to sign them, or
 --allow_unsigned_intents to emit them unsigned (an effector verifying with --verify off or
 --verify permissive accepts unsigned intents; --verify require refuses them).`
+
+// unsignedIntents reports whether the run would emit intents it cannot sign without the
+// user's consent. An agent that does not build is left to the pipeline to report.
+func unsignedIntents(o pipeline.Options) bool {
+	if o.Keyring != "" || o.AllowUnsignedIntents {
+		return false
+	}
+	a, err := agent.Build(o.Agent, o.Config)
+	return err == nil && a.EmitsIntents()
+}
 
 // checkGlob fails unless glob, the value of flag name, matches at least one file.
 func checkGlob(ctx context.Context, name, glob string) error {

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -39,16 +38,12 @@ type Options struct {
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
 
-	// AllowUnsignedIntents lets an agent that emits intents run without a Keyring: its
-	// intents are emitted unsigned, which consumers verifying in intent.ModePermissive or
-	// intent.ModeOff accept and intent.ModeRequire refuses. Without it, Build refuses such a
-	// pipeline with ErrNoKeyring rather than dead-letter every intent as signing_failed.
+	// AllowUnsignedIntents emits intents unsigned when there is no Keyring, which consumers
+	// verifying in intent.ModePermissive or intent.ModeOff accept and intent.ModeRequire
+	// refuses. Without it, every intent of a run without a Keyring is a signing_failed dead
+	// letter (`beamagents run` refuses to start such a run).
 	AllowUnsignedIntents bool
 }
-
-// ErrNoKeyring is Build's refusal of an agent that emits intents without a Keyring to sign
-// them and without AllowUnsignedIntents.
-var ErrNoKeyring = errors.New("pipeline: the agent emits intents and no keyring signs them")
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
 const (
@@ -111,12 +106,8 @@ func Build(s beam.Scope, o Options) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	a, err := agent.Build(o.Agent, o.Config)
-	if err != nil {
+	if _, err := agent.Build(o.Agent, o.Config); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
-	}
-	if a.EmitsIntents() && o.Keyring == "" && !o.AllowUnsignedIntents {
-		return fmt.Errorf("%w (agent %s)", ErrNoKeyring, o.Agent)
 	}
 	records, readDead := ReadRecords(s, o.Input, o.format())
 	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)
