@@ -46,18 +46,7 @@ func (b *Batch) Restore(ctx context.Context, snap *pb.StateSnapshot) (*Result, e
 
 // Writes returns the cells the batch changed, by state id (an empty value clears the cell);
 // nil when it changed none.
-func (b *Batch) Writes() map[statecodec.Cell][]byte {
-	if b.wrote == 0 {
-		return nil
-	}
-	m := make(map[statecodec.Cell][]byte, b.wrote.len())
-	for c := range numCells {
-		if b.wrote.has(c) {
-			m[cellTable[c].id] = b.cells[c]
-		}
-	}
-	return m
-}
+func (b *Batch) Writes() map[statecodec.Cell][]byte { return byID(&b.cells, b.wrote) }
 
 // Timers returns the batch's timer operations, the last one per tag, ordered by tag.
 func (b *Batch) Timers() []TimerOp {

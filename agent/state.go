@@ -199,14 +199,17 @@ func (cs *cells) write(c cell, b []byte) {
 }
 
 // writes returns the call's writes by state id, nil when it wrote nothing.
-func (cs *cells) writes() map[statecodec.Cell][]byte {
-	if cs.wrote == 0 {
+func (cs *cells) writes() map[statecodec.Cell][]byte { return byID(&cs.overlay, cs.wrote) }
+
+// byID returns the cells of set, by state id; nil for an empty set.
+func byID(vals *[numCells][]byte, set cellSet) map[statecodec.Cell][]byte {
+	if set == 0 {
 		return nil
 	}
-	m := make(map[statecodec.Cell][]byte, cs.wrote.len())
+	m := make(map[statecodec.Cell][]byte, set.len())
 	for c := range numCells {
-		if cs.wrote.has(c) {
-			m[cellTable[c].id] = cs.overlay[c]
+		if set.has(c) {
+			m[cellTable[c].id] = vals[c]
 		}
 	}
 	return m
