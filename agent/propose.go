@@ -5,13 +5,12 @@ import (
 	"errors"
 	"strconv"
 
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
-
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
 // propose asks the model (through the replay cache) for the step's proposal and admits it.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/beamagents/beamagents/internal/goldenfile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,6 +22,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -339,7 +339,7 @@ func renderCell(c statecodec.Cell, b []byte) string {
 		return "corrupt: " + base64.StdEncoding.EncodeToString(b)
 	}
 	s := compact(m)
-	if cont, ok := m.(*pb.Continuation); ok && cont.GetAdapter() == agent.Adapter {
+	if cont, ok := m.(*pb.Continuation); ok && cont.GetAdapter() == "beamagents.agent.v1" {
 		resume := &pb.AgentResume{}
 		proto.Unmarshal(cont.GetSnapshot(), resume)
 		s += " resume " + compact(resume)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"io"
 	"os"
 
@@ -11,22 +12,10 @@ import (
 )
 
 func init() {
-	register(&command{name: "intent", summary: "sign or verify a binary ToolIntent (intent sign|verify)", run: runIntent})
-}
-
-func runIntent(e *env, args []string) int {
-	if len(args) == 0 {
-		e.errorf("usage: beamagents intent sign|verify …")
-		return 2
-	}
-	switch args[0] {
-	case "sign":
-		return runIntentSign(e, args[1:])
-	case "verify":
-		return runIntentVerify(e, args[1:])
-	}
-	e.errorf("unknown intent subcommand %q (want sign or verify)", args[0])
-	return 2
+	register(&command{name: "intent", summary: "sign or verify a binary ToolIntent (intent sign|verify)", subs: []*command{
+		{name: "sign", summary: "sign a binary ToolIntent with a keyring", run: runIntentSign},
+		{name: "verify", summary: "verify a binary ToolIntent's signature", run: runIntentVerify},
+	}})
 }
 
 func readIntent(e *env, path string) (*pb.ToolIntent, bool) {
@@ -43,26 +32,41 @@ func readIntent(e *env, path string) (*pb.ToolIntent, bool) {
 	return ti, true
 }
 
-func runIntentSign(e *env, args []string) int {
-	fs := newFlags(e, "intent sign", "intent sign --keyring REF [--key-id ID] [--out FILE] FILE")
+// parseIntentArgs parses an intent subcommand's flags (--keyring and those extra defines), loads
+// the keyring and reads the one binary intent named by the argument.
+func parseIntentArgs(e *env, name, usage string, args []string, extra func(fs *flag.FlagSet)) (*intent.Keyring, *pb.ToolIntent, int) {
+	fs := newFlags(e, "intent "+name, usage)
 	ref := fs.String("keyring", "", "keyring reference: env:VAR or file:PATH")
-	keyID := fs.String("key-id", "", "key to sign with (default: the keyring's active key)")
-	out := fs.String("out", "-", "where to write the signed binary intent (- for stdout)")
+	if extra != nil {
+		extra(fs)
+	}
 	if code, ok := parse(fs, args); !ok {
-		return code
+		return nil, nil, code
 	}
 	if *ref == "" || fs.NArg() != 1 {
 		fs.Usage()
-		return 2
+		return nil, nil, 2
 	}
 	kr, err := intent.LoadKeyring(*ref)
 	if err != nil {
 		e.errorf("%v", err)
-		return 2
+		return nil, nil, 2
 	}
 	ti, ok := readIntent(e, fs.Arg(0))
 	if !ok {
-		return 1
+		return nil, nil, 1
+	}
+	return kr, ti, 0
+}
+
+func runIntentSign(e *env, args []string) int {
+	var keyID, out *string
+	kr, ti, code := parseIntentArgs(e, "sign", "intent sign --keyring REF [--key-id ID] [--out FILE] FILE", args, func(fs *flag.FlagSet) {
+		keyID = fs.String("key-id", "", "key to sign with (default: the keyring's active key)")
+		out = fs.String("out", "-", "where to write the signed binary intent (- for stdout)")
+	})
+	if ti == nil {
+		return code
 	}
 	if *keyID == "" {
 		*keyID = kr.Active()
@@ -76,36 +80,21 @@ func runIntentSign(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 1
 	}
-	var w io.Writer = e.stdout
-	if *out != "-" {
-		if err := os.WriteFile(*out, b, 0o644); err != nil {
-			e.errorf("%v", err)
-			return 1
-		}
+	if *out == "-" {
+		e.stdout.Write(b)
 		return 0
 	}
-	w.Write(b)
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
 	return 0
 }
 
 func runIntentVerify(e *env, args []string) int {
-	fs := newFlags(e, "intent verify", "intent verify --keyring REF FILE")
-	ref := fs.String("keyring", "", "keyring reference: env:VAR or file:PATH")
-	if code, ok := parse(fs, args); !ok {
+	kr, ti, code := parseIntentArgs(e, "verify", "intent verify --keyring REF FILE", args, nil)
+	if ti == nil {
 		return code
-	}
-	if *ref == "" || fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	kr, err := intent.LoadKeyring(*ref)
-	if err != nil {
-		e.errorf("%v", err)
-		return 2
-	}
-	ti, ok := readIntent(e, fs.Arg(0))
-	if !ok {
-		return 1
 	}
 	o := intent.Verify(ti, kr)
 	io.WriteString(e.stdout, o.String()+"\n")

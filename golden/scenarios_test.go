@@ -1,6 +1,6 @@
 package golden_test
 
-// One test per scenario of the wire-schema specification (seed 002), named after it.
+// One test per scenario of the wire contract (docs/wire-and-state.md), named after it.
 
 import (
 	"bytes"

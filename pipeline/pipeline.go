@@ -37,6 +37,12 @@ type Options struct {
 
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
+
+	// AllowUnsignedIntents emits intents unsigned when there is no Keyring, which consumers
+	// verifying in intent.ModePermissive or intent.ModeOff accept and intent.ModeRequire
+	// refuses. Without it, every intent of a run without a Keyring is a signing_failed dead
+	// letter (`beamagents run` refuses to start such a run).
+	AllowUnsignedIntents bool
 }
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
@@ -115,6 +121,7 @@ func Build(s beam.Scope, o Options) error {
 	out := transforms.RunAgent(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+		AllowUnsignedIntents: o.AllowUnsignedIntents,
 	}, keyed)
 	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{

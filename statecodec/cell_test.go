@@ -32,7 +32,7 @@ func TestCellIDsAreStable(t *testing.T) {
 	}
 }
 
-// Scenario (seed 002) "Schema version defaults are explicit", constructor half: runtime
+// Wire-contract scenario "Schema version defaults are explicit", constructor half: runtime
 // constructors set state_schema_version = 1, and a parsed version-0 blob is told apart.
 func TestSchemaVersionDefaultsAreExplicit(t *testing.T) {
 	if migrate.CurrentStateSchemaVersion != 1 {

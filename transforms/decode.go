@@ -16,6 +16,7 @@ import (
 
 func init() {
 	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeFn{})
+	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeSnapshotFn{})
 	register.Emitter2[[]byte, []byte]()
 	register.Emitter1[[]byte]()
 }
@@ -52,7 +53,7 @@ func (f *decodeFn) Setup() {
 }
 
 func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
-	env, canon, err := DecodeEnvelope(f.Format, rec)
+	env, canon, err := decodeEnvelope(f.Format, rec)
 	if err != nil {
 		f.invalid.Inc(ctx, 1)
 		dead(deadLetter(env, agent.ReasonEnvelopeInvalid, err))
@@ -62,22 +63,16 @@ func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]
 	keyed(env.GetEntityKey(), canon)
 }
 
-// DecodeEnvelope decodes one record and checks that the envelope is actionable: an entity key
+// decodeEnvelope decodes one record and checks that the envelope is actionable: an entity key
 // and a payload. It returns the envelope (possibly partial, for the dead letter's entity key
 // and event time) and its deterministic binary serialization. Errors are *agent.Error with
 // reason envelope_invalid.
-func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
-	env := &pb.AgentEnvelope{}
-	var err error
-	switch format {
-	case Binary:
-		err = proto.Unmarshal(rec, env)
-	case JSON:
-		err = protojson.Unmarshal(rec, env)
-	default:
+func decodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
+	if format != Binary && format != JSON {
 		return nil, nil, invalid(nil, "unknown record format %q", format)
 	}
-	if err != nil {
+	env := &pb.AgentEnvelope{}
+	if err := unmarshal(format, rec, env); err != nil {
 		return nil, nil, invalid(err, "not a %s AgentEnvelope", format)
 	}
 	if len(env.GetEntityKey()) == 0 {
@@ -93,6 +88,14 @@ func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error
 	return env, canon, nil
 }
 
+// unmarshal decodes rec, a JSON record (protojson) or else a binary one, into m.
+func unmarshal(format Format, rec []byte, m proto.Message) error {
+	if format == JSON {
+		return protojson.Unmarshal(rec, m)
+	}
+	return proto.Unmarshal(rec, m)
+}
+
 func invalid(err error, format string, args ...any) error {
 	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: fmt.Sprintf(format, args...), Err: err}
 }
@@ -103,4 +106,37 @@ func deadLetter(env *pb.AgentEnvelope, reason agent.Reason, err error) []byte {
 	}
 	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
 	return b // cannot fail: the detail is valid UTF-8
+}
+
+// restoreMark starts a RunAgent input value that is a state restore rather than an envelope.
+// A serialized AgentEnvelope never starts with a zero byte (no protobuf field has number 0),
+// so the two cannot be confused.
+const restoreMark = 0x00
+
+// DecodeSnapshots turns StateSnapshot records (as export requests emit them, binary or
+// protojson) into RunAgent inputs that restore each snapshot's key
+// (PCollection<KV<[]byte, []byte>>, to be flattened with DecodeEnvelopes' output), and dead
+// letters for records that do not decode. A restore applies only to a key without state;
+// it is applied when it arrives, before the key's buffered envelopes.
+func DecodeSnapshots(s beam.Scope, format Format, records beam.PCollection) (keyed, dead beam.PCollection) {
+	s = s.Scope("DecodeSnapshots")
+	return beam.ParDo2(s, &decodeSnapshotFn{Format: format}, records)
+}
+
+type decodeSnapshotFn struct {
+	Format Format
+}
+
+func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
+	snap := &pb.StateSnapshot{}
+	err := unmarshal(f.Format, rec, snap)
+	if err == nil && len(snap.GetEntityKey()) == 0 {
+		err = invalid(nil, "snapshot has no entity key")
+	}
+	if err != nil {
+		dead(deadLetter(&pb.AgentEnvelope{EntityKey: snap.GetEntityKey()}, agent.ReasonRestoreRefused, err))
+		return
+	}
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(snap)
+	keyed(snap.GetEntityKey(), append([]byte{restoreMark}, b...))
 }

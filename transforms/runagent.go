@@ -3,8 +3,6 @@ package transforms
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -45,6 +43,8 @@ type Options struct {
 	// event-time ordering resolution, default DefaultOrderMs.
 	Ordering          Ordering
 	OrderResolutionMs int64
+	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps).
+	AllowUnsignedIntents bool
 }
 
 // Outputs are RunAgent's outputs, each a PCollection<[]byte> of deterministically serialized
@@ -68,7 +68,7 @@ func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 
 func newRunAgentFn(o Options) *runAgentFn {
 	return &runAgentFn{
-		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
+		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
@@ -82,6 +82,7 @@ type runAgentFn struct {
 	Agent             string
 	Config            []byte
 	Keyring           string
+	AllowUnsigned     bool
 	Ordering          Ordering
 	OrderResolutionMs int64
 
@@ -93,31 +94,47 @@ type runAgentFn struct {
 }
 
 func (f *runAgentFn) Setup() error {
-	rt, err := newRuntime(f.Agent, f.Config, f.Keyring)
+	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
 	f.rt = rt
 	return err
 }
 
 func (f *runAgentFn) frame() *frame {
-	return &frame{layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
+	return &frame{rt: f.rt, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
 		ordering: f.Ordering, resolution: f.OrderResolutionMs}
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
-	return f.rt.element(ctx, f.frame(), ts, sp, tp, key, env, emit)
+	return f.frame().call(ctx, ts, sp, tp, key, emit).element(env)
 }
 
 func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
-	return f.rt.fire(ctx, f.frame(), ts, sp, tp, key, t, emit)
+	return f.frame().call(ctx, ts, sp, tp, key, emit).timer(t)
 }
 
-// frame binds a DoFn's state, timer and ordering settings for one call.
+// frame binds a DoFn's runtime, state, timer and ordering settings.
 type frame struct {
+	rt         *runtime
 	layout     layout
 	buffer     *state.Bag[[]byte]
 	timer      timers.EventTime
 	ordering   Ordering
 	resolution int64
+}
+
+// firing is one call of the stateful DoFn: one element or timer of one key.
+type firing struct {
+	*frame
+	ctx  context.Context
+	sp   state.Provider
+	tp   timers.Provider
+	key  []byte
+	now  int64 // the element's or the timer's event time
+	emit func(int64, []byte)
+}
+
+func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, emit func(int64, []byte)) *firing {
+	return &firing{frame: fr, ctx: ctx, sp: sp, tp: tp, key: key, now: mtime.Time(ts).Milliseconds(), emit: emit}
 }
 
 // runtime is what a DoFn instance builds at setup: the agent, its dependencies, counters.
@@ -130,12 +147,12 @@ type runtime struct {
 	deadLetters                                beam.Counter
 }
 
-func newRuntime(name string, config []byte, keyringRef string) (*runtime, error) {
+func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool) (*runtime, error) {
 	a, err := agent.Build(name, config)
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{agent: a}
+	rt := &runtime{agent: a, deps: agent.Deps{AllowUnsigned: allowUnsigned}}
 	if keyringRef != "" {
 		if rt.deps.Keyring, err = intent.LoadKeyring(keyringRef); err != nil {
 			return nil, err
@@ -148,46 +165,44 @@ func newRuntime(name string, config []byte, keyringRef string) (*runtime, error)
 	return rt, nil
 }
 
-func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, raw []byte, emit func(int64, []byte)) error {
+func (f *firing) element(raw []byte) error {
 	if len(raw) > 0 && raw[0] == restoreMark {
-		return rt.restore(ctx, fr, sp, tp, key, raw[1:], mtime.Time(ts).Milliseconds(), emit)
+		return f.restore(raw[1:])
 	}
 	env := &pb.AgentEnvelope{}
 	if err := proto.Unmarshal(raw, env); err != nil {
-		rt.deadLetters.Inc(ctx, 1)
-		emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonEnvelopeInvalid, invalid(err, "keyed envelope")))
+		f.rt.deadLetters.Inc(f.ctx, 1)
+		f.emit(outDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: f.key}, agent.ReasonEnvelopeInvalid, invalid(err, "keyed envelope")))
 		return nil
 	}
-	now := mtime.Time(ts).Milliseconds()
-	if fr.ordering == ArrivalOrder {
-		return rt.run(ctx, fr, sp, tp, key, now, []*pb.AgentEnvelope{env}, "", emit)
+	if f.ordering == ArrivalOrder {
+		return f.run([]*pb.AgentEnvelope{env}, "")
 	}
-	if err := fr.buffer.Add(sp, appendFrame(nil, env.GetEventTimeMs(), raw)); err != nil {
+	if err := f.buffer.Add(f.sp, appendFrame(nil, env.GetEventTimeMs(), raw)); err != nil {
 		return err
 	}
-	rt.stateWrites.Inc(ctx, 1)
-	b := bucket(env.GetEventTimeMs(), fr.resolution)
-	fr.timer.Set(tp, toTime(max(b, now)), timers.WithTag(orderTag(b)))
+	f.rt.stateWrites.Inc(f.ctx, 1)
+	b := bucket(env.GetEventTimeMs(), f.resolution)
+	f.frame.timer.Set(f.tp, toTime(max(b, f.now)), timers.WithTag(orderTag(b)))
 	return nil
 }
 
-func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
-	at := mtime.Time(ts).Milliseconds()
-	rt.firings.Inc(ctx, 1)
+func (f *firing) timer(t timers.Context) error {
+	f.rt.firings.Inc(f.ctx, 1)
 	var envs []*pb.AgentEnvelope
-	if fr.ordering == EventTimeOrder {
-		raw, _, err := fr.buffer.Read(sp)
+	if f.ordering == EventTimeOrder {
+		raw, _, err := f.buffer.Read(f.sp)
 		if err != nil {
 			return err
 		}
-		rt.stateReads.Inc(ctx, 1)
-		due, rest, bad := splitDue(raw, at)
+		f.rt.stateReads.Inc(f.ctx, 1)
+		due, rest, bad := splitDue(raw, f.now)
 		if bad > 0 {
-			rt.deadLetters.Inc(ctx, int64(bad))
-			emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonStateCorrupt, invalid(nil, "%d ordering-buffer entries do not decode", bad)))
+			f.rt.deadLetters.Inc(f.ctx, int64(bad))
+			f.emit(outDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: f.key}, agent.ReasonStateCorrupt, invalid(nil, "%d ordering-buffer entries do not decode", bad)))
 		}
 		if len(due) > 0 || bad > 0 {
-			if err := rt.rebuffer(ctx, fr, sp, rest); err != nil {
+			if err := f.rebuffer(rest); err != nil {
 				return err
 			}
 		}
@@ -195,92 +210,85 @@ func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp st
 		for _, d := range due {
 			envs = append(envs, d.env)
 			// The due envelopes' own ordering timers would find nothing left to do.
-			if tag := orderTag(bucket(d.env.GetEventTimeMs(), fr.resolution)); !cleared[tag] {
+			if tag := orderTag(bucket(d.env.GetEventTimeMs(), f.resolution)); !cleared[tag] {
 				cleared[tag] = true
-				fr.timer.ClearTag(tp, tag)
+				f.frame.timer.ClearTag(f.tp, tag)
 			}
 		}
 	}
-	firing := ""
+	tag := ""
 	if t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL {
-		firing = t.Tag
+		tag = t.Tag
 	}
-	return rt.run(ctx, fr, sp, tp, key, at, envs, firing, emit)
+	return f.run(envs, tag)
 }
 
 // rebuffer replaces the buffer by the envelopes left behind, packed as one element.
-func (rt *runtime) rebuffer(ctx context.Context, fr *frame, sp state.Provider, rest []byte) error {
-	if err := fr.buffer.Clear(sp); err != nil {
+func (f *firing) rebuffer(rest []byte) error {
+	if err := f.buffer.Clear(f.sp); err != nil {
 		return err
 	}
-	rt.stateWrites.Inc(ctx, 1)
+	f.rt.stateWrites.Inc(f.ctx, 1)
 	if len(rest) == 0 {
 		return nil
 	}
-	rt.stateWrites.Inc(ctx, 1)
-	return fr.buffer.Add(sp, rest)
+	f.rt.stateWrites.Inc(f.ctx, 1)
+	return f.buffer.Add(f.sp, rest)
 }
 
 // restore applies a state restore immediately: restores precede the key's envelopes, which
 // wait in the ordering buffer.
-func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key, raw []byte, now int64, emit func(int64, []byte)) error {
+func (f *firing) restore(raw []byte) error {
 	snap := &pb.StateSnapshot{}
 	if err := proto.Unmarshal(raw, snap); err != nil {
-		rt.deadLetters.Inc(ctx, 1)
-		emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonRestoreRefused, err))
+		f.rt.deadLetters.Inc(f.ctx, 1)
+		f.emit(outDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: f.key}, agent.ReasonRestoreRefused, err))
 		return nil
 	}
-	st := newStore(sp, fr.layout)
-	res, _ := rt.agent.Restore(ctx, st, snap)
-	st.apply(res)
-	return rt.commit(ctx, fr, tp, st, now, []*agent.Result{res}, emit)
+	b := f.batch()
+	res, _ := b.Restore(f.ctx, snap)
+	f.output(res)
+	return f.commit(b)
 }
 
-// run hands envelopes (in order) and then an optional timer firing to the core, threading
-// the key's state through them, and commits the result once.
-func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key []byte, now int64, envs []*pb.AgentEnvelope, firing string, emit func(int64, []byte)) error {
-	if len(envs) == 0 && firing == "" {
+// run hands envelopes (in order) and then an optional timer firing (tag) to the core, in one
+// batch over the key's state, and commits the batch once.
+func (f *firing) run(envs []*pb.AgentEnvelope, tag string) error {
+	if len(envs) == 0 && tag == "" {
 		return nil
 	}
-	st := newStore(sp, fr.layout)
-	var results []*agent.Result
+	b := f.batch()
 	for _, env := range envs {
-		res, _ := rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
-		rt.activations.Inc(ctx, 1)
-		st.apply(res)
-		results = append(results, res)
+		res, _ := b.Activate(f.ctx, env) // a failure is a dead letter in res
+		f.rt.activations.Inc(f.ctx, 1)
+		f.output(res)
 	}
-	if firing != "" {
-		res, _ := rt.agent.Fire(ctx, st, key, firing, now, rt.deps)
-		st.apply(res)
-		results = append(results, res)
+	if tag != "" {
+		res, _ := b.Fire(f.ctx, f.key, tag, f.now)
+		f.output(res)
 	}
-	return rt.commit(ctx, fr, tp, st, now, results, emit)
+	return f.commit(b)
 }
 
-// commit emits the results' outputs, writes the state they changed (already applied to st)
-// once, and sets their timers (the last operation per tag wins), never earlier than now.
-func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st *store, now int64, results []*agent.Result, emit func(int64, []byte)) error {
-	ops := map[string]agent.TimerOp{}
-	for _, res := range results {
-		rt.emit(ctx, res, emit)
-		for _, op := range res.Timers {
-			ops[op.Tag] = op
-		}
-	}
-	writes, n, err := st.flush()
+func (f *firing) batch() *agent.Batch {
+	return f.rt.agent.NewBatch(layoutStore{f.sp, f.layout}, f.rt.deps)
+}
+
+// commit writes the state the batch changed, once, and sets its timers, never earlier than
+// now.
+func (f *firing) commit(b *agent.Batch) error {
+	writes, n, err := f.layout.write(f.sp, b.Writes())
 	if err != nil {
 		return fmt.Errorf("committing state: %w", err)
 	}
-	rt.stateReads.Inc(ctx, int64(fr.layout.reads()))
-	rt.stateWrites.Inc(ctx, int64(writes))
-	rt.stateBytesWritten.Inc(ctx, int64(n))
-	for _, tag := range slices.Sorted(maps.Keys(ops)) {
-		op := ops[tag]
+	f.rt.stateReads.Inc(f.ctx, int64(f.layout.reads()))
+	f.rt.stateWrites.Inc(f.ctx, int64(writes))
+	f.rt.stateBytesWritten.Inc(f.ctx, int64(n))
+	for _, op := range b.Timers() {
 		if op.Set {
-			fr.timer.Set(tp, toTime(max(op.AtMs, now)), timers.WithTag(tag))
+			f.frame.timer.Set(f.tp, toTime(max(op.AtMs, f.now)), timers.WithTag(op.Tag))
 		} else {
-			fr.timer.ClearTag(tp, tag)
+			f.frame.timer.ClearTag(f.tp, op.Tag)
 		}
 	}
 	return nil
@@ -288,37 +296,38 @@ func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st
 
 // Output kinds of the stateful step's single output.
 const (
-	OutIntent int64 = iota + 1
-	OutTrace
-	OutFinal
-	OutSnapshot
-	OutDeadLetter
+	outIntent int64 = iota + 1
+	outTrace
+	outFinal
+	outSnapshot
+	outDeadLetter
 )
 
-func (rt *runtime) emit(ctx context.Context, res *agent.Result, emit func(int64, []byte)) {
-	rt.modelCalls.Inc(ctx, int64(res.ModelCalls))
-	rt.deadLetters.Inc(ctx, int64(len(res.DeadLetters)))
+// output emits a result's outputs, tagged by kind.
+func (f *firing) output(res *agent.Result) {
+	f.rt.modelCalls.Inc(f.ctx, int64(res.ModelCalls))
+	f.rt.deadLetters.Inc(f.ctx, int64(len(res.DeadLetters)))
 	put := func(kind int64, m proto.Message) {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 		if err != nil {
 			panic(fmt.Sprintf("serializing an output: %v", err)) // outputs are built from valid messages
 		}
-		emit(kind, b)
+		f.emit(kind, b)
 	}
 	for _, m := range res.Intents {
-		put(OutIntent, m)
+		put(outIntent, m)
 	}
 	for _, m := range res.Traces {
-		put(OutTrace, m)
+		put(outTrace, m)
 	}
 	for _, m := range res.Finals {
-		put(OutFinal, m)
+		put(outFinal, m)
 	}
 	for _, m := range res.Snapshots {
-		put(OutSnapshot, m)
+		put(outSnapshot, m)
 	}
 	for _, m := range res.DeadLetters {
-		put(OutDeadLetter, m)
+		put(outDeadLetter, m)
 	}
 }
 
