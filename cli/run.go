@@ -62,15 +62,10 @@ var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informa
 
 func verboseRunner() bool { return *verbose }
 
-func runnerName() string {
-	if f := flag.Lookup("runner"); f != nil && f.Value.String() != "" {
-		return f.Value.String()
-	}
-	return "prism"
-}
-
 func runPipeline(e *env, args []string) int {
 	defineRunFlags()
+	defineProductionFlags()
+	resetFlags()
 	flag.CommandLine.SetOutput(e.stderr)
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return 2
@@ -92,6 +87,7 @@ func runPipeline(e *env, args []string) int {
 		}
 		opts.Config = b
 	}
+	applyProductionFlags(&opts)
 	beam.Init()
 	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -35,8 +36,16 @@ type Options struct {
 	// their envelopes run: how a key moves between pipelines or from another runtime.
 	Restore string
 
-	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
+	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords), or with
+	// Shards > 0 the shards of each output (see WriteShards).
 	OutputDir string
+
+	// Shards > 0 writes each output as that many shards written in parallel (WriteShards)
+	// instead of one sorted file gathered on one worker (WriteRecords, the default, for demos
+	// and tests). Window > 0 cuts the sharded outputs into fixed event-time windows, which an
+	// unbounded input needs.
+	Shards int
+	Window time.Duration
 }
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
@@ -104,8 +113,18 @@ func Build(s beam.Scope, o Options) error {
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	records, readDead := ReadRecords(s, o.Input, o.format())
-	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)
-	deads := []beam.PCollection{readDead, decodeDead}
+	BuildFrom(s, o, o.format(), records, readDead)
+	return nil
+}
+
+// BuildFrom adds everything after the source to s: decode the records (of format) → restore
+// → RunAgent → sinks. dead are the source's own dead letters, written with the others. Build
+// calls it with the file source; another source (an unbounded one, say) calls it with its own
+// records, and then needs Options.Shards and Options.Window, since the sorted single-file
+// sink waits for the end of the input.
+func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.PCollection, dead ...beam.PCollection) {
+	keyed, decodeDead := transforms.DecodeEnvelopes(s, format, records)
+	deads := append(dead, decodeDead)
 	if o.Restore != "" {
 		snaps, snapReadDead := ReadRecords(s.Scope("Restore"), o.Restore, formatOf(o.Restore))
 		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
@@ -116,15 +135,17 @@ func Build(s beam.Scope, o Options) error {
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 	}, keyed)
-	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{
 		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
-		SnapshotsName: out.Snapshots, DeadLettersName: dead,
+		SnapshotsName: out.Snapshots, DeadLettersName: beam.Flatten(s, append(deads, out.DeadLetters)...),
 	}
 	for _, o2 := range Outputs() {
-		WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+		if o.Shards > 0 {
+			WriteShards(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name], o.Shards, o.Window)
+		} else {
+			WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+		}
 	}
-	return nil
 }
 
 // Result is what a run reports.
@@ -135,16 +156,13 @@ type Result struct {
 }
 
 // Run builds the pipeline and runs it on runner ("prism" when empty; any registered Beam Go
-// runner: dataflow, flink, universal, ...), waiting for it to finish.
+// runner: dataflow, flink, universal, ...), waiting for it to finish (see Execute).
 func Run(ctx context.Context, runner string, o Options) (*Result, error) {
-	if runner == "" {
-		runner = "prism"
-	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := Build(s, o); err != nil {
 		return nil, err
 	}
-	pr, err := beam.Run(ctx, runner, p)
+	pr, err := Execute(ctx, runner, p)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	"github.com/beamagents/beamagents/examples/support"
+	"github.com/beamagents/beamagents/pipeline"
+)
+
+// startJobServer starts Prism's job service (the Beam Job API, as a Flink job server serves
+// it) on a loopback port and returns its endpoint.
+func startJobServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if _, err := prism.CreateJobServer(context.Background(), prism.Options{Port: port}); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("localhost:%d", port)
+}
+
+func supportRunArgs(t *testing.T, dir string) []string {
+	t.Helper()
+	in := filepath.Join(dir, "envelopes.jsonl")
+	ring := filepath.Join(dir, "ring.json")
+	os.WriteFile(in, support.Envelopes, 0o644)
+	os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32))+`"}]}`), 0o600)
+	return []string{"run", "--agent", support.Name, "--input", in, "--keyring", "file:" + ring}
+}
+
+// `run --runner universal|flink --endpoint HOST:PORT --environment_type LOOPBACK` submits the
+// pipeline over the Job API to a job service, and its outputs are byte for byte those of the
+// in-process Prism run; the counters come back from the job service's metrics.
+func TestRunThroughJobService(t *testing.T) {
+	dir := t.TempDir()
+	args := supportRunArgs(t, dir)
+	endpoint := startJobServer(t)
+	outs := map[string]string{}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"prism in process", nil},
+		{"universal", []string{"--runner", "universal", "--endpoint", endpoint, "--environment_type", "LOOPBACK"}},
+		{"flink path", []string{"--runner", "flink", "--endpoint", endpoint, "--environment_type", "LOOPBACK", "--job_name", "flink-path"}},
+	} {
+		out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+		start := time.Now()
+		code, stdout, stderr := runCLI(t, "", append(append(args, "--output_dir", out), tc.flags...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", tc.name, code, stdout, stderr)
+		}
+		t.Logf("%s: %s", tc.name, time.Since(start))
+		if !strings.Contains(stdout, "activations") || !strings.Contains(stdout, "model_calls") {
+			t.Fatalf("%s: no counters printed:\n%s", tc.name, stdout)
+		}
+		outs[tc.name] = out
+	}
+	for _, o := range pipeline.Outputs() {
+		want := readFile(t, outs["prism in process"], o.Name+".binpb")
+		for name, out := range outs {
+			if got := readFile(t, out, o.Name+".binpb"); !bytes.Equal(got, want) {
+				t.Errorf("%s: %s differs from the in-process run", name, o.Name)
+			}
+		}
+	}
+}
+
+func readFile(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// --shards writes every output as shards whose records, together, are the sorted writer's.
+func TestRunShardedOutputs(t *testing.T) {
+	dir := t.TempDir()
+	args := supportRunArgs(t, dir)
+	sorted, sharded := filepath.Join(dir, "sorted"), filepath.Join(dir, "sharded")
+	if code, o, e := runCLI(t, "", append(args, "--output_dir", sorted)...); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, o, e)
+	}
+	if code, o, e := runCLI(t, "", append(args, "--output_dir", sharded, "--shards", "3")...); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, o, e)
+	}
+	for _, o := range pipeline.Outputs() {
+		want := sortedLines(readFile(t, sorted, o.Name+".jsonl"))
+		files, _ := filepath.Glob(filepath.Join(sharded, o.Name+"-*-of-00003.jsonl"))
+		var got []byte
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			got = append(got, b...)
+		}
+		if got := sortedLines(got); !slices.Equal(got, want) {
+			t.Errorf("%s: %d records in %d shards, want %d", o.Name, len(got), len(files), len(want))
+		}
+	}
+}
+
+func sortedLines(b []byte) []string {
+	l := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	slices.Sort(l)
+	return l
+}
