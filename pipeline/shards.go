@@ -18,9 +18,9 @@ import (
 )
 
 func init() {
-	register.DoFn2x0[[]byte, func(int, []byte)](&shardKeyFn{})
-	register.DoFn4x1[context.Context, beam.Window, int, func(*[]byte) bool, error](&writeShardFn{})
-	register.Emitter2[int, []byte]()
+	register.DoFn2x0[[]byte, func(int64, []byte)](&shardKeyFn{})
+	register.DoFn4x1[context.Context, beam.Window, int64, func(*[]byte) bool, error](&writeShardFn{})
+	register.Emitter2[int64, []byte]()
 }
 
 // WriteShards writes a PCollection<[]byte> of binary messages of the named type as shards
@@ -48,10 +48,12 @@ type shardKeyFn struct {
 	Shards int
 }
 
-func (f *shardKeyFn) ProcessElement(rec []byte, emit func(int, []byte)) {
+// The shard key is an int64 so that the grouping's coder is Beam's standard varint coder,
+// not a Go-specific one (see Manifest).
+func (f *shardKeyFn) ProcessElement(rec []byte, emit func(int64, []byte)) {
 	h := fnv.New32a()
 	h.Write(rec)
-	emit(int(h.Sum32()%uint32(f.Shards)), rec)
+	emit(int64(h.Sum32()%uint32(f.Shards)), rec)
 }
 
 type writeShardFn struct {
@@ -60,14 +62,14 @@ type writeShardFn struct {
 }
 
 // ShardName is the base name (without extension) of one shard's files.
-func ShardName(name string, w beam.Window, shard, shards int) string {
+func ShardName(name string, w beam.Window, shard int64, shards int) string {
 	if iw, ok := w.(window.IntervalWindow); ok {
 		return fmt.Sprintf("%s-%d-%d-%05d-of-%05d", name, iw.Start.Milliseconds(), iw.End.Milliseconds(), shard, shards)
 	}
 	return fmt.Sprintf("%s-%05d-of-%05d", name, shard, shards)
 }
 
-func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int, records func(*[]byte) bool) error {
+func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int64, records func(*[]byte) bool) error {
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(f.Type))
 	if err != nil {
 		return err
