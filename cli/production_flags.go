@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
+	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
@@ -20,6 +21,7 @@ var productionFlags struct {
 	window       *time.Duration
 	otlpEndpoint *string
 	otlpProtocol *string
+	otlpInsecure *bool
 }
 
 func defineProductionFlags() {
@@ -28,6 +30,7 @@ func defineProductionFlags() {
 		productionFlags.window = flag.Duration("window", 0, "with --shards: cut outputs into fixed event-time windows of this length (needed for unbounded inputs)")
 		productionFlags.otlpEndpoint = flag.String("otlp_endpoint", "", "export trace events as OpenTelemetry spans to this OTLP endpoint (HOST:PORT)")
 		productionFlags.otlpProtocol = flag.String("otlp_protocol", "grpc", "OTLP transport: grpc or http")
+		productionFlags.otlpInsecure = flag.Bool("otlp_insecure", false, "OTLP in plaintext instead of TLS (a collector on the same host or network)")
 	})
 }
 
@@ -35,6 +38,7 @@ func defineProductionFlags() {
 func applyProductionFlags(o *pipeline.Options) {
 	o.Shards = *productionFlags.shards
 	o.Window = *productionFlags.window
+	o.OTLP = otlpexport.Options{Endpoint: *productionFlags.otlpEndpoint, Protocol: *productionFlags.otlpProtocol, Insecure: *productionFlags.otlpInsecure}
 }
 
 // resetFlags puts the flags a previous run of this process set back to their defaults, so that

@@ -14,8 +14,11 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/beamagents/beamagents/examples/support"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/otlpreceiver"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
@@ -120,4 +123,62 @@ func sortedLines(b []byte) []string {
 	l := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	slices.Sort(l)
 	return l
+}
+
+// --otlp_endpoint exports every trace event the run writes as a span, over gRPC or HTTP, to
+// a real OTLP receiver on loopback, with the same trace and span ids and parents.
+func TestRunExportsTracesOverOTLP(t *testing.T) {
+	for _, tc := range []struct {
+		protocol string
+		start    func() (*otlpreceiver.Receiver, error)
+	}{
+		{"grpc", otlpreceiver.StartGRPC},
+		{"http", otlpreceiver.StartHTTP},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			r, err := tc.start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			args := append(supportRunArgs(t, dir), "--output_dir", out, "--otlp_endpoint", r.Endpoint, "--otlp_protocol", tc.protocol, "--otlp_insecure")
+			if code, o, e := runCLI(t, "", args...); code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, o, e)
+			}
+			events, err := readOutput(out, pipeline.TracesName, func() *pb.TraceEvent { return &pb.TraceEvent{} })
+			if err != nil {
+				t.Fatal(err)
+			}
+			spans := map[string]*tracepb.Span{}
+			for _, s := range r.Spans() {
+				spans[string(s.GetTraceId())+string(s.GetSpanId())] = s
+			}
+			if len(events) == 0 || len(spans) != len(events) {
+				t.Fatalf("%d spans received for %d trace events", len(spans), len(events))
+			}
+			for _, ev := range events {
+				s := spans[string(ev.GetTraceId())+string(ev.GetSpanId())]
+				if s == nil || !bytes.Equal(s.GetParentSpanId(), ev.GetParentSpanId()) {
+					t.Fatalf("event %v: span %v", ev, s)
+				}
+				for k, v := range ev.GetAttributes() {
+					if !hasAttr(s, k, v) {
+						t.Errorf("span %x lacks %s=%s", s.GetSpanId(), k, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+func hasAttr(s *tracepb.Span, k, v string) bool {
+	for _, kv := range s.GetAttributes() {
+		if kv.GetKey() == k {
+			val := kv.GetValue()
+			return val.GetStringValue() == v || fmt.Sprint(val.GetIntValue()) == v
+		}
+	}
+	return false
 }

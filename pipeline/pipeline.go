@@ -12,6 +12,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -46,6 +47,10 @@ type Options struct {
 	// unbounded input needs.
 	Shards int
 	Window time.Duration
+
+	// OTLP, when its Endpoint is set, also exports the trace events as OpenTelemetry spans
+	// (ExportTraces).
+	OTLP otlpexport.Options
 }
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
@@ -138,6 +143,9 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 	cols := map[string]beam.PCollection{
 		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
 		SnapshotsName: out.Snapshots, DeadLettersName: beam.Flatten(s, append(deads, out.DeadLetters)...),
+	}
+	if o.OTLP.Endpoint != "" {
+		ExportTraces(s, o.OTLP, cols[TracesName])
 	}
 	for _, o2 := range Outputs() {
 		if o.Shards > 0 {
