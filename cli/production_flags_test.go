@@ -70,8 +70,10 @@ func TestRunThroughJobService(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s\n%s", tc.name, code, stdout, stderr)
 		}
 		t.Logf("%s: %s", tc.name, time.Since(start))
-		if !strings.Contains(stdout, "activations") || !strings.Contains(stdout, "model_calls") {
-			t.Fatalf("%s: no counters printed:\n%s", tc.name, stdout)
+		for _, want := range []string{"activations                    9", "dead_letters.envelope_invalid  1", "input_tokens", "activation_latency_us          n=9"} {
+			if !strings.Contains(stdout, want) {
+				t.Fatalf("%s: metrics lack %q:\n%s", tc.name, want, stdout)
+			}
 		}
 		outs[tc.name] = out
 	}

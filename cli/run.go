@@ -96,6 +96,7 @@ func runPipeline(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)
 	printCounters(e, res)
+	printDistributions(e, res)
 	return 0
 }
 
@@ -131,7 +132,7 @@ func printCounters(e *env, res *pipeline.Result) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(e.stdout, "  %-22s %d\n", n, res.Counters[n])
+		fmt.Fprintf(e.stdout, "  %-30s %d\n", n, res.Counters[n])
 	}
 }
 

@@ -144,6 +144,7 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
 		SnapshotsName: out.Snapshots, DeadLettersName: beam.Flatten(s, append(deads, out.DeadLetters)...),
 	}
+	CountDeadLetters(s, cols[DeadLettersName])
 	if o.OTLP.Endpoint != "" {
 		ExportTraces(s, o.OTLP, cols[TracesName])
 	}
@@ -159,8 +160,17 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 // Result is what a run reports.
 type Result struct {
 	// Counters are the pipeline's beamagents counters (activations, model_calls,
-	// state_reads, ...), summed over steps.
+	// state_reads, cache_hits, input_tokens, intents, dead_letters.<reason>, ...), summed
+	// over steps.
 	Counters map[string]int64
+	// Distributions are its beamagents distributions (activation_latency_us,
+	// state_bytes_read_per_call, state_bytes_written_per_call), merged over steps.
+	Distributions map[string]Distribution
+}
+
+// A Distribution summarizes the values a distribution metric saw.
+type Distribution struct {
+	Count, Sum, Min, Max int64
 }
 
 // Run builds the pipeline and runs it on runner ("prism" when empty; any registered Beam Go
@@ -174,13 +184,25 @@ func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Counters: map[string]int64{}}
-	if pr != nil {
-		for _, c := range pr.Metrics().AllMetrics().Counters() {
-			if c.Key.Namespace == "beamagents" {
-				res.Counters[c.Key.Name] += c.Result()
-			}
+	res := &Result{Counters: map[string]int64{}, Distributions: map[string]Distribution{}}
+	if pr == nil {
+		return res, nil
+	}
+	all := pr.Metrics().AllMetrics()
+	for _, c := range all.Counters() {
+		if c.Key.Namespace == transforms.MetricsNamespace {
+			res.Counters[c.Key.Name] += c.Result()
 		}
+	}
+	for _, d := range all.Distributions() {
+		if d.Key.Namespace != transforms.MetricsNamespace {
+			continue
+		}
+		v, prev := d.Result(), res.Distributions[d.Key.Name]
+		if prev.Count > 0 {
+			v.Min, v.Max = min(v.Min, prev.Min), max(v.Max, prev.Max)
+		}
+		res.Distributions[d.Key.Name] = Distribution{Count: prev.Count + v.Count, Sum: prev.Sum + v.Sum, Min: v.Min, Max: v.Max}
 	}
 	return res, nil
 }

@@ -104,11 +104,11 @@ func (f *runAgentFn) frame() *frame {
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
-	return f.rt.element(ctx, f.frame(), ts, sp, tp, key, env, emit)
+	return f.rt.m.metered(ctx, sp, func(sp state.Provider) error { return f.rt.element(ctx, f.frame(), ts, sp, tp, key, env, emit) })
 }
 
 func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
-	return f.rt.fire(ctx, f.frame(), ts, sp, tp, key, t, emit)
+	return f.rt.m.metered(ctx, sp, func(sp state.Provider) error { return f.rt.fire(ctx, f.frame(), ts, sp, tp, key, t, emit) })
 }
 
 // frame binds a DoFn's state, timer and ordering settings for one call.
@@ -128,6 +128,7 @@ type runtime struct {
 	activations, firings, modelCalls           beam.Counter
 	stateReads, stateWrites, stateBytesWritten beam.Counter
 	deadLetters                                beam.Counter
+	m                                          *meters
 }
 
 func newRuntime(name string, config []byte, keyringRef string) (*runtime, error) {
@@ -145,6 +146,7 @@ func newRuntime(name string, config []byte, keyringRef string) (*runtime, error)
 	rt.activations, rt.firings, rt.modelCalls = c("activations"), c("timer_firings"), c("model_calls")
 	rt.stateReads, rt.stateWrites, rt.stateBytesWritten = c("state_reads"), c("state_writes"), c("state_bytes_written")
 	rt.deadLetters = c("dead_letters")
+	rt.m = newMeters()
 	return rt, nil
 }
 
@@ -245,7 +247,10 @@ func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp tim
 	st := newStore(sp, fr.layout)
 	var results []*agent.Result
 	for _, env := range envs {
-		res, _ := rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
+		res := rt.m.timed(ctx, func() *agent.Result {
+			res, _ := rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
+			return res
+		})
 		rt.activations.Inc(ctx, 1)
 		st.apply(res)
 		results = append(results, res)
@@ -298,6 +303,7 @@ const (
 func (rt *runtime) emit(ctx context.Context, res *agent.Result, emit func(int64, []byte)) {
 	rt.modelCalls.Inc(ctx, int64(res.ModelCalls))
 	rt.deadLetters.Inc(ctx, int64(len(res.DeadLetters)))
+	rt.m.result(ctx, res)
 	put := func(kind int64, m proto.Message) {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 		if err != nil {
