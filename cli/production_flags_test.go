@@ -61,7 +61,7 @@ func TestRunThroughJobService(t *testing.T) {
 	}{
 		{"prism in process", nil},
 		{"universal", []string{"--runner", "universal", "--endpoint", endpoint, "--environment_type", "LOOPBACK"}},
-		{"flink path", []string{"--runner", "flink", "--endpoint", endpoint, "--environment_type", "LOOPBACK", "--job_name", "flink-path"}},
+		{"flink path", []string{"--runner", "flink", "--endpoint", endpoint, "--environment_type", "LOOPBACK", "--job_name", "flink-path", "--parallelism", "2"}},
 	} {
 		out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
 		start := time.Now()
@@ -183,4 +183,30 @@ func hasAttr(s *tracepb.Span, k, v string) bool {
 		}
 	}
 	return false
+}
+
+// The Dataflow flags reach the job Dataflow would get: a dry run (--dry_run) translates the
+// pipeline into the Dataflow job and prints it without submitting, which needs no credentials.
+// An in-place update (--update, --transform_name_mapping) is for streaming jobs only, and
+// Beam refuses the mapping for a batch (file) pipeline.
+func TestRunDataflowDryRun(t *testing.T) {
+	dir := t.TempDir()
+	base := append(supportRunArgs(t, dir), "--output_dir", "gs://my-bucket/out", "--runner", "dataflow", "--dry_run",
+		"--project", "my-project", "--region", "europe-west1", "--staging_location", "gs://my-bucket/staging",
+		"--temp_location", "gs://my-bucket/tmp", "--sdk_container_image", "europe-docker.pkg.dev/my-project/beamagents/worker:v1",
+		"--job_name", "support-v1", "--shards", "16", "--verbose_runner")
+	code, out, errOut := runCLI(t, "", base...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Dry-run: not submitting job", "support-v1", "europe-docker.pkg.dev/my-project/beamagents/worker:v1",
+		"gs://my-bucket/tmp", "WriteShards_intents", "RunAgent/transforms.runAgentFn"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the printed job lacks %q:\n%s", want, errOut)
+		}
+	}
+	code, _, errOut = runCLI(t, "", append(base, "--update", "--transform_name_mapping", `{"RunAgent/transforms.runAgentFn":"RunAgent/transforms.agentFn"}`)...)
+	if code != 1 || !strings.Contains(errOut, "transform_name_mapping for a batch pipeline") {
+		t.Fatalf("--update with a mapping on a batch pipeline: exit %d\n%s", code, errOut)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -103,9 +104,13 @@ func runPipeline(e *env, args []string) int {
 // runWithProgress runs the pipeline, reporting elapsed time on stderr while it runs. The
 // runner's own informational logging is kept off the terminal unless --verbose_runner is set.
 func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Result, time.Duration, error) {
-	if !verboseRunner() {
-		slog.SetDefault(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	level := slog.LevelWarn
+	if verboseRunner() {
+		level = slog.LevelInfo
 	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})))
+	// A loopback worker that ran in this process left Beam logging to its (gone) runner.
+	beamlog.SetLogger(&beamlog.Structural{})
 	start := time.Now()
 	done := make(chan struct{})
 	go func() {

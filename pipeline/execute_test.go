@@ -59,7 +59,7 @@ func tickEnvelope(ts beam.EventTime, i int64, emit func([]byte)) {
 	emit(b)
 }
 
-func jobServer(t *testing.T) (string, jobpb.JobServiceClient) {
+func jobServer(t testing.TB) (string, jobpb.JobServiceClient) {
 	t.Helper()
 	l, err := net.Listen("tcp", "localhost:0")
 	if err != nil {

@@ -45,7 +45,7 @@ func largeEnvelope(i int) *pb.AgentEnvelope {
 
 // writeLargeInput writes n generated envelopes as JSON Lines or length-delimited binary and
 // returns the file's size.
-func writeLargeInput(t *testing.T, path string, format transforms.Format, n int) int64 {
+func writeLargeInput(t testing.TB, path string, format transforms.Format, n int) int64 {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
