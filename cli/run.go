@@ -11,10 +11,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -125,7 +127,11 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 			}
 		}
 	}()
-	res, err := pipeline.Run(context.Background(), runner, opts)
+	// Ctrl-C or SIGTERM cancels the job (on a job service, through the Job API) and waits
+	// for it to stop.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := pipeline.Run(ctx, runner, opts)
 	close(done)
 	return res, time.Since(start), err
 }
