@@ -28,6 +28,7 @@ func TestManifestCommand(t *testing.T) {
 	}{
 		{"same pipeline", nil, "", 0, "update-compatible"},
 		{"sharded outputs", []string{"--shards", "4"}, "", 1, `+ transform "WriteShards_intents/pipeline.writeShardFn"`},
+		{"windowed sharded outputs", []string{"--shards", "4", "--window", "5m"}, "", 1, "beam:window_fn:fixed_windows:v1"},
 		{"binary input", []string{"--input", "in/*.binpb"}, "", 1, `- transform "ReadRecords/pipeline.lineRecordFn"`},
 		{"a mapping that does not cover the change", []string{"--shards", "4"}, `{"Write_intents":"WriteShards_intents"}`, 1, `+ boundary "WriteShards_intents/CoGBK.i0"`},
 	} {

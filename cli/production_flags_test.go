@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protodelim"
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -194,13 +196,14 @@ func TestRunDataflowDryRun(t *testing.T) {
 	base := append(supportRunArgs(t, dir), "--output_dir", "gs://my-bucket/out", "--runner", "dataflow", "--dry_run",
 		"--project", "my-project", "--region", "europe-west1", "--staging_location", "gs://my-bucket/staging",
 		"--temp_location", "gs://my-bucket/tmp", "--sdk_container_image", "europe-docker.pkg.dev/my-project/beamagents/worker:v1",
-		"--job_name", "support-v1", "--shards", "16", "--verbose_runner")
+		"--job_name", "support-v1", "--shards", "16", "--verbose_runner",
+		"--num_workers", "2", "--max_num_workers", "20", "--worker_machine_type", "n2-standard-4")
 	code, out, errOut := runCLI(t, "", base...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"Dry-run: not submitting job", "support-v1", "europe-docker.pkg.dev/my-project/beamagents/worker:v1",
-		"gs://my-bucket/tmp", "WriteShards_intents", "RunAgent/transforms.runAgentFn"} {
+		"gs://my-bucket/tmp", "WriteShards_intents", "RunAgent/transforms.runAgentFn", "n2-standard-4"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("the printed job lacks %q:\n%s", want, errOut)
 		}
@@ -208,5 +211,51 @@ func TestRunDataflowDryRun(t *testing.T) {
 	code, _, errOut = runCLI(t, "", append(base, "--update", "--transform_name_mapping", `{"RunAgent/transforms.runAgentFn":"RunAgent/transforms.agentFn"}`)...)
 	if code != 1 || !strings.Contains(errOut, "transform_name_mapping for a batch pipeline") {
 		t.Fatalf("--update with a mapping on a batch pipeline: exit %d\n%s", code, errOut)
+	}
+}
+
+// The documented rolling upgrade, by command: version A exports every key (binary input,
+// event-time ordering, the model script given through --agent_config), version B restores
+// the snapshots (--restore) and runs the rest in arrival order into windowed shards; B's key
+// continues at the next seq with nothing refused.
+func TestRunRollingUpgradeCommands(t *testing.T) {
+	dir := t.TempDir()
+	ring := filepath.Join(dir, "ring.json")
+	os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32))+`"}]}`), 0o600)
+	script := filepath.Join(dir, "script.jsonl")
+	os.WriteFile(script, support.ModelScript, 0o644)
+	conf := filepath.Join(dir, "support.json")
+	os.WriteFile(conf, []byte(`{"script":`+strconv.Quote(script)+`}`), 0o644)
+	envs := func(path string, es ...*pb.AgentEnvelope) {
+		var b bytes.Buffer
+		for _, e := range es {
+			protodelim.MarshalTo(&b, e)
+		}
+		os.WriteFile(path, b.Bytes(), 0o644)
+	}
+	key := []byte("customer-1")
+	envs(filepath.Join(dir, "a.bin"),
+		&pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1767225600000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("Hi, can you help me?")}},
+		&pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1767225650000, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: "upgrade"}}})
+	envs(filepath.Join(dir, "b.bin"),
+		&pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1767225700000, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: "after"}}})
+	outA, outB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	common := []string{"run", "--agent", support.Name, "--keyring", "file:" + ring, "--agent_config", conf, "--input_format", "binary"}
+	if code, o, e := runCLI(t, "", append(common, "--input", filepath.Join(dir, "a.bin"), "--output_dir", outA, "--ordering", "event_time")...); code != 0 {
+		t.Fatalf("version A: exit %d\n%s\n%s", code, o, e)
+	}
+	code, o, e := runCLI(t, "", append(common, "--input", filepath.Join(dir, "b.bin"), "--output_dir", outB, "--ordering", "arrival",
+		"--restore", filepath.Join(outA, "snapshots.binpb"), "--shards", "2", "--window", "1m")...)
+	if code != 0 || strings.Contains(o, "dead_letters.") {
+		t.Fatalf("version B: exit %d\n%s\n%s", code, o, e)
+	}
+	// In arrival order an output keeps its input's timestamp, and records read from files
+	// have none (the start of time): B's one window is the first.
+	files, _ := filepath.Glob(filepath.Join(outB, "snapshots-*-*-0000?-of-00002.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("B's snapshot windows: %v", files)
+	}
+	if b := readFile(t, outB, filepath.Base(files[0])); !bytes.Contains(b, []byte(`"requestId":"after"`)) || !bytes.Contains(b, []byte(`"seq":"1"`)) {
+		t.Fatalf("B's snapshot does not continue A's key: %s", b)
 	}
 }
