@@ -121,6 +121,29 @@ func keyed[M proto.Message](ms []M, keep func(M) bool) []string {
 // emits: the same signed intents, final replies, dead letters and later snapshots, byte for
 // byte, none lost and none twice.
 func TestRollingUpgradeThroughSnapshots(t *testing.T) {
+	t.Run("same state schema", func(t *testing.T) { rollingUpgrade(t, nil) })
+	// Version A wrote its state blobs before state_schema_version existed (version 0, the
+	// version 1 layout unstamped): B migrates each blob through the registered step 0 → 1
+	// when it first reads it, and continues exactly as before. A key B never activates keeps
+	// its blobs verbatim, so its later snapshot differs from the one run's by the stamp only.
+	t.Run("pre-versioned state migrated", func(t *testing.T) { rollingUpgrade(t, unstamp) })
+}
+
+// unstamp rewrites a snapshot's state blobs as pre-versioned (state_schema_version 0).
+func unstamp(s *pb.StateSnapshot) {
+	s.StateSchemaVersion = 0
+	if m := s.GetMemory(); m != nil {
+		m.StateSchemaVersion = 0
+	}
+	if c := s.GetLlmCache(); c != nil {
+		c.StateSchemaVersion = 0
+	}
+	if c := s.GetContinuation(); c != nil {
+		c.StateSchemaVersion = 0
+	}
+}
+
+func rollingUpgrade(t *testing.T, rewrite func(*pb.StateSnapshot)) {
 	const cut = 1767225650000 // customer-2 waits for its order lookup, customer-3 and customer-4 for approval
 	dir := t.TempDir()
 	all := filepath.Join(dir, "all.jsonl")
@@ -145,7 +168,17 @@ func TestRollingUpgradeThroughSnapshots(t *testing.T) {
 	if suspended != 3 {
 		t.Fatalf("%d keys suspended at the cut, want 3", suspended)
 	}
-	outB := runAgent(t, "support-v2", inB, filepath.Join(outA, pipeline.SnapshotsName+".binpb"))
+	restore := filepath.Join(outA, pipeline.SnapshotsName+".binpb")
+	if rewrite != nil {
+		var b bytes.Buffer
+		for _, s := range snaps {
+			rewrite(s)
+			protodelim.MarshalTo(&b, s)
+		}
+		restore = filepath.Join(t.TempDir(), "snapshots.binpb")
+		os.WriteFile(restore, b.Bytes(), 0o644)
+	}
+	outB := runAgent(t, "support-v2", inB, restore)
 
 	// A bounded run of A ends with the watermark at infinity, firing the suspended keys'
 	// deadlines after the export: what A emitted after the cut is what a drained job would
@@ -172,9 +205,21 @@ func TestRollingUpgradeThroughSnapshots(t *testing.T) {
 		t.Errorf("dead letters: A before the cut and B give\n%s\none run\n%s", got, want)
 	}
 	snap := func() *pb.StateSnapshot { return &pb.StateSnapshot{} }
-	if got, want := keyed(records(t, outB, pipeline.SnapshotsName, snap), func(*pb.StateSnapshot) bool { return true }),
+	restamp := func(s *pb.StateSnapshot) bool {
+		if rewrite != nil {
+			s.StateSchemaVersion = 1
+			if s.Memory != nil {
+				s.Memory.StateSchemaVersion = 1
+			}
+			if s.LlmCache != nil {
+				s.LlmCache.StateSchemaVersion = 1
+			}
+		}
+		return true
+	}
+	if got, want := keyed(records(t, outB, pipeline.SnapshotsName, snap), restamp),
 		keyed(records(t, once, pipeline.SnapshotsName, snap), func(*pb.StateSnapshot) bool { return true }); !sameSet(got, want) {
-		t.Errorf("B's snapshot of customer-5 differs from the one run's")
+		t.Errorf("B's snapshot of customer-5 differs from the one run's:\n%s\n%s", read(t, outB, "snapshots.jsonl"), read(t, once, "snapshots.jsonl"))
 	}
 }
 
