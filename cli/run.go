@@ -11,13 +11,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -63,15 +66,10 @@ var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informa
 
 func verboseRunner() bool { return *verbose }
 
-func runnerName() string {
-	if f := flag.Lookup("runner"); f != nil && f.Value.String() != "" {
-		return f.Value.String()
-	}
-	return "prism"
-}
-
 func runPipeline(e *env, args []string) int {
 	defineRunFlags()
+	defineProductionFlags()
+	resetFlags()
 	flag.CommandLine.SetOutput(e.stderr)
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return 2
@@ -102,6 +100,7 @@ func runPipeline(e *env, args []string) int {
 		}
 		opts.Config = b
 	}
+	applyProductionFlags(&opts)
 	if unsignedIntents(opts) {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
@@ -114,15 +113,20 @@ func runPipeline(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)
 	printCounters(e, res)
+	printDistributions(e, res)
 	return 0
 }
 
 // runWithProgress runs the pipeline, reporting elapsed time on stderr while it runs. The
 // runner's own informational logging is kept off the terminal unless --verbose_runner is set.
 func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Result, time.Duration, error) {
-	if !verboseRunner() {
-		slog.SetDefault(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	level := slog.LevelWarn
+	if verboseRunner() {
+		level = slog.LevelInfo
 	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})))
+	// A loopback worker that ran in this process left Beam logging to its (gone) runner.
+	beamlog.SetLogger(&beamlog.Structural{})
 	start := time.Now()
 	done := make(chan struct{})
 	go func() {
@@ -137,7 +141,11 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 			}
 		}
 	}()
-	res, err := pipeline.Run(context.Background(), runner, opts)
+	// Ctrl-C or SIGTERM cancels the job (on a job service, through the Job API) and waits
+	// for it to stop.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := pipeline.Run(ctx, runner, opts)
 	close(done)
 	return res, time.Since(start), err
 }
@@ -149,7 +157,7 @@ func printCounters(e *env, res *pipeline.Result) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(e.stdout, "  %-22s %d\n", n, res.Counters[n])
+		fmt.Fprintf(e.stdout, "  %-30s %d\n", n, res.Counters[n])
 	}
 }
 

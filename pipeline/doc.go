@@ -1,12 +1,22 @@
 // Package pipeline builds whole beamagents pipelines from options: a file source of
 // envelopes (JSON Lines of protojson AgentEnvelopes, or varint-length-delimited binary), the
-// RunAgent step of a registered agent, and one file sink per output (binary for replay,
-// JSON Lines for people), and runs them on any Beam Go runner, Prism by default.
+// RunAgent step of a registered agent, and file sinks per output (binary for replay, JSON
+// Lines for people), and runs them on any Beam Go runner, Prism by default. BuildFrom attaches
+// the same steps to another source. Deployment, flags and upgrades: docs/deploy.md.
 //
 // Invariants:
 //   - Every input record ends in exactly one output; undecodable records in dead_letters.
-//   - Sinks sort their records by bytes, so the same records always make the same files,
-//     and every sink writes its files, even when empty.
-//   - Nothing here reads the wall clock or holds credentials: the keyring travels as a
-//     reference (env:VAR or file:PATH) resolved on the workers.
+//   - No step holds a whole input or output: JSON Lines inputs are read in splits of byte
+//     offsets, binary inputs streamed record by record, and with Options.Shards each output
+//     is written as shards (in event-time windows with Options.Window) by many workers.
+//   - The default sinks (WriteRecords, for demos, tests and replays) sort their records by
+//     bytes, so the same records always make the same files, and write their files even
+//     when empty; they gather each output on one worker and need a bounded input.
+//   - Execute cancels a job on a job service (Prism, universal, Flink) through the Job API
+//     when its context ends, and waits for the job to stop.
+//   - Nothing here reads the wall clock in the data path or holds credentials: the keyring
+//     travels as a reference (env:VAR or file:PATH) resolved on the workers. (Execute names a
+//     job from the clock when --job_name is empty; RunAgent's latency metric reads it.)
+//   - BuildManifest reads the --update contract (every transform name, stateful step and
+//     boundary coder) from the pipeline proto the SDK submits.
 package pipeline

@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
@@ -21,70 +20,12 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/beamagents/beamagents/agent"
-	"github.com/beamagents/beamagents/transforms"
 )
 
 func init() {
-	register.DoFn4x1[context.Context, fileio.ReadableFile, func([]byte), func([]byte), error](&readRecordsFn{})
 	register.DoFn3x1[context.Context, []byte, func(*[]byte) bool, error](&writeRecordsFn{})
 	register.Emitter1[[]byte]()
 	register.Iter1[[]byte]()
-}
-
-// ReadRecords reads envelope records from the files matching glob: one record per non-blank
-// line for JSON, varint-length-delimited records (the protodelim framing) for Binary. A file
-// whose framing is broken yields a dead letter (envelope_invalid) for the rest of the file.
-func ReadRecords(s beam.Scope, glob string, format transforms.Format) (records, dead beam.PCollection) {
-	s = s.Scope("ReadRecords")
-	files := fileio.ReadMatches(s, fileio.MatchFiles(s, glob))
-	return beam.ParDo2(s, &readRecordsFn{Format: format}, files)
-}
-
-type readRecordsFn struct {
-	Format transforms.Format
-}
-
-func (f *readRecordsFn) ProcessElement(ctx context.Context, file fileio.ReadableFile, emit, dead func([]byte)) error {
-	data, err := file.Read(ctx)
-	if err != nil {
-		return err // an unreadable file is an infrastructure failure: let the runner retry
-	}
-	var bad error
-	switch f.Format {
-	case transforms.JSON:
-		splitLines(data, emit)
-	case transforms.Binary:
-		bad = splitDelimited(data, emit)
-	default:
-		bad = fmt.Errorf("unknown record format %q", f.Format)
-	}
-	if bad != nil {
-		dead(deadLetter(fmt.Errorf("%s: %w", file.Metadata.Path, bad)))
-	}
-	return nil
-}
-
-func splitLines(data []byte, emit func([]byte)) {
-	for len(data) > 0 {
-		line, rest, _ := bytes.Cut(data, []byte{'\n'})
-		data = rest
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			emit(line)
-		}
-	}
-}
-
-// splitDelimited emits each varint-length-prefixed record; it stops at the first broken frame.
-func splitDelimited(data []byte, emit func([]byte)) error {
-	for off := 0; off < len(data); {
-		n, w := binary.Uvarint(data[off:])
-		if w <= 0 || n > uint64(len(data)-off-w) {
-			return fmt.Errorf("broken record framing at byte %d", off)
-		}
-		emit(data[off+w : off+w+int(n)])
-		off += w + int(n)
-	}
-	return nil
 }
 
 func deadLetter(err error) []byte {
@@ -131,22 +72,29 @@ func render(mt protoreflect.MessageType, records [][]byte) (bin, js []byte, err 
 	for _, r := range records {
 		bin = binary.AppendUvarint(bin, uint64(len(r)))
 		bin = append(bin, r...)
-		m := mt.New().Interface()
-		if err := proto.Unmarshal(r, m); err != nil {
-			return nil, nil, fmt.Errorf("%s record does not decode: %v", mt.Descriptor().FullName(), err)
-		}
-		line, err := protojson.Marshal(m)
-		if err != nil {
+		if js, err = appendJSONLine(js, mt, r); err != nil {
 			return nil, nil, err
 		}
-		// protojson varies its whitespace on purpose; compacting makes the line stable.
-		var c bytes.Buffer
-		if err := json.Compact(&c, line); err != nil {
-			return nil, nil, err
-		}
-		js = append(append(js, c.Bytes()...), '\n')
 	}
 	return bin, js, nil
+}
+
+// appendJSONLine appends record r, a binary message of type mt, as one compact protojson line.
+func appendJSONLine(js []byte, mt protoreflect.MessageType, r []byte) ([]byte, error) {
+	m := mt.New().Interface()
+	if err := proto.Unmarshal(r, m); err != nil {
+		return nil, fmt.Errorf("%s record does not decode: %v", mt.Descriptor().FullName(), err)
+	}
+	line, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	// protojson varies its whitespace on purpose; compacting makes the line stable.
+	c := bytes.NewBuffer(js)
+	if err := json.Compact(c, line); err != nil {
+		return nil, err
+	}
+	return append(c.Bytes(), '\n'), nil
 }
 
 func join(dir, name string) string {

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -35,7 +37,8 @@ type Options struct {
 	// their envelopes run: how a key moves between pipelines or from another runtime.
 	Restore string
 
-	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
+	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords), or with
+	// Shards > 0 the shards of each output (see WriteShards).
 	OutputDir string
 
 	// AllowUnsignedIntents emits intents unsigned when there is no Keyring, which consumers
@@ -43,6 +46,17 @@ type Options struct {
 	// refuses. Without it, every intent of a run without a Keyring is a signing_failed dead
 	// letter (`beamagents run` refuses to start such a run).
 	AllowUnsignedIntents bool
+
+	// Shards > 0 writes each output as that many shards written in parallel (WriteShards)
+	// instead of one sorted file gathered on one worker (WriteRecords, the default, for demos
+	// and tests). Window > 0 cuts the sharded outputs into fixed event-time windows, which an
+	// unbounded input needs.
+	Shards int
+	Window time.Duration
+
+	// OTLP, when its Endpoint is set, also exports the trace events as OpenTelemetry spans
+	// (ExportTraces).
+	OTLP otlpexport.Options
 }
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
@@ -110,8 +124,18 @@ func Build(s beam.Scope, o Options) error {
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	records, readDead := ReadRecords(s, o.Input, o.format())
-	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)
-	deads := []beam.PCollection{readDead, decodeDead}
+	BuildFrom(s, o, o.format(), records, readDead)
+	return nil
+}
+
+// BuildFrom adds everything after the source to s: decode the records (of format) → restore
+// → RunAgent → sinks. dead are the source's own dead letters, written with the others. Build
+// calls it with the file source; another source (an unbounded one, say) calls it with its own
+// records, and then needs Options.Shards and Options.Window, since the sorted single-file
+// sink waits for the end of the input.
+func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.PCollection, dead ...beam.PCollection) {
+	keyed, decodeDead := transforms.DecodeEnvelopes(s, format, records)
+	deads := append(dead, decodeDead)
 	if o.Restore != "" {
 		snaps, snapReadDead := ReadRecords(s.Scope("Restore"), o.Restore, formatOf(o.Restore))
 		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
@@ -123,45 +147,69 @@ func Build(s beam.Scope, o Options) error {
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		AllowUnsignedIntents: o.AllowUnsignedIntents,
 	}, keyed)
-	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{
 		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
-		SnapshotsName: out.Snapshots, DeadLettersName: dead,
+		SnapshotsName: out.Snapshots, DeadLettersName: beam.Flatten(s, append(deads, out.DeadLetters)...),
+	}
+	CountDeadLetters(s, cols[DeadLettersName])
+	if o.OTLP.Endpoint != "" {
+		ExportTraces(s, o.OTLP, cols[TracesName])
 	}
 	for _, o2 := range Outputs() {
-		WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+		if o.Shards > 0 {
+			WriteShards(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name], o.Shards, o.Window)
+		} else {
+			WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+		}
 	}
-	return nil
 }
 
 // Result is what a run reports.
 type Result struct {
 	// Counters are the pipeline's beamagents counters (activations, model_calls,
-	// state_reads, ...), summed over steps.
+	// state_reads, cache_hits, input_tokens, intents, dead_letters.<reason>, ...), summed
+	// over steps.
 	Counters map[string]int64
+	// Distributions are its beamagents distributions (activation_latency_us,
+	// state_bytes_read_per_call, state_bytes_written_per_call), merged over steps.
+	Distributions map[string]Distribution
+}
+
+// A Distribution summarizes the values a distribution metric saw.
+type Distribution struct {
+	Count, Sum, Min, Max int64
 }
 
 // Run builds the pipeline and runs it on runner ("prism" when empty; any registered Beam Go
-// runner: dataflow, flink, universal, ...), waiting for it to finish.
+// runner: dataflow, flink, universal, ...), waiting for it to finish (see Execute).
 func Run(ctx context.Context, runner string, o Options) (*Result, error) {
-	if runner == "" {
-		runner = "prism"
-	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := Build(s, o); err != nil {
 		return nil, err
 	}
-	pr, err := beam.Run(ctx, runner, p)
+	pr, err := Execute(ctx, runner, p)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Counters: map[string]int64{}}
-	if pr != nil {
-		for _, c := range pr.Metrics().AllMetrics().Counters() {
-			if c.Key.Namespace == "beamagents" {
-				res.Counters[c.Key.Name] += c.Result()
-			}
+	res := &Result{Counters: map[string]int64{}, Distributions: map[string]Distribution{}}
+	if pr == nil {
+		return res, nil
+	}
+	all := pr.Metrics().AllMetrics()
+	for _, c := range all.Counters() {
+		if c.Key.Namespace == transforms.MetricsNamespace {
+			res.Counters[c.Key.Name] += c.Result()
 		}
+	}
+	for _, d := range all.Distributions() {
+		if d.Key.Namespace != transforms.MetricsNamespace {
+			continue
+		}
+		v, prev := d.Result(), res.Distributions[d.Key.Name]
+		if prev.Count > 0 {
+			v.Min, v.Max = min(v.Min, prev.Min), max(v.Max, prev.Max)
+		}
+		res.Distributions[d.Key.Name] = Distribution{Count: prev.Count + v.Count, Sum: prev.Sum + v.Sum, Min: v.Min, Max: v.Max}
 	}
 	return res, nil
 }

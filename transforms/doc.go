@@ -47,8 +47,12 @@
 //   - Timer family "agent.v1" with the tags above.
 //   - The step's input is KV<bytes, bytes>; its output KV<varint, bytes>.
 //
-// testdata/update_manifest.json pins all of it; TestUpdateManifest compares the built
-// pipeline against it.
+// testdata/update_manifest.json pins all of it, with every other transform name and the coder
+// of every PCollection crossing a stateful step or a grouping, for the default and the
+// sharded pipeline (pipeline.BuildManifest reads them from the pipeline proto).
+// TestUpdateManifest fails on any change unless testdata/transform_name_mapping.json maps each
+// renamed transform (what Dataflow's --transform_name_mapping then gets); a changed state id,
+// timer family or coder cannot be mapped. TestUpdateManifestBites proves it fails.
 //
 // # State layout
 //

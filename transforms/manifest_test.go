@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/protobuf/proto"
 
@@ -18,118 +18,213 @@ import (
 	"github.com/beamagents/beamagents/transforms"
 )
 
-var updateManifest = flag.Bool("update", false, "rewrite testdata/update_manifest.json (this breaks pipeline --update compatibility: say so in the change)")
+var updateManifest = flag.Bool("update", false, "rewrite testdata/update_manifest.json (this breaks pipeline --update compatibility: say so in the change, and add the renames to testdata/transform_name_mapping.json)")
 
-// statefulStep is what pipeline --update needs to find unchanged in a new version.
-type statefulStep struct {
-	Transform    string            `json:"transform"`
-	State        map[string]string `json:"state"`          // state id -> coder URN chain
-	TimerFamily  []string          `json:"timer_families"` // timer family ids
-	InputCoder   string            `json:"input_coder"`
-	OutputCoders []string          `json:"output_coders"`
+const (
+	manifestPath = "testdata/update_manifest.json"
+	mappingPath  = "testdata/transform_name_mapping.json"
+)
+
+// manifestConfigs are the pipeline configurations whose --update contract is pinned: the
+// default (sorted single-file outputs) and the production one (sharded outputs).
+func manifestConfigs() map[string]pipeline.Options {
+	base := pipeline.Options{Agent: support.Name, Input: "in/*.jsonl", OutputDir: "out", Restore: "snap/*.binpb"}
+	sharded := base
+	sharded.Shards = 4
+	return map[string]pipeline.Options{"default": base, "sharded": sharded}
 }
 
-func coderChain(p *pipepb.Pipeline, id string) string {
-	c := p.GetComponents().GetCoders()[id]
-	s := c.GetSpec().GetUrn()
-	for _, sub := range c.GetComponentCoderIds() {
-		s += "(" + coderChain(p, sub) + ")"
-	}
-	return s
-}
-
-func manifest(t *testing.T) []statefulStep {
+func builtManifests(t *testing.T) map[string]*pipeline.Manifest {
 	t.Helper()
-	p, s := beam.NewPipelineWithRoot()
-	if err := pipeline.Build(s, pipeline.Options{Agent: support.Name, Input: "in/*.jsonl", OutputDir: "out", Restore: "snap/*.binpb"}); err != nil {
-		t.Fatal(err)
+	out := map[string]*pipeline.Manifest{}
+	for name, o := range manifestConfigs() {
+		m, err := pipeline.BuildManifest(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = m
 	}
-	edges, _, err := p.Build()
+	return out
+}
+
+func pinned(t *testing.T) (map[string]*pipeline.Manifest, map[string]string) {
+	t.Helper()
+	var ms map[string]*pipeline.Manifest
+	b, err := os.ReadFile(manifestPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pp, err := graphx.Marshal(edges, &graphx.Options{Environment: &pipepb.Environment{Urn: "beam:env:loopback:v1"}})
-	if err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(b, &ms); err != nil {
+		t.Fatalf("%s: %v", manifestPath, err)
 	}
-	var steps []statefulStep
+	mapping := map[string]string{}
+	if b, err := os.ReadFile(mappingPath); err == nil {
+		if err := json.Unmarshal(b, &mapping); err != nil {
+			t.Fatalf("%s: %v", mappingPath, err)
+		}
+	}
+	return ms, mapping
+}
+
+// checkManifests returns the readable differences between built and pinned manifests, pinned
+// names renamed by mapping.
+func checkManifests(built, pinned map[string]*pipeline.Manifest, mapping map[string]string) []string {
+	var diff []string
+	for name, m := range built {
+		p, ok := pinned[name]
+		if !ok {
+			diff = append(diff, "configuration "+name+" is not pinned")
+			continue
+		}
+		for _, l := range m.Diff(p, mapping) {
+			diff = append(diff, name+": "+l)
+		}
+	}
+	slices.Sort(diff)
+	return diff
+}
+
+// Every transform name, stateful step (state ids and coders, timer family) and boundary
+// coder of the built pipelines is the pipeline's --update contract, pinned in
+// testdata/update_manifest.json. A change fails here unless every rename is listed in
+// testdata/transform_name_mapping.json (old → new, passed to Dataflow as
+// --transform_name_mapping); state ids, timer families and coders cannot be mapped.
+func TestUpdateManifest(t *testing.T) {
+	built := builtManifests(t)
+	if *updateManifest {
+		b, _ := json.MarshalIndent(built, "", "  ")
+		if err := os.WriteFile(manifestPath, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, mapping := pinned(t)
+	if diff := checkManifests(built, want, mapping); len(diff) > 0 {
+		t.Fatalf("the built pipeline no longer matches %s; a running pipeline could not be updated to it "+
+			"(- running, + new):\n%s", manifestPath, strings.Join(diff, "\n"))
+	}
+	if len(mapping) > 0 {
+		t.Logf("the update needs --transform_name_mapping=%s", filepath.Base(mappingPath))
+	}
+}
+
+// The check bites: renaming a state id, the timer family or a transform in the pipeline the
+// SDK builds fails it, with the change named; a transform rename passes only with its mapping.
+func TestUpdateManifestBites(t *testing.T) {
+	want, mapping := pinned(t)
+	step := "RunAgent/transforms.runAgentFn"
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*pipepb.PTransform, *pipepb.ParDoPayload)
+		mapping map[string]string
+		want    []string // lines the diff must hold; none: the check must pass
+	}{
+		{"state id", func(_ *pipepb.PTransform, pd *pipepb.ParDoPayload) {
+			pd.StateSpecs["agent_state.v2"] = pd.StateSpecs[transforms.StateCellID]
+			delete(pd.StateSpecs, transforms.StateCellID)
+		}, nil, []string{`- stateful "` + step + `" state "agent_state.v1"`, `+ stateful "` + step + `" state "agent_state.v2"`}},
+		{"timer family", func(_ *pipepb.PTransform, pd *pipepb.ParDoPayload) {
+			pd.TimerFamilySpecs["agent.v2"] = pd.TimerFamilySpecs[transforms.TimerFamilyID]
+			delete(pd.TimerFamilySpecs, transforms.TimerFamilyID)
+		}, nil, []string{`- stateful "` + step + `" timer family "agent.v1"`, `+ stateful "` + step + `" timer family "agent.v2"`}},
+		{"transform", func(tr *pipepb.PTransform, _ *pipepb.ParDoPayload) {
+			tr.UniqueName = "RunAgent/transforms.agentFn"
+		}, nil, []string{`- transform "` + step + `"`, `+ transform "RunAgent/transforms.agentFn"`, `+ stateful "RunAgent/transforms.agentFn" state`}},
+		{"transform with its mapping", func(tr *pipepb.PTransform, _ *pipepb.ParDoPayload) {
+			tr.UniqueName = "RunAgent/transforms.agentFn"
+		}, map[string]string{step: "RunAgent/transforms.agentFn"}, nil},
+		{"state id with a mapping", func(tr *pipepb.PTransform, pd *pipepb.ParDoPayload) {
+			tr.UniqueName = "RunAgent/transforms.agentFn"
+			pd.StateSpecs["agent_state.v2"] = pd.StateSpecs[transforms.StateCellID]
+			delete(pd.StateSpecs, transforms.StateCellID)
+		}, map[string]string{step: "RunAgent/transforms.agentFn"}, []string{`+ stateful "RunAgent/transforms.agentFn" state "agent_state.v2"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			built := map[string]*pipeline.Manifest{}
+			for name, o := range manifestConfigs() {
+				p, s := beam.NewPipelineWithRoot()
+				if err := pipeline.Build(s, o); err != nil {
+					t.Fatal(err)
+				}
+				pp, err := pipeline.PipelineProto(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mutateStep(t, pp, step, tc.mutate)
+				if built[name], err = pipeline.ManifestOf(pp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m := mapping
+			if tc.mapping != nil {
+				m = tc.mapping
+			}
+			diff := strings.Join(checkManifests(built, want, m), "\n")
+			if len(tc.want) == 0 && diff != "" {
+				t.Fatalf("the check fails a mapped rename:\n%s", diff)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(diff, w) {
+					t.Errorf("the diff lacks %q:\n%s", w, diff)
+				}
+			}
+		})
+	}
+}
+
+// mutateStep applies mutate to the transform named name and its ParDo payload in pp.
+func mutateStep(t *testing.T, pp *pipepb.Pipeline, name string, mutate func(*pipepb.PTransform, *pipepb.ParDoPayload)) {
+	t.Helper()
 	for _, tr := range pp.GetComponents().GetTransforms() {
-		if tr.GetSpec().GetUrn() != graphx.URNParDo {
+		if tr.GetUniqueName() != name {
 			continue
 		}
 		pd := &pipepb.ParDoPayload{}
 		if err := proto.Unmarshal(tr.GetSpec().GetPayload(), pd); err != nil {
 			t.Fatal(err)
 		}
-		if len(pd.GetStateSpecs())+len(pd.GetTimerFamilySpecs()) == 0 {
-			continue
-		}
-		st := statefulStep{Transform: tr.GetUniqueName(), State: map[string]string{}}
-		for id, spec := range pd.GetStateSpecs() {
-			coder := spec.GetReadModifyWriteSpec().GetCoderId()
-			kind := "value"
-			if coder == "" {
-				coder, kind = spec.GetBagSpec().GetElementCoderId(), "bag"
-			}
-			st.State[id] = kind + " " + coderChain(pp, coder)
-		}
-		for id := range pd.GetTimerFamilySpecs() {
-			st.TimerFamily = append(st.TimerFamily, id)
-		}
-		slices.Sort(st.TimerFamily)
-		for _, in := range tr.GetInputs() {
-			st.InputCoder = coderChain(pp, pp.GetComponents().GetPcollections()[in].GetCoderId())
-		}
-		for _, out := range tr.GetOutputs() {
-			st.OutputCoders = append(st.OutputCoders, coderChain(pp, pp.GetComponents().GetPcollections()[out].GetCoderId()))
-		}
-		slices.Sort(st.OutputCoders)
-		steps = append(steps, st)
-	}
-	slices.SortFunc(steps, func(a, b statefulStep) int {
-		if a.Transform < b.Transform {
-			return -1
-		}
-		return 1
-	})
-	return steps
-}
-
-// The stateful step's transform name, state ids and coders, and timer family are the
-// pipeline's --update contract: pinned in testdata/update_manifest.json.
-func TestUpdateManifest(t *testing.T) {
-	got, err := json.MarshalIndent(manifest(t), "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", "update_manifest.json")
-	if *updateManifest {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
+		mutate(tr, pd)
+		b, err := proto.Marshal(pd)
+		if err != nil {
 			t.Fatal(err)
 		}
+		tr.Spec.Payload = b
+		return
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("the built pipeline no longer matches the --update manifest; a running pipeline could not be updated to it.\n got: %s\nwant: %s", got, want)
-	}
+	t.Fatalf("no transform %q", name)
 }
 
 // Exactly one stateful step, with exactly one timer family: a DoFn with two timer families
 // hangs on Prism, and Flink's Go support has no processing-time timers.
 func TestOneTimerFamily(t *testing.T) {
-	steps := manifest(t)
-	if len(steps) != 1 {
-		t.Fatalf("%d stateful steps, want 1: %+v", len(steps), steps)
+	for name, m := range builtManifests(t) {
+		steps := m.Stateful
+		if len(steps) != 1 {
+			t.Fatalf("%s: %d stateful steps, want 1: %+v", name, len(steps), steps)
+		}
+		if fams := steps[0].TimerFamily; len(fams) != 1 || fams[0] != transforms.TimerFamilyID {
+			t.Fatalf("%s: timer families %v, want exactly [%s]", name, fams, transforms.TimerFamilyID)
+		}
+		if len(steps[0].State) != 2 || steps[0].State[transforms.StateCellID] == "" || steps[0].State[transforms.OrderBufferID] == "" {
+			t.Fatalf("%s: state ids %v", name, steps[0].State)
+		}
 	}
-	if fams := steps[0].TimerFamily; len(fams) != 1 || fams[0] != transforms.TimerFamilyID {
-		t.Fatalf("timer families %v, want exactly [%s]", fams, transforms.TimerFamilyID)
-	}
-	if len(steps[0].State) != 2 || steps[0].State[transforms.StateCellID] == "" || steps[0].State[transforms.OrderBufferID] == "" {
-		t.Fatalf("state ids %v", steps[0].State)
+}
+
+// No Go-specific coder crosses a stateful or grouping boundary: such a coder's spec embeds Go
+// type information, so a refactoring could change it and break an update.
+func TestBoundaryCodersAreStandard(t *testing.T) {
+	for name, m := range builtManifests(t) {
+		for b, c := range m.Boundaries {
+			if strings.Contains(c, "beam:go:") {
+				t.Errorf("%s: boundary %s has a Go-specific coder: %s", name, b, c)
+			}
+		}
+		for _, st := range m.Stateful {
+			for id, c := range st.State {
+				if strings.Contains(c, "beam:go:") {
+					t.Errorf("%s: state %s has a Go-specific coder: %s", name, id, c)
+				}
+			}
+		}
 	}
 }

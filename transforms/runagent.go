@@ -105,11 +105,11 @@ func (f *runAgentFn) frame() *frame {
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
-	return f.frame().call(ctx, ts, sp, tp, key, emit).element(env)
+	return f.rt.m.metered(ctx, sp, func(sp state.Provider) error { return f.frame().call(ctx, ts, sp, tp, key, emit).element(env) })
 }
 
 func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
-	return f.frame().call(ctx, ts, sp, tp, key, emit).timer(t)
+	return f.rt.m.metered(ctx, sp, func(sp state.Provider) error { return f.frame().call(ctx, ts, sp, tp, key, emit).timer(t) })
 }
 
 // frame binds a DoFn's runtime, state, timer and ordering settings.
@@ -145,6 +145,7 @@ type runtime struct {
 	activations, firings, modelCalls           beam.Counter
 	stateReads, stateWrites, stateBytesWritten beam.Counter
 	deadLetters                                beam.Counter
+	m                                          *meters
 }
 
 func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool) (*runtime, error) {
@@ -162,6 +163,7 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 	rt.activations, rt.firings, rt.modelCalls = c("activations"), c("timer_firings"), c("model_calls")
 	rt.stateReads, rt.stateWrites, rt.stateBytesWritten = c("state_reads"), c("state_writes"), c("state_bytes_written")
 	rt.deadLetters = c("dead_letters")
+	rt.m = newMeters()
 	return rt, nil
 }
 
@@ -259,7 +261,10 @@ func (f *firing) run(envs []*pb.AgentEnvelope, tag string) error {
 	}
 	b := f.batch()
 	for _, env := range envs {
-		res, _ := b.Activate(f.ctx, env) // a failure is a dead letter in res
+		res := f.rt.m.timed(f.ctx, func() *agent.Result {
+			res, _ := b.Activate(f.ctx, env) // a failure is a dead letter in res
+			return res
+		})
 		f.rt.activations.Inc(f.ctx, 1)
 		f.output(res)
 	}
@@ -307,6 +312,7 @@ const (
 func (f *firing) output(res *agent.Result) {
 	f.rt.modelCalls.Inc(f.ctx, int64(res.ModelCalls))
 	f.rt.deadLetters.Inc(f.ctx, int64(len(res.DeadLetters)))
+	f.rt.m.result(f.ctx, res)
 	put := func(kind int64, m proto.Message) {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 		if err != nil {

@@ -1,0 +1,132 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamagents/beamagents/transforms"
+)
+
+func init() {
+	register.DoFn3x0[string, func([]byte), func([]byte)](&lineRecordFn{})
+	register.DoFn4x1[context.Context, fileio.ReadableFile, func([]byte), func([]byte), error](&readDelimitedFn{})
+}
+
+// MaxRecordBytes bounds one input record. A longer JSON line, or a binary frame announcing
+// more, is a dead letter (envelope_invalid) instead of an allocation of that size.
+const MaxRecordBytes = 16 << 20
+
+// ReadRecords reads envelope records from the files matching glob: one record per non-blank
+// line for JSON, varint-length-delimited records (the protodelim framing) for Binary.
+//
+// JSON Lines files are read in splits of byte offsets (Beam's splittable text reader: a split
+// starts at the first line beginning at or after its offset), so one large file is read by
+// many workers, each holding one line at a time. Binary files are streamed record by record,
+// one file per worker: varint framing has no marker from which a reader starting mid-file
+// could find the next record, so a binary file is not split; give a large binary input as
+// several files. A binary file whose framing breaks yields a dead letter (envelope_invalid)
+// for the rest of that file.
+func ReadRecords(s beam.Scope, glob string, format transforms.Format) (records, dead beam.PCollection) {
+	s = s.Scope("ReadRecords")
+	if format == transforms.JSON {
+		return beam.ParDo2(s, &lineRecordFn{}, textio.ReadSdf(s, glob))
+	}
+	files := fileio.ReadMatches(s, fileio.MatchFiles(s, glob))
+	return beam.ParDo2(s, &readDelimitedFn{Format: format}, files)
+}
+
+// lineRecordFn turns a text line into a record: blank lines are skipped, overlong ones are
+// dead letters.
+type lineRecordFn struct{}
+
+func (f *lineRecordFn) ProcessElement(line string, emit, dead func([]byte)) {
+	b := bytes.TrimSpace([]byte(line))
+	switch {
+	case len(b) == 0:
+	case len(b) > MaxRecordBytes:
+		dead(deadLetter(fmt.Errorf("a JSON line of %d bytes exceeds the record bound of %d", len(b), MaxRecordBytes)))
+	default:
+		emit(b)
+	}
+}
+
+type readDelimitedFn struct {
+	Format transforms.Format
+}
+
+func (f *readDelimitedFn) ProcessElement(ctx context.Context, file fileio.ReadableFile, emit, dead func([]byte)) error {
+	if f.Format != transforms.Binary {
+		dead(deadLetter(fmt.Errorf("%s: unknown record format %q", file.Metadata.Path, f.Format)))
+		return nil
+	}
+	rc, err := file.Open(ctx)
+	if err != nil {
+		return err // an unreadable file is an infrastructure failure: let the runner retry
+	}
+	defer rc.Close()
+	bad, err := readDelimited(bufio.NewReaderSize(rc, 1<<16), emit)
+	if bad != nil {
+		dead(deadLetter(fmt.Errorf("%s: %w", file.Metadata.Path, bad)))
+	}
+	return err
+}
+
+// errFraming marks a broken frame (as opposed to a read failure of the file system).
+var errFraming = errors.New("broken record framing")
+
+// readDelimited emits each varint-length-prefixed record of r, holding one record at a time.
+// It stops at the first broken frame (bad) or read failure of the file system (err).
+func readDelimited(r *bufio.Reader, emit func([]byte)) (bad, err error) {
+	for off := int64(0); ; {
+		n, w, err := readFrameLen(r)
+		switch {
+		case err == io.EOF && w == 0:
+			return nil, nil
+		case err == io.EOF || errors.Is(err, errFraming):
+			return fmt.Errorf("%w at byte %d", errFraming, off), nil
+		case err != nil:
+			return nil, err
+		case n > MaxRecordBytes:
+			return fmt.Errorf("%w at byte %d: a frame of %d bytes exceeds the record bound of %d", errFraming, off, n, MaxRecordBytes), nil
+		}
+		rec := make([]byte, n)
+		if _, err := io.ReadFull(r, rec); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%w at byte %d", errFraming, off), nil
+		} else if err != nil {
+			return nil, err
+		}
+		emit(rec)
+		off += int64(w) + int64(n)
+	}
+}
+
+// readFrameLen reads one uvarint and its width; io.EOF after w > 0 bytes is a truncated frame.
+func readFrameLen(r *bufio.Reader) (n uint64, w int, err error) {
+	var shift uint
+	for w < binary.MaxVarintLen64 {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, w, err
+		}
+		w++
+		if w == binary.MaxVarintLen64 && b > 1 {
+			return 0, w, errFraming // overflows 64 bits
+		}
+		n |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return n, w, nil
+		}
+		shift += 7
+	}
+	return 0, w, errFraming
+}
