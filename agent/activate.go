@@ -29,8 +29,9 @@ type Deps struct {
 // closed (Fire). Every time the core uses is the envelope's event time.
 func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope, deps Deps) (*Result, error) {
 	c := a.newCall(ctx, store, env.GetEntityKey(), env.GetEventTimeMs(), deps)
+	c.input = env
 	if err := checkEnvelope(env); err != nil {
-		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
+		c.res.DeadLetters = append(c.res.DeadLetters, c.deadLetter(err))
 		return c.res, err
 	}
 	var err error
@@ -83,6 +84,10 @@ type call struct {
 	now    int64
 	cells  *cells
 	res    *Result
+	// input is the envelope being activated (nil for a timer firing); snapshot is the snapshot
+	// being restored. A dead letter of the call carries it, so it can be redriven.
+	input    *pb.AgentEnvelope
+	snapshot *pb.StateSnapshot
 }
 
 func (a *Agent) newCall(ctx context.Context, store Store, entity []byte, now int64, deps Deps) *call {
@@ -101,7 +106,7 @@ func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 		st, err = v.commit()
 	}
 	if err != nil {
-		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(c.entity, c.now, err))
+		c.res.DeadLetters = append(c.res.DeadLetters, c.deadLetter(err))
 		return err
 	}
 	c.res.Outputs = appendOutputs(c.res.Outputs, out)
@@ -231,12 +236,15 @@ func (c *call) drainInbox() {
 		if err != nil || next == nil {
 			return
 		}
+		trigger := c.input
+		c.input = next
 		c.atomic(func(v *view, out *Outputs) error {
 			if err := v.need(statecodec.CellSeq, statecodec.CellContinuation); err != nil {
 				return err
 			}
 			return c.startActivation(v, out, next)
 		})
+		c.input = trigger
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 func (a *Agent) Restore(ctx context.Context, store Store, snap *pb.StateSnapshot) (*Result, error) {
 	entity := snap.GetEntityKey()
 	c := a.newCall(ctx, store, entity, snap.GetSnapshotAtMs(), Deps{})
+	c.snapshot = snap
 	err := c.atomic(func(v *view, _ *Outputs) error { return c.restore(v, snap) })
 	return c.finish(), err
 }

@@ -2,7 +2,6 @@ package transforms
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -11,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
@@ -55,7 +55,7 @@ func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]
 	env, canon, err := DecodeEnvelope(f.Format, rec)
 	if err != nil {
 		f.invalid.Inc(ctx, 1)
-		dead(deadLetter(env, agent.ReasonEnvelopeInvalid, err))
+		dead(drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
 		return
 	}
 	f.decoded.Inc(ctx, 1)
@@ -95,12 +95,4 @@ func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error
 
 func invalid(err error, format string, args ...any) error {
 	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: fmt.Sprintf(format, args...), Err: err}
-}
-
-func deadLetter(env *pb.AgentEnvelope, reason agent.Reason, err error) []byte {
-	if !errors.Is(err, &agent.Error{Reason: reason}) {
-		err = &agent.Error{Reason: reason, Err: err}
-	}
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
-	return b // cannot fail: the detail is valid UTF-8
 }

@@ -9,17 +9,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
 func init() {
 	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeSnapshotFn{})
 }
-
-// restoreMark starts a RunAgent input value that is a state restore rather than an envelope.
-// A serialized AgentEnvelope never starts with a zero byte (no protobuf field has number 0),
-// so the two cannot be confused.
-const restoreMark = 0x00
 
 // DecodeSnapshots turns StateSnapshot records (as export requests emit them, binary or
 // protojson) into RunAgent inputs that restore each snapshot's key
@@ -47,9 +43,8 @@ func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed
 		err = invalid(nil, "snapshot has no entity key")
 	}
 	if err != nil {
-		dead(deadLetter(&pb.AgentEnvelope{EntityKey: snap.GetEntityKey()}, agent.ReasonRestoreRefused, err))
+		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
 		return
 	}
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(snap)
-	keyed(snap.GetEntityKey(), append([]byte{restoreMark}, b...))
+	keyed(snap.GetEntityKey(), drive.RestoreValue(snap))
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 )
@@ -149,66 +149,84 @@ func newRuntime(name string, config []byte, keyringRef string) (*runtime, error)
 }
 
 func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, raw []byte, emit func(int64, []byte)) error {
-	if len(raw) > 0 && raw[0] == restoreMark {
-		return rt.restore(ctx, fr, sp, tp, key, raw[1:], mtime.Time(ts).Milliseconds(), emit)
-	}
-	env := &pb.AgentEnvelope{}
-	if err := proto.Unmarshal(raw, env); err != nil {
-		rt.deadLetters.Inc(ctx, 1)
-		emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonEnvelopeInvalid, invalid(err, "keyed envelope")))
-		return nil
-	}
 	now := mtime.Time(ts).Milliseconds()
-	if fr.ordering == ArrivalOrder {
-		return rt.run(ctx, fr, sp, tp, key, now, []*pb.AgentEnvelope{env}, "", emit)
+	in := drive.DecodeInput(key, raw)
+	switch {
+	case in.Dead != nil:
+		rt.deadLetters.Inc(ctx, 1)
+		emit(OutDeadLetter, drive.Marshal(in.Dead))
+		return nil
+	case in.Snapshot != nil:
+		return rt.restore(ctx, fr, sp, tp, in.Snapshot, now, emit)
+	case fr.ordering == ArrivalOrder:
+		return rt.arrival(ctx, fr, sp, tp, key, now, in.Env, "", emit)
 	}
-	if err := fr.buffer.Add(sp, appendFrame(nil, env.GetEventTimeMs(), raw)); err != nil {
+	if err := fr.buffer.Add(sp, drive.AppendFrame(nil, in.Env.GetEventTimeMs(), raw)); err != nil {
 		return err
 	}
 	rt.stateWrites.Inc(ctx, 1)
-	b := bucket(env.GetEventTimeMs(), fr.resolution)
-	fr.timer.Set(tp, toTime(max(b, now)), timers.WithTag(orderTag(b)))
+	b := drive.Bucket(in.Env.GetEventTimeMs(), fr.resolution)
+	fr.timer.Set(tp, toTime(max(b, now)), timers.WithTag(drive.OrderTag(b)))
 	return nil
 }
 
+// fire is one firing of the key's timer (any tag) with event-time ordering: the buffered
+// envelopes due by then and the core timers due by then, in event time (drive.Core.Firing).
+// The core timers live in the ordering buffer beside the envelopes; the Beam timers only wake
+// the key, so a Beam timer that fires after the core moved it changes nothing.
 func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
 	at := mtime.Time(ts).Milliseconds()
 	rt.firings.Inc(ctx, 1)
-	var envs []*pb.AgentEnvelope
-	if fr.ordering == EventTimeOrder {
-		raw, _, err := fr.buffer.Read(sp)
-		if err != nil {
+	if fr.ordering == ArrivalOrder {
+		if t.Tag != agent.TagDeadline && t.Tag != agent.TagTTL {
+			return nil
+		}
+		return rt.arrival(ctx, fr, sp, tp, key, at, nil, t.Tag, emit)
+	}
+	raw, _, err := fr.buffer.Read(sp)
+	if err != nil {
+		return err
+	}
+	rt.stateReads.Inc(ctx, 1)
+	due, rest, coreTimers, bad := drive.Split(raw, at)
+	if bad > 0 {
+		rt.deadLetters.Inc(ctx, 1)
+		emit(OutDeadLetter, drive.Marshal(drive.CorruptBuffer(key, bad)))
+	}
+	cleared := map[string]bool{t.Tag: true}
+	for _, d := range due {
+		// The due envelopes' own ordering timers would find nothing left to do.
+		if tag := drive.OrderTag(drive.Bucket(d.Env.GetEventTimeMs(), fr.resolution)); !cleared[tag] {
+			cleared[tag] = true
+			fr.timer.ClearTag(tp, tag)
+		}
+	}
+	before := coreTimers.Clone()
+	st := newStore(sp, fr.layout)
+	rt.core().Firing(ctx, firingState{st}, key, due, coreTimers, at, func(res *agent.Result) { rt.emit(ctx, res, emit) })
+	rt.activations.Inc(ctx, int64(len(due)))
+	if err := rt.flush(ctx, fr, st); err != nil {
+		return err
+	}
+	ops := drive.Changes(before, coreTimers)
+	if len(due) > 0 || bad > 0 || len(ops) > 0 {
+		if err := rt.rebuffer(ctx, fr, sp, drive.AppendTimers(rest, coreTimers)); err != nil {
 			return err
 		}
-		rt.stateReads.Inc(ctx, 1)
-		due, rest, bad := splitDue(raw, at)
-		if bad > 0 {
-			rt.deadLetters.Inc(ctx, int64(bad))
-			emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonStateCorrupt, invalid(nil, "%d ordering-buffer entries do not decode", bad)))
-		}
-		if len(due) > 0 || bad > 0 {
-			if err := rt.rebuffer(ctx, fr, sp, rest); err != nil {
-				return err
-			}
-		}
-		cleared := map[string]bool{t.Tag: true}
-		for _, d := range due {
-			envs = append(envs, d.env)
-			// The due envelopes' own ordering timers would find nothing left to do.
-			if tag := orderTag(bucket(d.env.GetEventTimeMs(), fr.resolution)); !cleared[tag] {
-				cleared[tag] = true
-				fr.timer.ClearTag(tp, tag)
-			}
-		}
 	}
-	firing := ""
-	if t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL {
-		firing = t.Tag
-	}
-	return rt.run(ctx, fr, sp, tp, key, at, envs, firing, emit)
+	setTimers(fr, tp, ops, at)
+	return nil
 }
 
-// rebuffer replaces the buffer by the envelopes left behind, packed as one element.
+func (rt *runtime) core() drive.Core { return drive.Core{Agent: rt.agent, Deps: rt.deps} }
+
+// firingState is the store of one firing as the driver's State.
+type firingState struct{ *store }
+
+func (s firingState) Apply(r *agent.Result) { s.apply(r) }
+
+// rebuffer replaces the buffer by what is left: the envelopes not yet due and the armed core
+// timers, packed as one element.
 func (rt *runtime) rebuffer(ctx context.Context, fr *frame, sp state.Provider, rest []byte) error {
 	if err := fr.buffer.Clear(sp); err != nil {
 		return err
@@ -222,52 +240,50 @@ func (rt *runtime) rebuffer(ctx context.Context, fr *frame, sp state.Provider, r
 }
 
 // restore applies a state restore immediately: restores precede the key's envelopes, which
-// wait in the ordering buffer.
-func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key, raw []byte, now int64, emit func(int64, []byte)) error {
-	snap := &pb.StateSnapshot{}
-	if err := proto.Unmarshal(raw, snap); err != nil {
-		rt.deadLetters.Inc(ctx, 1)
-		emit(OutDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: key}, agent.ReasonRestoreRefused, err))
+// wait in the ordering buffer. A restored suspension's deadline joins the buffer's timers.
+func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, snap *pb.StateSnapshot, now int64, emit func(int64, []byte)) error {
+	st := newStore(sp, fr.layout)
+	coreTimers := drive.Timers{}
+	var res *agent.Result
+	rt.core().Restore(ctx, firingState{st}, snap, coreTimers, func(r *agent.Result) { res = r; rt.emit(ctx, r, emit) })
+	if err := rt.flush(ctx, fr, st); err != nil {
+		return err
+	}
+	if fr.ordering == ArrivalOrder {
+		setTimers(fr, tp, res.Timers, now)
 		return nil
 	}
-	st := newStore(sp, fr.layout)
-	res, _ := rt.agent.Restore(ctx, st, snap)
-	st.apply(res)
-	return rt.commit(ctx, fr, tp, st, now, []*agent.Result{res}, emit)
-}
-
-// run hands envelopes (in order) and then an optional timer firing to the core, threading
-// the key's state through them, and commits the result once.
-func (rt *runtime) run(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key []byte, now int64, envs []*pb.AgentEnvelope, firing string, emit func(int64, []byte)) error {
-	if len(envs) == 0 && firing == "" {
-		return nil
-	}
-	st := newStore(sp, fr.layout)
-	var results []*agent.Result
-	for _, env := range envs {
-		res, _ := rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
-		rt.activations.Inc(ctx, 1)
-		st.apply(res)
-		results = append(results, res)
-	}
-	if firing != "" {
-		res, _ := rt.agent.Fire(ctx, st, key, firing, now, rt.deps)
-		st.apply(res)
-		results = append(results, res)
-	}
-	return rt.commit(ctx, fr, tp, st, now, results, emit)
-}
-
-// commit emits the results' outputs, writes the state they changed (already applied to st)
-// once, and sets their timers (the last operation per tag wins), never earlier than now.
-func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st *store, now int64, results []*agent.Result, emit func(int64, []byte)) error {
-	ops := map[string]agent.TimerOp{}
-	for _, res := range results {
-		rt.emit(ctx, res, emit)
-		for _, op := range res.Timers {
-			ops[op.Tag] = op
+	if len(coreTimers) > 0 {
+		if err := fr.buffer.Add(sp, drive.AppendTimers(nil, coreTimers)); err != nil {
+			return err
 		}
+		rt.stateWrites.Inc(ctx, 1)
 	}
+	setTimers(fr, tp, drive.Changes(nil, coreTimers), now)
+	return nil
+}
+
+// arrival runs one envelope, or one firing of a core timer, as it arrives (ArrivalOrder).
+func (rt *runtime) arrival(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key []byte, now int64, env *pb.AgentEnvelope, firing string, emit func(int64, []byte)) error {
+	st := newStore(sp, fr.layout)
+	var res *agent.Result
+	if env != nil {
+		res, _ = rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
+		rt.activations.Inc(ctx, 1)
+	} else {
+		res, _ = rt.agent.Fire(ctx, st, key, firing, now, rt.deps)
+	}
+	st.apply(res)
+	rt.emit(ctx, res, emit)
+	if err := rt.flush(ctx, fr, st); err != nil {
+		return err
+	}
+	setTimers(fr, tp, res.Timers, now)
+	return nil
+}
+
+// flush writes the state the firing changed (already applied to st) once.
+func (rt *runtime) flush(ctx context.Context, fr *frame, st *store) error {
 	writes, n, err := st.flush()
 	if err != nil {
 		return fmt.Errorf("committing state: %w", err)
@@ -275,51 +291,37 @@ func (rt *runtime) commit(ctx context.Context, fr *frame, tp timers.Provider, st
 	rt.stateReads.Inc(ctx, int64(fr.layout.reads()))
 	rt.stateWrites.Inc(ctx, int64(writes))
 	rt.stateBytesWritten.Inc(ctx, int64(n))
-	for _, tag := range slices.Sorted(maps.Keys(ops)) {
-		op := ops[tag]
-		if op.Set {
+	return nil
+}
+
+// setTimers applies timer operations (the last per tag wins), never earlier than now.
+func setTimers(fr *frame, tp timers.Provider, ops []agent.TimerOp, now int64) {
+	last := map[string]agent.TimerOp{}
+	for _, op := range ops {
+		last[op.Tag] = op
+	}
+	for _, tag := range slices.Sorted(maps.Keys(last)) {
+		if op := last[tag]; op.Set {
 			fr.timer.Set(tp, toTime(max(op.AtMs, now)), timers.WithTag(tag))
 		} else {
 			fr.timer.ClearTag(tp, tag)
 		}
 	}
-	return nil
 }
 
 // Output kinds of the stateful step's single output.
 const (
-	OutIntent int64 = iota + 1
-	OutTrace
-	OutFinal
-	OutSnapshot
-	OutDeadLetter
+	OutIntent     = drive.OutIntent
+	OutTrace      = drive.OutTrace
+	OutFinal      = drive.OutFinal
+	OutSnapshot   = drive.OutSnapshot
+	OutDeadLetter = drive.OutDeadLetter
 )
 
 func (rt *runtime) emit(ctx context.Context, res *agent.Result, emit func(int64, []byte)) {
 	rt.modelCalls.Inc(ctx, int64(res.ModelCalls))
 	rt.deadLetters.Inc(ctx, int64(len(res.DeadLetters)))
-	put := func(kind int64, m proto.Message) {
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-		if err != nil {
-			panic(fmt.Sprintf("serializing an output: %v", err)) // outputs are built from valid messages
-		}
-		emit(kind, b)
-	}
-	for _, m := range res.Intents {
-		put(OutIntent, m)
-	}
-	for _, m := range res.Traces {
-		put(OutTrace, m)
-	}
-	for _, m := range res.Finals {
-		put(OutFinal, m)
-	}
-	for _, m := range res.Snapshots {
-		put(OutSnapshot, m)
-	}
-	for _, m := range res.DeadLetters {
-		put(OutDeadLetter, m)
-	}
+	drive.Emit(res, emit)
 }
 
 func toTime(ms int64) time.Time { return mtime.Time(ms).ToTime() }

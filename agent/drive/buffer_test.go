@@ -1,4 +1,4 @@
-package transforms
+package drive
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ func TestBucket(t *testing.T) {
 		{1000, 1000, 1000}, {1001, 1000, 2000}, {1, 1000, 1000}, {0, 1000, 0},
 		{-1, 1000, 0}, {-1001, 1000, -1000}, {1234, 1, 1234}, {1234, 0, 1234},
 	} {
-		if got := bucket(tc.event, tc.res); got != tc.want {
-			t.Errorf("bucket(%d, %d) = %d, want %d", tc.event, tc.res, got, tc.want)
+		if got := Bucket(tc.event, tc.res); got != tc.want {
+			t.Errorf("Bucket(%d, %d) = %d, want %d", tc.event, tc.res, got, tc.want)
 		}
-		if got := bucket(tc.event, tc.res); got < tc.event {
-			t.Errorf("bucket(%d, %d) = %d is before the event", tc.event, tc.res, got)
+		if got := Bucket(tc.event, tc.res); got < tc.event {
+			t.Errorf("Bucket(%d, %d) = %d is before the event", tc.event, tc.res, got)
 		}
 	}
 }
@@ -31,18 +31,18 @@ func env(t int64, text string) []byte {
 
 func TestSplitDue(t *testing.T) {
 	elems := [][]byte{
-		appendFrame(nil, 30, env(30, "c")),
-		appendFrame(appendFrame(nil, 10, env(10, "b")), 50, env(50, "late")),
-		appendFrame(nil, 10, env(10, "a")),
-		appendFrame(nil, 20, env(20, "d")),
+		AppendFrame(nil, 30, env(30, "c")),
+		AppendFrame(AppendFrame(nil, 10, env(10, "b")), 50, env(50, "late")),
+		AppendFrame(nil, 10, env(10, "a")),
+		AppendFrame(nil, 20, env(20, "d")),
 	}
-	due, rest, bad := splitDue(elems, 30)
+	due, rest, _, bad := Split(elems, 30)
 	if bad != 0 {
 		t.Fatalf("bad %d", bad)
 	}
 	var order []string
 	for _, d := range due {
-		order = append(order, string(d.env.GetExternalEvent()))
+		order = append(order, string(d.Env.GetExternalEvent()))
 	}
 	// Event time first; equal times by bytes ("a" < "b").
 	if got := bytes.Join(toBytes(order), []byte(",")); string(got) != "a,b,d,c" {
@@ -52,7 +52,7 @@ func TestSplitDue(t *testing.T) {
 	if err != nil || len(left) != 1 || left[0].eventMs != 50 {
 		t.Fatalf("rest %v %v", left, err)
 	}
-	if _, _, bad := splitDue([][]byte{{1, 2, 3}}, 10); bad != 1 {
+	if _, _, _, bad := Split([][]byte{{1, 2, 3}}, 10); bad != 1 {
 		t.Fatal("a broken element is not reported")
 	}
 }
@@ -66,7 +66,7 @@ func toBytes(s []string) [][]byte {
 }
 
 func FuzzParseFrames(f *testing.F) {
-	f.Add(appendFrame(appendFrame(nil, 1, []byte("x")), -5, nil))
+	f.Add(AppendFrame(AppendFrame(nil, 1, []byte("x")), -5, nil))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		frames, err := parseFrames(b, nil)
@@ -75,7 +75,7 @@ func FuzzParseFrames(f *testing.F) {
 		}
 		var again []byte
 		for _, fr := range frames {
-			again = appendFrame(again, fr.eventMs, fr.env)
+			again = AppendFrame(again, fr.eventMs, fr.data)
 		}
 		if !bytes.Equal(again, b) {
 			t.Fatal("frames do not re-encode to their input")

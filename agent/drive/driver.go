@@ -1,0 +1,114 @@
+package drive
+
+import (
+	"context"
+	"slices"
+
+	"github.com/beamagents/beamagents/agent"
+)
+
+// Driver runs keys in memory exactly as RunAgent runs them with event-time ordering, from
+// the first input to the end of a bounded input (see the package documentation).
+type Driver struct {
+	Core
+	// OrderResolutionMs is the ordering resolution; 0 or 1 means every distinct event time
+	// is its own bucket. Outputs do not depend on it.
+	OrderResolutionMs int64
+}
+
+// key is one key's in-memory image of RunAgent's Beam state: the committed cells, the
+// ordering buffer (a bag) and the armed Beam timers.
+type key struct {
+	d      *Driver
+	id     []byte
+	cells  agent.MapStore
+	buffer [][]byte
+	timers []beamTimer // armed, in the order they were set
+}
+
+type beamTimer struct {
+	tag string
+	at  int64
+}
+
+// Run runs one key over its input values (envelopes as DecodeEnvelopes emits them, restores
+// as RestoreValue makes them, in arrival order) to the end of input and hands every output
+// to emit as (kind, deterministic bytes), in emission order. It returns the key's committed
+// cells at the end.
+func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(kind int64, b []byte)) agent.MapStore {
+	k := &key{d: d, id: id, cells: agent.MapStore{}}
+	for _, v := range values {
+		k.element(ctx, v, emit)
+	}
+	for len(k.timers) > 0 {
+		k.fire(ctx, emit)
+	}
+	return k.cells
+}
+
+// element is RunAgent's processing of one input value before the watermark moves: a restore
+// is applied at once, an envelope waits in the buffer for the watermark to pass its bucket.
+func (k *key) element(ctx context.Context, value []byte, emit func(int64, []byte)) {
+	in := DecodeInput(k.id, value)
+	switch {
+	case in.Dead != nil:
+		emit(OutDeadLetter, Marshal(in.Dead))
+	case in.Snapshot != nil:
+		timers := Timers{}
+		k.d.Restore(ctx, k.cells, in.Snapshot, timers, func(r *agent.Result) { Emit(r, emit) })
+		if len(timers) > 0 {
+			k.buffer = append(k.buffer, AppendTimers(nil, timers))
+			for _, op := range Changes(nil, timers) {
+				k.set(op.Tag, op.AtMs)
+			}
+		}
+	default:
+		k.buffer = append(k.buffer, AppendFrame(nil, in.Env.GetEventTimeMs(), value))
+		b := Bucket(in.Env.GetEventTimeMs(), k.d.OrderResolutionMs)
+		k.set(OrderTag(b), b)
+	}
+}
+
+// fire fires the earliest Beam timer (ties in the order they were set) as RunAgent's OnTimer.
+func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
+	i := 0
+	for j, t := range k.timers {
+		if t.at < k.timers[i].at {
+			i = j
+		}
+	}
+	t := k.timers[i]
+	k.timers = slices.Delete(k.timers, i, i+1)
+	due, rest, timers, bad := Split(k.buffer, t.at)
+	if bad > 0 {
+		emit(OutDeadLetter, Marshal(CorruptBuffer(k.id, bad)))
+	}
+	for _, d := range due {
+		k.clear(OrderTag(Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)))
+	}
+	before := timers.Clone()
+	k.d.Firing(ctx, k.cells, k.id, due, timers, t.at, func(r *agent.Result) { Emit(r, emit) })
+	ops := Changes(before, timers)
+	if len(due) > 0 || bad > 0 || len(ops) > 0 {
+		k.buffer = nil
+		if packed := AppendTimers(rest, timers); len(packed) > 0 {
+			k.buffer = [][]byte{packed}
+		}
+	}
+	for _, op := range ops {
+		if op.Set {
+			k.set(op.Tag, op.AtMs)
+		} else {
+			k.clear(op.Tag)
+		}
+	}
+}
+
+func (k *key) set(tag string, at int64) {
+	k.clear(tag)
+	k.timers = append(k.timers, beamTimer{tag: tag, at: at})
+}
+
+func (k *key) clear(tag string) {
+	k.timers = slices.DeleteFunc(k.timers, func(t beamTimer) bool { return t.tag == tag })
+}
