@@ -32,9 +32,20 @@ type decodeSnapshotFn struct {
 }
 
 func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
+	snap, err := DecodeSnapshot(f.Format, rec)
+	if err != nil {
+		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
+		return
+	}
+	keyed(snap.GetEntityKey(), drive.RestoreValue(snap))
+}
+
+// DecodeSnapshot decodes one StateSnapshot record and checks it names a key. It returns the
+// snapshot (possibly partial, for the dead letter's entity key) and an *agent.Error.
+func DecodeSnapshot(format Format, rec []byte) (*pb.StateSnapshot, error) {
 	snap := &pb.StateSnapshot{}
 	var err error
-	if f.Format == JSON {
+	if format == JSON {
 		err = protojson.Unmarshal(rec, snap)
 	} else {
 		err = proto.Unmarshal(rec, snap)
@@ -42,9 +53,5 @@ func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed
 	if err == nil && len(snap.GetEntityKey()) == 0 {
 		err = invalid(nil, "snapshot has no entity key")
 	}
-	if err != nil {
-		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
-		return
-	}
-	keyed(snap.GetEntityKey(), drive.RestoreValue(snap))
+	return snap, err
 }

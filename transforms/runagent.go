@@ -57,6 +57,7 @@ type Outputs struct {
 // the output of DecodeEnvelopes): one stateful step keyed by entity key.
 func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 	s = s.Scope(RunAgentScope)
+	requirePrismNoSplit()
 	if opts.Ordering == "" {
 		opts.Ordering = EventTimeOrder
 	}

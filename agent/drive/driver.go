@@ -24,6 +24,16 @@ type key struct {
 	cells  agent.MapStore
 	buffer [][]byte
 	timers []beamTimer // armed, in the order they were set
+	stats  Stats
+}
+
+// Stats are what a run of one key did.
+type Stats struct {
+	// Cells is the key's committed state at the end of input.
+	Cells agent.MapStore
+	// Activations counts envelopes handed to the core; Firings, Beam timer firings; ModelCalls,
+	// calls that reached the model (replay-cache hits excluded).
+	Activations, Firings, ModelCalls int
 }
 
 type beamTimer struct {
@@ -33,9 +43,8 @@ type beamTimer struct {
 
 // Run runs one key over its input values (envelopes as DecodeEnvelopes emits them, restores
 // as RestoreValue makes them, in arrival order) to the end of input and hands every output
-// to emit as (kind, deterministic bytes), in emission order. It returns the key's committed
-// cells at the end.
-func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(kind int64, b []byte)) agent.MapStore {
+// to emit as (kind, deterministic bytes), in emission order.
+func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(kind int64, b []byte)) Stats {
 	k := &key{d: d, id: id, cells: agent.MapStore{}}
 	for _, v := range values {
 		k.element(ctx, v, emit)
@@ -43,7 +52,15 @@ func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(
 	for len(k.timers) > 0 {
 		k.fire(ctx, emit)
 	}
-	return k.cells
+	k.stats.Cells = k.cells
+	return k.stats
+}
+
+func (k *key) sink(emit func(int64, []byte)) func(*agent.Result) {
+	return func(r *agent.Result) {
+		k.stats.ModelCalls += r.ModelCalls
+		Emit(r, emit)
+	}
 }
 
 // element is RunAgent's processing of one input value before the watermark moves: a restore
@@ -55,7 +72,7 @@ func (k *key) element(ctx context.Context, value []byte, emit func(int64, []byte
 		emit(OutDeadLetter, Marshal(in.Dead))
 	case in.Snapshot != nil:
 		timers := Timers{}
-		k.d.Restore(ctx, k.cells, in.Snapshot, timers, func(r *agent.Result) { Emit(r, emit) })
+		k.d.Restore(ctx, k.cells, in.Snapshot, timers, k.sink(emit))
 		if len(timers) > 0 {
 			k.buffer = append(k.buffer, AppendTimers(nil, timers))
 			for _, op := range Changes(nil, timers) {
@@ -87,7 +104,9 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 		k.clear(OrderTag(Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)))
 	}
 	before := timers.Clone()
-	k.d.Firing(ctx, k.cells, k.id, due, timers, t.at, func(r *agent.Result) { Emit(r, emit) })
+	k.stats.Firings++
+	k.stats.Activations += len(due)
+	k.d.Firing(ctx, k.cells, k.id, due, timers, t.at, k.sink(emit))
 	ops := Changes(before, timers)
 	if len(due) > 0 || bad > 0 || len(ops) > 0 {
 		k.buffer = nil
