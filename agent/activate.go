@@ -28,11 +28,15 @@ type Deps struct {
 // event whose own activation fails (the event leaves the inbox), and a deadline that fails
 // closed (Fire). Every time the core uses is the envelope's event time.
 func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope, deps Deps) (*Result, error) {
-	c := a.newCall(ctx, store, env.GetEntityKey(), env.GetEventTimeMs(), deps)
+	return a.NewBatch(store, deps).Activate(ctx, env)
+}
+
+func (b *Batch) activate(ctx context.Context, env *pb.AgentEnvelope) (*call, error) {
+	c := b.newCall(ctx, env.GetEntityKey(), env.GetEventTimeMs())
 	c.input = env
 	if err := checkEnvelope(env); err != nil {
 		c.res.DeadLetters = append(c.res.DeadLetters, c.deadLetter(err))
-		return c.res, err
+		return c, err
 	}
 	var err error
 	switch p := env.GetPayload().(type) {
@@ -51,14 +55,18 @@ func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope
 	if _, export := env.GetPayload().(*pb.AgentEnvelope_ExportRequest); err == nil && !export {
 		c.armTTL(env.GetEventTimeMs())
 	}
-	return c.finish(), err
+	return c, err
 }
 
 // Fire runs the core for one firing of the key's timer: tag TagDeadline or TagTTL, at event
 // time atMs. A firing that no longer applies (the key resumed, or the deadline moved) changes
 // nothing.
 func (a *Agent) Fire(ctx context.Context, store Store, entity []byte, tag string, atMs int64, deps Deps) (*Result, error) {
-	c := a.newCall(ctx, store, entity, atMs, deps)
+	return a.NewBatch(store, deps).Fire(ctx, entity, tag, atMs)
+}
+
+func (b *Batch) fire(ctx context.Context, entity []byte, tag string, atMs int64) (*call, error) {
+	c := b.newCall(ctx, entity, atMs)
 	var err error
 	switch tag {
 	case TagDeadline:
@@ -72,7 +80,7 @@ func (a *Agent) Fire(ctx context.Context, store Store, entity []byte, tag string
 		err = fail(ReasonInternalPanic, nil, "unknown timer tag %q", tag)
 		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(entity, atMs, err))
 	}
-	return c.finish(), err
+	return c, err
 }
 
 // call is one invocation of the core: a sequence of atomic activations over the same key.
@@ -82,7 +90,7 @@ type call struct {
 	deps   Deps
 	entity []byte
 	now    int64
-	cells  *cells
+	cells  cells
 	res    *Result
 	// input is the envelope being activated (nil for a timer firing); snapshot is the snapshot
 	// being restored. A dead letter of the call carries it, so it can be redriven.
@@ -90,15 +98,15 @@ type call struct {
 	snapshot *pb.StateSnapshot
 }
 
-func (a *Agent) newCall(ctx context.Context, store Store, entity []byte, now int64, deps Deps) *call {
-	return &call{a: a, ctx: ctx, deps: deps, entity: entity, now: now, cells: newCells(store), res: &Result{}}
+func (b *Batch) newCall(ctx context.Context, entity []byte, now int64) *call {
+	return &call{a: b.a, ctx: ctx, deps: b.deps, entity: entity, now: now, cells: cells{batch: b}, res: &Result{}}
 }
 
 // atomic runs fn over a fresh view of the committed state. On success the view's changes join
 // the committed overlay and fn's outputs join the result; on failure (an error or a panic)
 // nothing of fn survives but one dead letter.
 func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
-	v := newView(c.cells, c.a.limits)
+	v := newView(&c.cells, c.a.limits)
 	var out Outputs
 	err = protect(func() error { return fn(v, &out) })
 	var st statecodec.Stats
@@ -144,12 +152,11 @@ func (c *call) armTTL(eventMs int64) {
 // finish completes the result: the committed writes, the cells read, and the deadline timer
 // when the call moved the key's deadline.
 func (c *call) finish() *Result {
-	if len(c.cells.overlay) > 0 {
-		c.res.Writes = c.cells.overlay
-	}
+	c.res.Writes = c.cells.writes()
 	c.res.Reads = c.cells.reads
-	if after, changed := c.cells.overlay[statecodec.CellContinuation]; changed {
-		before, _ := c.cells.initial(statecodec.CellContinuation)
+	if c.cells.wrote.has(contCell) {
+		after := c.cells.overlay[contCell]
+		before, _ := c.cells.initial(contCell)
 		if d0, d1 := deadlineOf(before), deadlineOf(after); d0 != d1 {
 			op := TimerOp{Tag: TagDeadline}
 			if d1 != 0 {
@@ -186,27 +193,27 @@ func checkEnvelope(env *pb.AgentEnvelope) error {
 // external runs a new activation for an external event, or queues the event while the key is
 // suspended.
 func (c *call) external(v *view, out *Outputs, env *pb.AgentEnvelope) error {
-	if err := v.need(statecodec.CellContinuation); err != nil {
+	if err := v.need(contCell); err != nil {
 		return err
 	}
 	if v.cont != nil {
 		return c.enqueue(v, env)
 	}
-	if err := v.need(statecodec.CellSeq); err != nil {
+	if err := v.need(seqCell); err != nil {
 		return err
 	}
 	return c.startActivation(v, out, env)
 }
 
 func (c *call) enqueue(v *view, env *pb.AgentEnvelope) error {
-	if err := v.need(CellInbox); err != nil {
+	if err := v.need(inboxCell); err != nil {
 		return err
 	}
 	if len(v.inbox.Envelopes) >= c.a.limits.MaxInbox {
 		return fail(ReasonInboxFull, nil, "%d events already wait for the key to resume", len(v.inbox.Envelopes))
 	}
 	v.inbox.Envelopes = append(v.inbox.Envelopes, proto.CloneOf(env))
-	v.touch(CellInbox)
+	v.touch(inboxCell)
 	return nil
 }
 
@@ -216,21 +223,21 @@ func (c *call) enqueue(v *view, env *pb.AgentEnvelope) error {
 func (c *call) drainInbox() {
 	// Events are queued only while the key is suspended, so a key that was not suspended
 	// when the call began has an empty inbox: no need to read it.
-	if before, err := c.cells.initial(statecodec.CellContinuation); err != nil || len(before) == 0 {
+	if before, err := c.cells.initial(contCell); err != nil || len(before) == 0 {
 		return
 	}
 	for {
 		var next *pb.AgentEnvelope
 		err := c.atomic(func(v *view, _ *Outputs) error {
-			if err := v.need(statecodec.CellContinuation); err != nil || v.cont != nil {
+			if err := v.need(contCell); err != nil || v.cont != nil {
 				return err
 			}
-			if err := v.need(CellInbox); err != nil || len(v.inbox.Envelopes) == 0 {
+			if err := v.need(inboxCell); err != nil || len(v.inbox.Envelopes) == 0 {
 				return err
 			}
 			next = v.inbox.Envelopes[0]
 			v.inbox.Envelopes = v.inbox.Envelopes[1:]
-			v.touch(CellInbox)
+			v.touch(inboxCell)
 			return nil
 		})
 		if err != nil || next == nil {
@@ -239,7 +246,7 @@ func (c *call) drainInbox() {
 		trigger := c.input
 		c.input = next
 		c.atomic(func(v *view, out *Outputs) error {
-			if err := v.need(statecodec.CellSeq, statecodec.CellContinuation); err != nil {
+			if err := v.need(seqCell, contCell); err != nil {
 				return err
 			}
 			return c.startActivation(v, out, next)
@@ -251,38 +258,44 @@ func (c *call) drainInbox() {
 // export emits the key's state as committed, blobs verbatim: no migration, no reordering.
 func (c *call) export(v *view, out *Outputs, req *pb.AgentEnvelope_StateExportRequest) error {
 	snap := &pb.StateSnapshot{StateSchemaVersion: 1, EntityKey: c.entity, SnapshotAtMs: c.now, RequestId: req.GetRequestId()}
-	raw := map[statecodec.Cell][]byte{}
-	for _, cell := range []statecodec.Cell{statecodec.CellSeq, statecodec.CellMemory, statecodec.CellLLMCache, statecodec.CellContinuation, statecodec.CellPending} {
+	var raw [numCells][]byte
+	for _, cell := range []cell{seqCell, memoryCell, cacheCell, contCell, pendingCell} {
 		b, err := v.raw(cell)
 		if err != nil {
 			return err
 		}
 		raw[cell] = b
 	}
-	seq, err := statecodec.DecodeSeq(raw[statecodec.CellSeq])
+	seq, err := statecodec.DecodeSeq(raw[seqCell])
 	if err != nil {
 		return stateErr(err)
 	}
 	snap.Seq = seq
-	for cell, dst := range map[statecodec.Cell]proto.Message{
-		statecodec.CellMemory: &pb.MemoryBlob{}, statecodec.CellLLMCache: &pb.LlmCacheBlob{}, statecodec.CellContinuation: &pb.Continuation{},
-	} {
-		if len(raw[cell]) == 0 {
-			continue
+	blob := func(c cell, dst proto.Message) error {
+		if err := proto.Unmarshal(raw[c], dst); err != nil {
+			return stateErr(&statecodec.Error{Code: statecodec.CodeCorrupt, Cell: cellTable[c].id, Err: err})
 		}
-		if err := proto.Unmarshal(raw[cell], dst); err != nil {
-			return stateErr(&statecodec.Error{Code: statecodec.CodeCorrupt, Cell: cell, Err: err})
-		}
-		switch m := dst.(type) {
-		case *pb.MemoryBlob:
-			snap.Memory = m
-		case *pb.LlmCacheBlob:
-			snap.LlmCache = m
-		case *pb.Continuation:
-			snap.Continuation = m
+		return nil
+	}
+	if len(raw[memoryCell]) > 0 {
+		snap.Memory = &pb.MemoryBlob{}
+		if err := blob(memoryCell, snap.Memory); err != nil {
+			return err
 		}
 	}
-	pending, err := statecodec.DecodePending(raw[statecodec.CellPending])
+	if len(raw[cacheCell]) > 0 {
+		snap.LlmCache = &pb.LlmCacheBlob{}
+		if err := blob(cacheCell, snap.LlmCache); err != nil {
+			return err
+		}
+	}
+	if len(raw[contCell]) > 0 {
+		snap.Continuation = &pb.Continuation{}
+		if err := blob(contCell, snap.Continuation); err != nil {
+			return err
+		}
+	}
+	pending, err := statecodec.DecodePending(raw[pendingCell])
 	if err != nil {
 		return stateErr(err)
 	}

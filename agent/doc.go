@@ -1,7 +1,9 @@
 // Package agent is the activation core: one pure, deterministic step of an agent for one
 // entity key, (committed state, input) → (state changes, outputs). It imports no Beam: the
-// Beam DoFn (package transforms) only reads the key's cells, calls Activate or Fire, writes
-// the cells that changed, sets the timers and emits the outputs.
+// Beam DoFn (package transforms) opens a Batch over the key's cells, hands it the inputs of
+// one firing, emits their outputs, writes what the batch changed once and sets its timers.
+// The cells, their state ids and their field of AgentStateCells are listed in one table here
+// (Cells, CellField); their encodings are package statecodec's.
 //
 // Inputs are AgentEnvelopes (external event, tool result, approval, export request) and
 // firings of the key's one timer family (tags TagDeadline and TagTTL). Outputs are signed
@@ -30,7 +32,8 @@
 //     case id turn an admitted case into an action: a case named "tool" or "final" is still
 //     just the case its binding says.
 //   - Lazy state. An input reads only the cells its path needs, each at most once, and
-//     writes only the cells that changed (Result.Reads, Result.Writes).
+//     writes only the cells that changed (Result.Reads, Result.Writes); a Batch reads each
+//     cell from its Store at most once whatever the number of inputs.
 //
 // Activation semantics: an external event runs a new activation at the key's seq (or waits in
 // the bounded inbox while the key is suspended); each step asks the model, admits the

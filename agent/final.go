@@ -12,7 +12,7 @@ import (
 // truncated.
 func (act *activation) final(step uint32, val *interaction.Value) error {
 	doc := val.Canonical()
-	action := RenderFinal(doc)
+	action := renderFinal(doc)
 	if max := act.c.a.limits.MaxFinalBytes; len(action) > max {
 		return fail(ReasonFinalTooLarge, nil, "final action is %d bytes after escaping, bound %d", len(action), max)
 	}
@@ -30,11 +30,11 @@ func (act *activation) final(step uint32, val *interaction.Value) error {
 	return nil
 }
 
-// RenderFinal renders the final action carrying message: {"kind":"final","message":"…"} and a
+// renderFinal renders the final action carrying message: {"kind":"final","message":"…"} and a
 // terminal LF. The message (valid UTF-8: an admitted document) is written as a canonical JSON
 // string, by the same writer as every canonical document of the runtime: '"', '\' and
 // control characters escaped (\n, \r, \t, \b, \f, else \u00xx), every other byte as is.
-func RenderFinal(message []byte) []byte {
+func renderFinal(message []byte) []byte {
 	b := make([]byte, 0, len(message)+32)
 	b = append(b, `{"kind":"final","message":`...)
 	b = canonjson.AppendString(b, string(message))

@@ -15,37 +15,40 @@ import (
 // continues where it was. A key that already has state is left untouched and the restore
 // becomes a restore_refused dead letter. A restored suspension gets its deadline timer.
 func (a *Agent) Restore(ctx context.Context, store Store, snap *pb.StateSnapshot) (*Result, error) {
-	entity := snap.GetEntityKey()
-	c := a.newCall(ctx, store, entity, snap.GetSnapshotAtMs(), Deps{})
+	return a.NewBatch(store, Deps{}).Restore(ctx, snap)
+}
+
+func (b *Batch) restore(ctx context.Context, snap *pb.StateSnapshot) (*call, error) {
+	c := b.newCall(ctx, snap.GetEntityKey(), snap.GetSnapshotAtMs())
 	c.snapshot = snap
-	err := c.atomic(func(v *view, _ *Outputs) error { return c.restore(v, snap) })
-	return c.finish(), err
+	return c, c.atomic(func(v *view, _ *Outputs) error { return c.restore(v, snap) })
 }
 
 func (c *call) restore(v *view, snap *pb.StateSnapshot) error {
 	if len(c.entity) == 0 {
 		return fail(ReasonRestoreRefused, nil, "snapshot has no entity key")
 	}
-	for _, cell := range Cells() {
-		b, err := v.raw(cell)
+	for c := range numCells {
+		b, err := v.raw(c)
 		if err != nil {
 			return err
 		}
 		if len(b) > 0 {
-			return fail(ReasonRestoreRefused, nil, "key already has state (cell %s)", cell)
+			return fail(ReasonRestoreRefused, nil, "key already has state (cell %s)", c)
 		}
 	}
 	seq, err := statecodec.EncodeSeq(snap.GetSeq())
 	if err != nil {
 		return fail(ReasonRestoreRefused, err, "seq")
 	}
-	writes := map[statecodec.Cell][]byte{seqCell: seq}
-	for cell, m := range map[statecodec.Cell]proto.Message{memoryCell: snap.GetMemory(), cacheCell: snap.GetLlmCache(), contCell: snap.GetContinuation()} {
+	var writes [numCells][]byte
+	writes[seqCell] = seq
+	for c, m := range map[cell]proto.Message{memoryCell: snap.GetMemory(), cacheCell: snap.GetLlmCache(), contCell: snap.GetContinuation()} {
 		if !m.ProtoReflect().IsValid() {
 			continue
 		}
-		if writes[cell], err = (proto.MarshalOptions{Deterministic: true}).Marshal(m); err != nil {
-			return fail(ReasonRestoreRefused, err, "%s", cell)
+		if writes[c], err = (proto.MarshalOptions{Deterministic: true}).Marshal(m); err != nil {
+			return fail(ReasonRestoreRefused, err, "%s", c)
 		}
 	}
 	pending := statecodec.NewPending()
@@ -61,9 +64,9 @@ func (c *call) restore(v *view, snap *pb.StateSnapshot) error {
 		return fail(ReasonRestoreRefused, nil, "continuation without a deadline")
 	}
 	// Validated: the writes are committed as the call's result, verbatim.
-	for cell, b := range writes {
+	for c, b := range writes {
 		if len(b) > 0 {
-			v.cells.overlay[cell] = b
+			v.cells.write(cell(c), b)
 		}
 	}
 	return nil

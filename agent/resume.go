@@ -6,7 +6,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/statecodec"
 )
 
 // toolResult resolves a pending TOOL intent and resumes the activation once nothing is
@@ -100,19 +99,11 @@ func (act *activation) resolve(ti *pb.ToolIntent, then func() error) error {
 
 // keepWaiting stores the updated resume state in the continuation.
 func (act *activation) keepWaiting() error {
-	p := act.v.cont.Proto()
 	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(act.resume)
 	if err != nil {
 		return fail(ReasonStateCorrupt, err, "encoding resume state")
 	}
-	p.Snapshot = snap
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
-	if err != nil {
-		return fail(ReasonStateCorrupt, err, "encoding continuation")
-	}
-	if act.v.cont, err = statecodec.DecodeContinuation(b); err != nil {
-		return stateErr(err)
-	}
+	act.v.cont.SetSnapshot(snap)
 	return nil
 }
 
@@ -134,7 +125,7 @@ func (c *call) deadline(v *view, out *Outputs) error {
 	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
-	if v.cont == nil || c.now < v.cont.DeadlineMs() {
+	if v.cont == nil || !v.cont.DeadlineDue(c.now) {
 		return nil // the key resumed or the deadline moved: a stale firing
 	}
 	act, err := c.resumeActivation(v, out)

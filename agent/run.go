@@ -11,9 +11,9 @@ import (
 	"github.com/beamagents/beamagents/statecodec"
 )
 
-// Adapter is the Continuation.adapter of a suspension owned by this package; its snapshot is
+// adapter is the Continuation.adapter of a suspension owned by this package; its snapshot is
 // a binary AgentResume.
-const Adapter = "beamagents.agent.v1"
+const adapter = "beamagents.agent.v1"
 
 // activation is the state of one activation while it runs.
 type activation struct {
@@ -40,15 +40,14 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 
 // resumeActivation rebuilds the suspended activation of v's continuation.
 func (c *call) resumeActivation(v *view, out *Outputs) (*activation, error) {
-	p := v.cont.Proto()
-	if p.GetAdapter() != Adapter {
-		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", p.GetAdapter(), Adapter)
+	if a := v.cont.Adapter(); a != adapter {
+		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, adapter)
 	}
 	resume := &pb.AgentResume{}
-	if err := proto.Unmarshal(p.GetSnapshot(), resume); err != nil {
+	if err := proto.Unmarshal(v.cont.Snapshot(), resume); err != nil {
 		return nil, fail(ReasonStateCorrupt, err, "continuation snapshot")
 	}
-	act := &activation{c: c, v: v, out: out, resume: resume, seq: p.GetSeq()}
+	act := &activation{c: c, v: v, out: out, resume: resume, seq: v.cont.Seq()}
 	act.tr = newTracer(c.a.def.Name, c.entity, act.seq, out)
 	return act, nil
 }
@@ -200,7 +199,7 @@ func (act *activation) suspend(step uint32, ti *pb.ToolIntent) error {
 		return fail(ReasonStateCorrupt, err, "encoding resume state")
 	}
 	cont, err := statecodec.Suspend(statecodec.Suspension{
-		Seq: act.seq, StepIndex: step, PendingIntentIDs: []string{ti.IntentId}, Adapter: Adapter,
+		Seq: act.seq, StepIndex: step, PendingIntentIDs: []string{ti.IntentId}, Adapter: adapter,
 		Snapshot: snap, SuspendedAtMs: act.c.now, DeadlineMs: ti.ExpiresAtMs,
 	})
 	if err != nil {
@@ -230,12 +229,3 @@ func (act *activation) remember(val *interaction.Value, action Action) error {
 	act.v.touch(memoryCell)
 	return nil
 }
-
-// Short names of the cells.
-const (
-	seqCell     = statecodec.CellSeq
-	memoryCell  = statecodec.CellMemory
-	cacheCell   = statecodec.CellLLMCache
-	contCell    = statecodec.CellContinuation
-	pendingCell = statecodec.CellPending
-)

@@ -338,7 +338,7 @@ func renderCell(c statecodec.Cell, b []byte) string {
 		return "corrupt: " + base64.StdEncoding.EncodeToString(b)
 	}
 	s := compact(m)
-	if cont, ok := m.(*pb.Continuation); ok && cont.GetAdapter() == agent.Adapter {
+	if cont, ok := m.(*pb.Continuation); ok && cont.GetAdapter() == "beamagents.agent.v1" {
 		resume := &pb.AgentResume{}
 		proto.Unmarshal(cont.GetSnapshot(), resume)
 		s += " resume " + compact(resume)

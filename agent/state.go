@@ -2,7 +2,6 @@ package agent
 
 import (
 	"errors"
-	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -14,10 +13,98 @@ import (
 // suspended, encoded as beam_agents.v1.AgentInbox. Like statecodec's ids it is stable API.
 const CellInbox statecodec.Cell = "inbox.v1"
 
-// Cells lists every state cell an agent uses, in a fixed order.
-func Cells() []statecodec.Cell { return slices.Clone(allCells) }
+// cell is one of a key's state cells, by its position in cellTable.
+type cell uint8
 
-var allCells = append(statecodec.Cells(), CellInbox)
+const (
+	seqCell cell = iota
+	memoryCell
+	cacheCell
+	contCell
+	pendingCell
+	inboxCell
+	numCells
+)
+
+// cellTable is the one place that maps a cell to its state id, its codec and its field of
+// AgentStateCells (the combined encoding of a key's cells). Its order is the order of Cells.
+var cellTable = [numCells]struct {
+	id     statecodec.Cell
+	field  func(*pb.AgentStateCells) *[]byte
+	decode func(v *view, b []byte) error
+	encode func(v *view) ([]byte, error)
+}{
+	seqCell: {
+		statecodec.CellSeq, func(m *pb.AgentStateCells) *[]byte { return &m.Seq },
+		func(v *view, b []byte) (err error) { v.seq, err = statecodec.DecodeSeq(b); return err },
+		func(v *view) ([]byte, error) { return statecodec.EncodeSeq(v.seq) },
+	},
+	memoryCell: {
+		statecodec.CellMemory, func(m *pb.AgentStateCells) *[]byte { return &m.Memory },
+		func(v *view, b []byte) (err error) { v.memory, err = statecodec.DecodeMemory(b, v.mopts); return err },
+		func(v *view) ([]byte, error) { return v.memory.Encode() },
+	},
+	cacheCell: {
+		statecodec.CellLLMCache, func(m *pb.AgentStateCells) *[]byte { return &m.LlmCache },
+		func(v *view, b []byte) (err error) { v.cache, err = statecodec.DecodeCache(b, v.copts); return err },
+		func(v *view) ([]byte, error) { return v.cache.Encode() },
+	},
+	contCell: {
+		statecodec.CellContinuation, func(m *pb.AgentStateCells) *[]byte { return &m.Continuation },
+		func(v *view, b []byte) (err error) { v.cont, err = statecodec.DecodeContinuation(b); return err },
+		func(v *view) ([]byte, error) { return v.cont.Encode() }, // nil (not suspended) clears the cell
+	},
+	pendingCell: {
+		statecodec.CellPending, func(m *pb.AgentStateCells) *[]byte { return &m.Pending },
+		func(v *view, b []byte) (err error) { v.pending, err = statecodec.DecodePending(b); return err },
+		func(v *view) ([]byte, error) { return v.pending.Encode() },
+	},
+	inboxCell: {
+		CellInbox, func(m *pb.AgentStateCells) *[]byte { return &m.Inbox },
+		func(v *view, b []byte) error {
+			v.inbox = &pb.AgentInbox{}
+			if err := proto.Unmarshal(b, v.inbox); err != nil {
+				return &statecodec.Error{Code: statecodec.CodeCorrupt, Cell: CellInbox, Err: err}
+			}
+			return nil
+		},
+		func(v *view) ([]byte, error) {
+			if len(v.inbox.GetEnvelopes()) == 0 {
+				return nil, nil
+			}
+			return proto.MarshalOptions{Deterministic: true}.Marshal(v.inbox)
+		},
+	},
+}
+
+func (c cell) String() string { return string(cellTable[c].id) }
+
+func cellOf(id statecodec.Cell) (cell, bool) {
+	for c := range numCells {
+		if cellTable[c].id == id {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// Cells lists every state cell an agent uses, in a fixed order.
+func Cells() []statecodec.Cell {
+	ids := make([]statecodec.Cell, numCells)
+	for c := range numCells {
+		ids[c] = cellTable[c].id
+	}
+	return ids
+}
+
+// CellField returns the field of m, the combined encoding of a key's cells, that holds cell
+// id; nil for an id that is not one of Cells.
+func CellField(m *pb.AgentStateCells, id statecodec.Cell) *[]byte {
+	if c, ok := cellOf(id); ok {
+		return cellTable[c].field(m)
+	}
+	return nil
+}
 
 // Store gives the core read access to one key's committed state cells. Read returns the
 // cell's bytes, empty for a cell never written. The core reads a cell only when the input
@@ -78,38 +165,50 @@ type Result struct {
 	Stats      statecodec.Stats
 }
 
-// cells is the committed state of one key during a call: the store's bytes, each read at most
-// once, overlaid with what the call's successful activations wrote.
+// cells is the state of one key as seen by a call: committed bytes (each read at most once),
+// overlaid with what the call's successful activations wrote.
 type cells struct {
-	store   Store
-	base    map[statecodec.Cell][]byte // bytes read from the store
-	overlay map[statecodec.Cell][]byte // bytes written by committed activations
+	batch   *Batch
+	overlay [numCells][]byte
+	wrote   cellSet
+	read    cellSet
 	reads   []statecodec.Cell
 }
 
-func newCells(store Store) *cells {
-	return &cells{store: store, base: map[statecodec.Cell][]byte{}, overlay: map[statecodec.Cell][]byte{}}
-}
-
-func (cs *cells) committed(c statecodec.Cell) ([]byte, error) {
-	if b, ok := cs.overlay[c]; ok {
-		return b, nil
+func (cs *cells) committed(c cell) ([]byte, error) {
+	if cs.wrote.has(c) {
+		return cs.overlay[c], nil
 	}
 	return cs.initial(c)
 }
 
-// initial returns the cell as the store had it before the call.
-func (cs *cells) initial(c statecodec.Cell) ([]byte, error) {
-	if b, ok := cs.base[c]; ok {
-		return b, nil
+// initial returns the cell as it was before the call.
+func (cs *cells) initial(c cell) ([]byte, error) {
+	b, err := cs.batch.committed(c)
+	if err == nil && !cs.read.has(c) {
+		cs.read = cs.read.with(c)
+		cs.reads = append(cs.reads, cellTable[c].id)
 	}
-	b, err := cs.store.Read(c)
-	if err != nil {
-		return nil, &Error{Reason: ReasonStateCorrupt, Detail: "reading " + string(c), Err: err}
+	return b, err
+}
+
+func (cs *cells) write(c cell, b []byte) {
+	cs.overlay[c] = b
+	cs.wrote = cs.wrote.with(c)
+}
+
+// writes returns the call's writes by state id, nil when it wrote nothing.
+func (cs *cells) writes() map[statecodec.Cell][]byte {
+	if cs.wrote == 0 {
+		return nil
 	}
-	cs.base[c] = b
-	cs.reads = append(cs.reads, c)
-	return b, nil
+	m := make(map[statecodec.Cell][]byte, numCells)
+	for c := range numCells {
+		if cs.wrote.has(c) {
+			m[cellTable[c].id] = cs.overlay[c]
+		}
+	}
+	return m
 }
 
 // view is the working copy of a key's cells during one activation: decoded lazily from the
@@ -133,10 +232,10 @@ func newView(cs *cells, l Limits) *view {
 	return &view{cells: cs, mopts: l.Memory, copts: l.Cache}
 }
 
-func (v *view) raw(c statecodec.Cell) ([]byte, error) { return v.cells.committed(c) }
+func (v *view) raw(c cell) ([]byte, error) { return v.cells.committed(c) }
 
 // load decodes cell c on first use.
-func (v *view) load(c statecodec.Cell) error {
+func (v *view) load(c cell) error {
 	if v.loaded.has(c) {
 		return nil
 	}
@@ -144,24 +243,7 @@ func (v *view) load(c statecodec.Cell) error {
 	if err != nil {
 		return err
 	}
-	switch c {
-	case statecodec.CellSeq:
-		v.seq, err = statecodec.DecodeSeq(b)
-	case statecodec.CellMemory:
-		v.memory, err = statecodec.DecodeMemory(b, v.mopts)
-	case statecodec.CellLLMCache:
-		v.cache, err = statecodec.DecodeCache(b, v.copts)
-	case statecodec.CellContinuation:
-		v.cont, err = statecodec.DecodeContinuation(b)
-	case statecodec.CellPending:
-		v.pending, err = statecodec.DecodePending(b)
-	case CellInbox:
-		v.inbox = &pb.AgentInbox{}
-		if uerr := proto.Unmarshal(b, v.inbox); uerr != nil {
-			err = &statecodec.Error{Code: statecodec.CodeCorrupt, Cell: CellInbox, Err: uerr}
-		}
-	}
-	if err != nil {
+	if err := cellTable[c].decode(v, b); err != nil {
 		return stateErr(err)
 	}
 	v.loaded = v.loaded.with(c)
@@ -176,7 +258,7 @@ func stateErr(err error) error {
 	return &Error{Reason: ReasonStateCorrupt, Err: err}
 }
 
-func (v *view) need(cells ...statecodec.Cell) error {
+func (v *view) need(cells ...cell) error {
 	for _, c := range cells {
 		if err := v.load(c); err != nil {
 			return err
@@ -185,14 +267,14 @@ func (v *view) need(cells ...statecodec.Cell) error {
 	return nil
 }
 
-func (v *view) touch(cells ...statecodec.Cell) {
+func (v *view) touch(cells ...cell) {
 	for _, c := range cells {
 		v.dirty = v.dirty.with(c)
 	}
 }
 
 // clear marks a cell to be written empty: "never written" again.
-func (v *view) clear(c statecodec.Cell) {
+func (v *view) clear(c cell) {
 	v.cleared = v.cleared.with(c)
 	v.dirty = v.dirty.with(c)
 }
@@ -201,19 +283,19 @@ func (v *view) clear(c statecodec.Cell) {
 // stats.
 func (v *view) commit() (statecodec.Stats, error) {
 	var st statecodec.Stats
-	var enc [6][]byte // by position in allCells; written to the overlay only when all encode
-	for i, c := range allCells {
+	var enc [numCells][]byte // written to the overlay only when all encode
+	for c := range numCells {
 		if !v.dirty.has(c) || v.cleared.has(c) {
 			continue
 		}
 		var err error
-		if enc[i], err = v.encode(c); err != nil {
-			return st, &Error{Reason: ReasonStateCorrupt, Detail: "encoding " + string(c), Err: err}
+		if enc[c], err = cellTable[c].encode(v); err != nil {
+			return st, &Error{Reason: ReasonStateCorrupt, Detail: "encoding " + c.String(), Err: err}
 		}
 	}
-	for i, c := range allCells {
+	for c := range numCells {
 		if v.dirty.has(c) {
-			v.cells.overlay[c] = enc[i]
+			v.cells.write(c, enc[c])
 		}
 	}
 	if v.memory != nil {
@@ -231,50 +313,10 @@ func (v *view) commit() (statecodec.Stats, error) {
 	return st, nil
 }
 
-func (v *view) encode(c statecodec.Cell) ([]byte, error) {
-	switch c {
-	case statecodec.CellSeq:
-		return statecodec.EncodeSeq(v.seq)
-	case statecodec.CellMemory:
-		return v.memory.Encode()
-	case statecodec.CellLLMCache:
-		return v.cache.Encode()
-	case statecodec.CellContinuation:
-		if v.cont == nil {
-			return nil, nil
-		}
-		return v.cont.Encode()
-	case statecodec.CellPending:
-		return v.pending.Encode()
-	case CellInbox:
-		if len(v.inbox.GetEnvelopes()) == 0 {
-			return nil, nil
-		}
-		return proto.MarshalOptions{Deterministic: true}.Marshal(v.inbox)
-	}
-	return nil, errors.New("unknown cell " + string(c))
-}
-
-// cellSet is a set of cells: a bitmask over their position in Cells().
+// cellSet is a set of cells: a bitmask over their position in cellTable.
 type cellSet uint8
 
-func cellBit(c statecodec.Cell) cellSet {
-	switch c {
-	case statecodec.CellSeq:
-		return 1 << 0
-	case statecodec.CellMemory:
-		return 1 << 1
-	case statecodec.CellLLMCache:
-		return 1 << 2
-	case statecodec.CellContinuation:
-		return 1 << 3
-	case statecodec.CellPending:
-		return 1 << 4
-	case CellInbox:
-		return 1 << 5
-	}
-	panic("agent: unknown cell " + string(c))
-}
+const _ cellSet = 1 << (numCells - 1) // every cell fits in a cellSet
 
-func (s cellSet) has(c statecodec.Cell) bool     { return s&cellBit(c) != 0 }
-func (s cellSet) with(c statecodec.Cell) cellSet { return s | cellBit(c) }
+func (s cellSet) has(c cell) bool     { return s&(1<<c) != 0 }
+func (s cellSet) with(c cell) cellSet { return s | 1<<c }

@@ -47,9 +47,9 @@ func (l Lookup) Matches(response []byte) bool {
 	return bytes.Equal(d[:], l.Digest)
 }
 
-// ValidCacheKey reports whether key is a cache key: 64 lowercase hex digits, a SHA-256 over
+// validCacheKey reports whether key is a cache key: 64 lowercase hex digits, a SHA-256 over
 // the canonical request material. Uppercase is refused so one request has exactly one key.
-func ValidCacheKey(key string) bool {
+func validCacheKey(key string) bool {
 	if len(key) != 2*sha256.Size {
 		return false
 	}
@@ -105,7 +105,7 @@ func (c *Cache) touch(i int, atMs int64) *pb.LlmCacheEntry {
 // counted in Stats.CorruptEntries, and reported as a Miss. A key that is not 64 lowercase hex
 // gives [ErrInvalidArgument].
 func (c *Cache) Lookup(key string, atMs int64) (Lookup, error) {
-	if !ValidCacheKey(key) {
+	if !validCacheKey(key) {
 		return Lookup{}, invalid(CellLLMCache, "cache key is not 64 lowercase hex digits")
 	}
 	c.Expire(atMs)
@@ -147,7 +147,7 @@ func intact(e *pb.LlmCacheEntry) bool {
 // response; created_at_ms, which starts the TTL, is kept when the response is the same one.
 // A key that is not 64 lowercase hex gives [ErrInvalidArgument] and changes nothing.
 func (c *Cache) Store(key string, response []byte, atMs int64) (digestOnly bool, err error) {
-	if !ValidCacheKey(key) {
+	if !validCacheKey(key) {
 		return false, invalid(CellLLMCache, "cache key is not 64 lowercase hex digits")
 	}
 	c.Expire(atMs)

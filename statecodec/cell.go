@@ -21,11 +21,6 @@ const (
 	CellPending      Cell = "pending.v1"      // intents awaiting a result or an approval
 )
 
-// Cells lists every state id, in a fixed order.
-func Cells() []Cell {
-	return []Cell{CellSeq, CellMemory, CellLLMCache, CellContinuation, CellPending}
-}
-
 // marshal is deterministic so that the same value always commits the same bytes; unknown
 // fields (written by a newer binary within the same version) are re-emitted, never dropped.
 var marshal = proto.MarshalOptions{Deterministic: true}

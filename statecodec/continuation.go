@@ -141,6 +141,16 @@ func (c *Continuation) DeadlineMs() int64 { return c.c.DeadlineMs }
 // Escalations returns the escalations made for this suspension.
 func (c *Continuation) Escalations() uint32 { return c.c.Escalations }
 
+// Adapter names the component that owns the snapshot.
+func (c *Continuation) Adapter() string { return c.c.Adapter }
+
+// Snapshot returns the opaque resume state; the caller must not modify it.
+func (c *Continuation) Snapshot() []byte { return c.c.Snapshot }
+
+// SetSnapshot replaces the resume state, for a suspension that keeps waiting with progress
+// recorded; the continuation keeps snapshot, not a copy.
+func (c *Continuation) SetSnapshot(snapshot []byte) { c.c.Snapshot = snapshot }
+
 // Stats returns what was migrated or repaired at decode.
 func (c *Continuation) Stats() Stats { return c.stats }
 

@@ -189,3 +189,28 @@ func TestContinuationUnknownFieldsSurviveRewrite(t *testing.T) {
 		t.Fatalf("unknown field lost on rewrite (%v)", err)
 	}
 }
+
+// SetSnapshot swaps the resume state in place: what encodes is the suspension with only the
+// snapshot changed, and the accessors read it back.
+func TestContinuationSetSnapshot(t *testing.T) {
+	s := suspension()
+	c, err := statecodec.Suspend(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Adapter() != s.Adapter || !bytes.Equal(c.Snapshot(), s.Snapshot) {
+		t.Fatalf("adapter %q snapshot %x", c.Adapter(), c.Snapshot())
+	}
+	c.SetSnapshot([]byte("progress"))
+	s.Snapshot = []byte("progress")
+	want, _ := statecodec.Suspend(s)
+	got, _ := c.Encode()
+	wantB, _ := want.Encode()
+	if !bytes.Equal(got, wantB) {
+		t.Errorf("after SetSnapshot the cell encodes %x, want %x", got, wantB)
+	}
+	back, err := statecodec.DecodeContinuation(got)
+	if err != nil || !bytes.Equal(back.Snapshot(), []byte("progress")) || back.Seq() != s.Seq {
+		t.Errorf("decoded %v, %v", back, err)
+	}
+}

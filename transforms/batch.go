@@ -54,7 +54,7 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 	}
 	d := drive.Driver{Core: f.rt.core(), OrderResolutionMs: f.OrderResolutionMs}
 	st := d.Run(ctx, key, all, func(kind int64, b []byte) {
-		if kind == OutDeadLetter {
+		if kind == outDeadLetter {
 			f.rt.deadLetters.Inc(ctx, 1)
 		}
 		emit(kind, b)

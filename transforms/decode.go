@@ -52,7 +52,7 @@ func (f *decodeFn) Setup() {
 }
 
 func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
-	env, canon, err := DecodeEnvelope(f.Format, rec)
+	env, canon, err := decodeEnvelope(f.Format, rec)
 	if err != nil {
 		f.invalid.Inc(ctx, 1)
 		dead(drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
@@ -62,11 +62,11 @@ func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]
 	keyed(env.GetEntityKey(), canon)
 }
 
-// DecodeEnvelope decodes one record and checks that the envelope is actionable: an entity key
+// decodeEnvelope decodes one record and checks that the envelope is actionable: an entity key
 // and a payload. It returns the envelope (possibly partial, for the dead letter's entity key
 // and event time) and its deterministic binary serialization. Errors are *agent.Error with
 // reason envelope_invalid.
-func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
+func decodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
 	env := &pb.AgentEnvelope{}
 	var err error
 	switch format {

@@ -31,7 +31,7 @@ func TestDecodeEnvelope(t *testing.T) {
 		{"unknown format", Format("xml"), "<x/>", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env, canon, err := DecodeEnvelope(tc.format, []byte(tc.rec))
+			env, canon, err := decodeEnvelope(tc.format, []byte(tc.rec))
 			if !tc.ok {
 				if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) {
 					t.Fatalf("err = %v, want envelope_invalid", err)
@@ -68,7 +68,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if json {
 			format = JSON
 		}
-		env, canon, err := DecodeEnvelope(format, rec)
+		env, canon, err := decodeEnvelope(format, rec)
 		if err != nil {
 			if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) {
 				t.Fatalf("untyped error %v", err)

@@ -11,7 +11,8 @@ import (
 	"github.com/beamagents/beamagents/statecodec"
 )
 
-// A layout maps the core's logical cells onto Beam value-state cells.
+// A layout maps the core's logical cells onto Beam value-state cells. RunAgent uses combined;
+// the throughput harness measures it against one Beam cell per logical cell.
 type layout interface {
 	read(sp state.Provider, cell statecodec.Cell) ([]byte, error)
 	// write commits the changed cells (an empty value clears one) and reports the Beam state
@@ -51,7 +52,7 @@ func (l *combined) read(sp state.Provider, cell statecodec.Cell) ([]byte, error)
 	if err := l.load(sp); err != nil {
 		return nil, err
 	}
-	f := combinedField(l.cells, cell)
+	f := agent.CellField(l.cells, cell)
 	if f == nil {
 		return nil, fmt.Errorf("unknown cell %s", cell)
 	}
@@ -66,7 +67,7 @@ func (l *combined) write(sp state.Provider, changed map[statecodec.Cell][]byte) 
 		return 0, 0, err
 	}
 	for cell, b := range changed {
-		*combinedField(l.cells, cell) = b
+		*agent.CellField(l.cells, cell) = b
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(l.cells)
 	if err != nil {
@@ -80,94 +81,10 @@ func (l *combined) write(sp state.Provider, changed map[statecodec.Cell][]byte) 
 
 func (l *combined) reads() int { return l.nreads }
 
-func combinedField(c *pb.AgentStateCells, cell statecodec.Cell) *[]byte {
-	switch cell {
-	case statecodec.CellSeq:
-		return &c.Seq
-	case statecodec.CellMemory:
-		return &c.Memory
-	case statecodec.CellLLMCache:
-		return &c.LlmCache
-	case statecodec.CellContinuation:
-		return &c.Continuation
-	case statecodec.CellPending:
-		return &c.Pending
-	case agent.CellInbox:
-		return &c.Inbox
-	}
-	return nil
+// layoutStore is the agent.Store of one firing over a layout.
+type layoutStore struct {
+	sp     state.Provider
+	layout layout
 }
 
-// separate keeps each cell in its own Beam cell, named by its cell id.
-type separate struct {
-	cells  map[statecodec.Cell]*state.Value[[]byte]
-	nreads int
-}
-
-func (l *separate) read(sp state.Provider, cell statecodec.Cell) ([]byte, error) {
-	c, ok := l.cells[cell]
-	if !ok {
-		return nil, fmt.Errorf("unknown cell %s", cell)
-	}
-	l.nreads++
-	b, _, err := c.Read(sp)
-	return b, err
-}
-
-func (l *separate) write(sp state.Provider, changed map[statecodec.Cell][]byte) (writes, n int, err error) {
-	for _, cell := range agent.Cells() {
-		b, ok := changed[cell]
-		if !ok {
-			continue
-		}
-		writes++
-		n += len(b)
-		if len(b) == 0 {
-			err = l.cells[cell].Clear(sp)
-		} else {
-			err = l.cells[cell].Write(sp, b)
-		}
-		if err != nil {
-			return writes, n, err
-		}
-	}
-	return writes, n, nil
-}
-
-func (l *separate) reads() int { return l.nreads }
-
-// store is the agent.Store of one firing: reads go through the layout once per cell, and
-// the writes of successive activations accumulate until the firing flushes them.
-type store struct {
-	sp      state.Provider
-	layout  layout
-	read    map[statecodec.Cell][]byte
-	changed map[statecodec.Cell][]byte
-}
-
-func newStore(sp state.Provider, l layout) *store {
-	return &store{sp: sp, layout: l, read: map[statecodec.Cell][]byte{}, changed: map[statecodec.Cell][]byte{}}
-}
-
-func (s *store) Read(cell statecodec.Cell) ([]byte, error) {
-	if b, ok := s.changed[cell]; ok {
-		return b, nil
-	}
-	if b, ok := s.read[cell]; ok {
-		return b, nil
-	}
-	b, err := s.layout.read(s.sp, cell)
-	if err != nil {
-		return nil, err
-	}
-	s.read[cell] = b
-	return b, nil
-}
-
-func (s *store) apply(r *agent.Result) {
-	for cell, b := range r.Writes {
-		s.changed[cell] = b
-	}
-}
-
-func (s *store) flush() (writes, bytes int, err error) { return s.layout.write(s.sp, s.changed) }
+func (s layoutStore) Read(cell statecodec.Cell) ([]byte, error) { return s.layout.read(s.sp, cell) }

@@ -3,8 +3,6 @@ package transforms
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -100,25 +98,41 @@ func (f *runAgentFn) Setup() error {
 }
 
 func (f *runAgentFn) frame() *frame {
-	return &frame{layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
+	return &frame{rt: f.rt, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
 		ordering: f.Ordering, resolution: f.OrderResolutionMs}
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
-	return f.rt.element(ctx, f.frame(), ts, sp, tp, key, env, emit)
+	return f.frame().call(ctx, ts, sp, tp, key, emit).element(env)
 }
 
 func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
-	return f.rt.fire(ctx, f.frame(), ts, sp, tp, key, t, emit)
+	return f.frame().call(ctx, ts, sp, tp, key, emit).timer(t)
 }
 
-// frame binds a DoFn's state, timer and ordering settings for one call.
+// frame binds a DoFn's runtime, state, timer and ordering settings.
 type frame struct {
+	rt         *runtime
 	layout     layout
 	buffer     *state.Bag[[]byte]
 	timer      timers.EventTime
 	ordering   Ordering
 	resolution int64
+}
+
+// firing is one call of the stateful DoFn: one element or timer of one key.
+type firing struct {
+	*frame
+	ctx  context.Context
+	sp   state.Provider
+	tp   timers.Provider
+	key  []byte
+	now  int64 // the element's or the timer's event time
+	emit func(int64, []byte)
+}
+
+func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, emit func(int64, []byte)) *firing {
+	return &firing{frame: fr, ctx: ctx, sp: sp, tp: tp, key: key, now: mtime.Time(ts).Milliseconds(), emit: emit}
 }
 
 // runtime is what a DoFn instance builds at setup: the agent, its dependencies, counters.
@@ -149,180 +163,174 @@ func newRuntime(name string, config []byte, keyringRef string) (*runtime, error)
 	return rt, nil
 }
 
-func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, raw []byte, emit func(int64, []byte)) error {
-	now := mtime.Time(ts).Milliseconds()
-	in := drive.DecodeInput(key, raw)
+func (f *firing) element(raw []byte) error {
+	in := drive.DecodeInput(f.key, raw)
 	switch {
 	case in.Dead != nil:
-		rt.deadLetters.Inc(ctx, 1)
-		emit(OutDeadLetter, drive.Marshal(in.Dead))
+		f.rt.deadLetters.Inc(f.ctx, 1)
+		f.emit(outDeadLetter, drive.Marshal(in.Dead))
 		return nil
 	case in.Snapshot != nil:
-		return rt.restore(ctx, fr, sp, tp, in.Snapshot, now, emit)
-	case fr.ordering == ArrivalOrder:
-		return rt.arrival(ctx, fr, sp, tp, key, now, in.Env, "", emit)
+		return f.restore(in.Snapshot)
+	case f.ordering == ArrivalOrder:
+		return f.arrival(in.Env, "")
 	}
-	if err := fr.buffer.Add(sp, drive.AppendFrame(nil, in.Env.GetEventTimeMs(), raw)); err != nil {
+	if err := f.buffer.Add(f.sp, drive.AppendFrame(nil, in.Env.GetEventTimeMs(), raw)); err != nil {
 		return err
 	}
-	rt.stateWrites.Inc(ctx, 1)
-	b := drive.Bucket(in.Env.GetEventTimeMs(), fr.resolution)
-	fr.timer.Set(tp, toTime(max(b, now)), timers.WithTag(drive.OrderTag(b)))
+	f.rt.stateWrites.Inc(f.ctx, 1)
+	b := drive.Bucket(in.Env.GetEventTimeMs(), f.resolution)
+	f.frame.timer.Set(f.tp, toTime(max(b, f.now)), timers.WithTag(drive.OrderTag(b)))
 	return nil
 }
 
-// fire is one firing of the key's timer (any tag) with event-time ordering: the buffered
-// envelopes due by then and the core timers due by then, in event time (drive.Core.Firing).
-// The core timers live in the ordering buffer beside the envelopes; the Beam timers only wake
-// the key, so a Beam timer that fires after the core moved it changes nothing.
-func (rt *runtime) fire(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
-	at := mtime.Time(ts).Milliseconds()
-	rt.firings.Inc(ctx, 1)
-	if fr.ordering == ArrivalOrder {
+// timer is one firing of the key's timer (any tag). With event-time ordering it runs the
+// buffered envelopes due by now and the core timers due by now, in event time
+// (drive.Core.Firing). The core timers live in the ordering buffer beside the envelopes; the
+// Beam timers only wake the key, so a Beam timer that fires after the core moved it changes
+// nothing.
+func (f *firing) timer(t timers.Context) error {
+	f.rt.firings.Inc(f.ctx, 1)
+	if f.ordering == ArrivalOrder {
 		if t.Tag != agent.TagDeadline && t.Tag != agent.TagTTL {
 			return nil
 		}
-		return rt.arrival(ctx, fr, sp, tp, key, at, nil, t.Tag, emit)
+		return f.arrival(nil, t.Tag)
 	}
-	raw, _, err := fr.buffer.Read(sp)
+	raw, _, err := f.buffer.Read(f.sp)
 	if err != nil {
 		return err
 	}
-	rt.stateReads.Inc(ctx, 1)
-	due, rest, coreTimers, bad := drive.Split(raw, at)
+	f.rt.stateReads.Inc(f.ctx, 1)
+	due, rest, coreTimers, bad := drive.Split(raw, f.now)
 	if bad > 0 {
-		rt.deadLetters.Inc(ctx, 1)
-		emit(OutDeadLetter, drive.Marshal(drive.CorruptBuffer(key, bad)))
+		f.rt.deadLetters.Inc(f.ctx, 1)
+		f.emit(outDeadLetter, drive.Marshal(drive.CorruptBuffer(f.key, bad)))
 	}
 	cleared := map[string]bool{t.Tag: true}
 	for _, d := range due {
 		// The due envelopes' own ordering timers would find nothing left to do.
-		if tag := drive.OrderTag(drive.Bucket(d.Env.GetEventTimeMs(), fr.resolution)); !cleared[tag] {
+		if tag := drive.OrderTag(drive.Bucket(d.Env.GetEventTimeMs(), f.resolution)); !cleared[tag] {
 			cleared[tag] = true
-			fr.timer.ClearTag(tp, tag)
+			f.frame.timer.ClearTag(f.tp, tag)
 		}
 	}
 	before := coreTimers.Clone()
-	st := newStore(sp, fr.layout)
-	rt.core().Firing(ctx, firingState{st}, key, due, coreTimers, at, func(res *agent.Result) { rt.emit(ctx, res, emit) })
-	rt.activations.Inc(ctx, int64(len(due)))
-	if err := rt.flush(ctx, fr, st); err != nil {
+	b := f.batch()
+	f.rt.core().Firing(f.ctx, b, f.key, due, coreTimers, f.now, f.output)
+	f.rt.activations.Inc(f.ctx, int64(len(due)))
+	if err := f.commit(b); err != nil {
 		return err
 	}
 	ops := drive.Changes(before, coreTimers)
 	if len(due) > 0 || bad > 0 || len(ops) > 0 {
-		if err := rt.rebuffer(ctx, fr, sp, drive.AppendTimers(rest, coreTimers)); err != nil {
+		if err := f.rebuffer(drive.AppendTimers(rest, coreTimers)); err != nil {
 			return err
 		}
 	}
-	setTimers(fr, tp, ops, at)
+	f.setTimers(ops)
 	return nil
 }
 
-func (rt *runtime) core() drive.Core { return drive.Core{Agent: rt.agent, Deps: rt.deps} }
-
-// firingState is the store of one firing as the driver's State.
-type firingState struct{ *store }
-
-func (s firingState) Apply(r *agent.Result) { s.apply(r) }
-
 // rebuffer replaces the buffer by what is left: the envelopes not yet due and the armed core
 // timers, packed as one element.
-func (rt *runtime) rebuffer(ctx context.Context, fr *frame, sp state.Provider, rest []byte) error {
-	if err := fr.buffer.Clear(sp); err != nil {
+func (f *firing) rebuffer(rest []byte) error {
+	if err := f.buffer.Clear(f.sp); err != nil {
 		return err
 	}
-	rt.stateWrites.Inc(ctx, 1)
+	f.rt.stateWrites.Inc(f.ctx, 1)
 	if len(rest) == 0 {
 		return nil
 	}
-	rt.stateWrites.Inc(ctx, 1)
-	return fr.buffer.Add(sp, rest)
+	f.rt.stateWrites.Inc(f.ctx, 1)
+	return f.buffer.Add(f.sp, rest)
 }
 
 // restore applies a state restore immediately: restores precede the key's envelopes, which
 // wait in the ordering buffer. A restored suspension's deadline joins the buffer's timers.
-func (rt *runtime) restore(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, snap *pb.StateSnapshot, now int64, emit func(int64, []byte)) error {
-	st := newStore(sp, fr.layout)
+func (f *firing) restore(snap *pb.StateSnapshot) error {
+	b := f.batch()
 	coreTimers := drive.Timers{}
-	var res *agent.Result
-	rt.core().Restore(ctx, firingState{st}, snap, coreTimers, func(r *agent.Result) { res = r; rt.emit(ctx, r, emit) })
-	if err := rt.flush(ctx, fr, st); err != nil {
+	f.rt.core().Restore(f.ctx, b, snap, coreTimers, f.output)
+	if err := f.commit(b); err != nil {
 		return err
 	}
-	if fr.ordering == ArrivalOrder {
-		setTimers(fr, tp, res.Timers, now)
+	if f.ordering == ArrivalOrder {
+		f.setTimers(b.Timers())
 		return nil
 	}
 	if len(coreTimers) > 0 {
-		if err := fr.buffer.Add(sp, drive.AppendTimers(nil, coreTimers)); err != nil {
+		if err := f.buffer.Add(f.sp, drive.AppendTimers(nil, coreTimers)); err != nil {
 			return err
 		}
-		rt.stateWrites.Inc(ctx, 1)
+		f.rt.stateWrites.Inc(f.ctx, 1)
 	}
-	setTimers(fr, tp, drive.Changes(nil, coreTimers), now)
+	f.setTimers(drive.Changes(nil, coreTimers))
 	return nil
 }
 
-// arrival runs one envelope, or one firing of a core timer, as it arrives (ArrivalOrder).
-func (rt *runtime) arrival(ctx context.Context, fr *frame, sp state.Provider, tp timers.Provider, key []byte, now int64, env *pb.AgentEnvelope, firing string, emit func(int64, []byte)) error {
-	st := newStore(sp, fr.layout)
-	var res *agent.Result
+// arrival runs one envelope, or one firing of a core timer (tag), as it arrives
+// (ArrivalOrder).
+func (f *firing) arrival(env *pb.AgentEnvelope, tag string) error {
+	b := f.batch()
 	if env != nil {
-		res, _ = rt.agent.Activate(ctx, st, env, rt.deps) // a failure is a dead letter in res
-		rt.activations.Inc(ctx, 1)
+		res, _ := b.Activate(f.ctx, env) // a failure is a dead letter in res
+		f.rt.activations.Inc(f.ctx, 1)
+		f.output(res)
 	} else {
-		res, _ = rt.agent.Fire(ctx, st, key, firing, now, rt.deps)
+		res, _ := b.Fire(f.ctx, f.key, tag, f.now)
+		f.output(res)
 	}
-	st.apply(res)
-	rt.emit(ctx, res, emit)
-	if err := rt.flush(ctx, fr, st); err != nil {
+	if err := f.commit(b); err != nil {
 		return err
 	}
-	setTimers(fr, tp, res.Timers, now)
+	f.setTimers(b.Timers())
 	return nil
 }
 
-// flush writes the state the firing changed (already applied to st) once.
-func (rt *runtime) flush(ctx context.Context, fr *frame, st *store) error {
-	writes, n, err := st.flush()
+func (f *firing) batch() *agent.Batch {
+	return f.rt.agent.NewBatch(layoutStore{f.sp, f.layout}, f.rt.deps)
+}
+
+func (rt *runtime) core() drive.Core { return drive.Core{Agent: rt.agent, Deps: rt.deps} }
+
+// commit writes the state the batch changed, once.
+func (f *firing) commit(b *agent.Batch) error {
+	writes, n, err := f.layout.write(f.sp, b.Writes())
 	if err != nil {
 		return fmt.Errorf("committing state: %w", err)
 	}
-	rt.stateReads.Inc(ctx, int64(fr.layout.reads()))
-	rt.stateWrites.Inc(ctx, int64(writes))
-	rt.stateBytesWritten.Inc(ctx, int64(n))
+	f.rt.stateReads.Inc(f.ctx, int64(f.layout.reads()))
+	f.rt.stateWrites.Inc(f.ctx, int64(writes))
+	f.rt.stateBytesWritten.Inc(f.ctx, int64(n))
 	return nil
 }
 
-// setTimers applies timer operations (the last per tag wins), never earlier than now.
-func setTimers(fr *frame, tp timers.Provider, ops []agent.TimerOp, now int64) {
-	last := map[string]agent.TimerOp{}
+// setTimers applies Beam timer operations (one per tag), never earlier than now.
+func (f *firing) setTimers(ops []agent.TimerOp) {
 	for _, op := range ops {
-		last[op.Tag] = op
-	}
-	for _, tag := range slices.Sorted(maps.Keys(last)) {
-		if op := last[tag]; op.Set {
-			fr.timer.Set(tp, toTime(max(op.AtMs, now)), timers.WithTag(tag))
+		if op.Set {
+			f.frame.timer.Set(f.tp, toTime(max(op.AtMs, f.now)), timers.WithTag(op.Tag))
 		} else {
-			fr.timer.ClearTag(tp, tag)
+			f.frame.timer.ClearTag(f.tp, op.Tag)
 		}
 	}
 }
 
 // Output kinds of the stateful step's single output.
 const (
-	OutIntent     = drive.OutIntent
-	OutTrace      = drive.OutTrace
-	OutFinal      = drive.OutFinal
-	OutSnapshot   = drive.OutSnapshot
-	OutDeadLetter = drive.OutDeadLetter
+	outIntent     = drive.OutIntent
+	outTrace      = drive.OutTrace
+	outFinal      = drive.OutFinal
+	outSnapshot   = drive.OutSnapshot
+	outDeadLetter = drive.OutDeadLetter
 )
 
-func (rt *runtime) emit(ctx context.Context, res *agent.Result, emit func(int64, []byte)) {
-	rt.modelCalls.Inc(ctx, int64(res.ModelCalls))
-	rt.deadLetters.Inc(ctx, int64(len(res.DeadLetters)))
-	drive.Emit(res, emit)
+// output emits a result's outputs, tagged by kind.
+func (f *firing) output(res *agent.Result) {
+	f.rt.modelCalls.Inc(f.ctx, int64(res.ModelCalls))
+	f.rt.deadLetters.Inc(f.ctx, int64(len(res.DeadLetters)))
+	drive.Emit(res, f.emit)
 }
 
 func toTime(ms int64) time.Time { return mtime.Time(ms).ToTime() }

@@ -16,13 +16,13 @@ func splitOutputs(s beam.Scope, tagged beam.PCollection) Outputs {
 
 func splitOutput(kind int64, b []byte, intents, traces, finals, snapshots, dead func([]byte)) {
 	switch kind {
-	case OutIntent:
+	case outIntent:
 		intents(b)
-	case OutTrace:
+	case outTrace:
 		traces(b)
-	case OutFinal:
+	case outFinal:
 		finals(b)
-	case OutSnapshot:
+	case outSnapshot:
 		snapshots(b)
 	default:
 		dead(b)

@@ -66,19 +66,57 @@ func (f *separateCellsFn) Setup() (err error) {
 }
 
 func (f *separateCellsFn) frame() *frame {
-	return &frame{layout: &separate{cells: map[statecodec.Cell]*state.Value[[]byte]{
+	return &frame{rt: f.rt, layout: &separate{cells: map[statecodec.Cell]*state.Value[[]byte]{
 		statecodec.CellSeq: &f.Seq, statecodec.CellMemory: &f.Memory, statecodec.CellLLMCache: &f.Cache,
 		statecodec.CellContinuation: &f.Continuation, statecodec.CellPending: &f.Pending, agent.CellInbox: &f.Inbox,
 	}}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Ordering, resolution: f.OrderResolutionMs}
 }
 
 func (f *separateCellsFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
-	return f.rt.element(ctx, f.frame(), ts, sp, tp, key, env, emit)
+	return f.frame().call(ctx, ts, sp, tp, key, emit).element(env)
 }
 
 func (f *separateCellsFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
-	return f.rt.fire(ctx, f.frame(), ts, sp, tp, key, t, emit)
+	return f.frame().call(ctx, ts, sp, tp, key, emit).timer(t)
 }
+
+// separate keeps each cell in its own Beam cell, named by its cell id.
+type separate struct {
+	cells  map[statecodec.Cell]*state.Value[[]byte]
+	nreads int
+}
+
+func (l *separate) read(sp state.Provider, cell statecodec.Cell) ([]byte, error) {
+	c, ok := l.cells[cell]
+	if !ok {
+		return nil, fmt.Errorf("unknown cell %s", cell)
+	}
+	l.nreads++
+	b, _, err := c.Read(sp)
+	return b, err
+}
+
+func (l *separate) write(sp state.Provider, changed map[statecodec.Cell][]byte) (writes, n int, err error) {
+	for _, cell := range agent.Cells() {
+		b, ok := changed[cell]
+		if !ok {
+			continue
+		}
+		writes++
+		n += len(b)
+		if len(b) == 0 {
+			err = l.cells[cell].Clear(sp)
+		} else {
+			err = l.cells[cell].Write(sp, b)
+		}
+		if err != nil {
+			return writes, n, err
+		}
+	}
+	return writes, n, nil
+}
+
+func (l *separate) reads() int { return l.nreads }
 
 // baselineFn does the stateless work of the same shape: decode each envelope of the group
 // and emit one serialized reply.

@@ -72,7 +72,9 @@ func (k *key) element(ctx context.Context, value []byte, emit func(int64, []byte
 		emit(OutDeadLetter, Marshal(in.Dead))
 	case in.Snapshot != nil:
 		timers := Timers{}
-		k.d.Restore(ctx, k.cells, in.Snapshot, timers, k.sink(emit))
+		b := k.d.Batch(k.cells)
+		k.d.Restore(ctx, b, in.Snapshot, timers, k.sink(emit))
+		commit(k.cells, b)
 		if len(timers) > 0 {
 			k.buffer = append(k.buffer, AppendTimers(nil, timers))
 			for _, op := range Changes(nil, timers) {
@@ -106,7 +108,9 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	before := timers.Clone()
 	k.stats.Firings++
 	k.stats.Activations += len(due)
-	k.d.Firing(ctx, k.cells, k.id, due, timers, t.at, k.sink(emit))
+	b := k.d.Batch(k.cells)
+	k.d.Firing(ctx, b, k.id, due, timers, t.at, k.sink(emit))
+	commit(k.cells, b)
 	ops := Changes(before, timers)
 	if len(due) > 0 || bad > 0 || len(ops) > 0 {
 		k.buffer = nil
@@ -130,4 +134,15 @@ func (k *key) set(tag string, at int64) {
 
 func (k *key) clear(tag string) {
 	k.timers = slices.DeleteFunc(k.timers, func(t beamTimer) bool { return t.tag == tag })
+}
+
+// commit writes what batch b changed into the key's cells: an empty value clears a cell.
+func commit(cells agent.MapStore, b *agent.Batch) {
+	for c, v := range b.Writes() {
+		if len(v) == 0 {
+			delete(cells, c)
+			continue
+		}
+		cells[c] = v
+	}
 }

@@ -9,13 +9,6 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
-// State is a key's committed state during a firing: the core reads it, and each result's
-// writes are applied before the next input, so every input sees its predecessors' changes.
-type State interface {
-	agent.Store
-	Apply(*agent.Result)
-}
-
 // Timers are a key's armed core timers (agent.TagDeadline, agent.TagTTL): event time by tag.
 type Timers map[string]int64
 
@@ -76,45 +69,44 @@ type Core struct {
 	Deps  agent.Deps
 }
 
+// Batch starts the batch of one firing over the key's committed state in store.
+func (c Core) Batch(store agent.Store) *agent.Batch { return c.Agent.NewBatch(store, c.Deps) }
+
 // Firing runs one firing of a key at event time atMs: the due envelopes (in the order
 // SortDue gives) interleaved with the key's core timers that fall due at or before atMs,
 // each timer fired at its own event time. An envelope goes before a timer at the same time;
-// a timer a result arms at or before atMs fires within the same firing. Every result goes to
-// sink in order, after its writes are applied to st; timers ends holding the timers still
-// armed, all after atMs.
-func (c Core) Firing(ctx context.Context, st State, key []byte, due []Buffered, timers Timers, atMs int64, sink func(*agent.Result)) {
+// a timer a result arms at or before atMs fires within the same firing. Every input runs in
+// batch b, so each sees what the ones before it committed; every result goes to sink in
+// order; timers ends holding the timers still armed, all after atMs.
+func (c Core) Firing(ctx context.Context, b *agent.Batch, key []byte, due []Buffered, timers Timers, atMs int64, sink func(*agent.Result)) {
 	for i := 0; ; {
 		tag, at, ok := timers.next(atMs)
 		if i < len(due) && (!ok || due[i].Env.GetEventTimeMs() <= at) {
 			env := due[i].Env
 			i++
-			res, _ := c.Agent.Activate(ctx, st, env, c.Deps) // a failure is a dead letter in res
-			c.commit(st, timers, res, env.GetEventTimeMs(), sink)
+			res, _ := b.Activate(ctx, env) // a failure is a dead letter in res
+			timers.apply(res.Timers, env.GetEventTimeMs())
+			sink(res)
 			continue
 		}
 		if !ok {
 			return
 		}
 		delete(timers, tag)
-		res, _ := c.Agent.Fire(ctx, st, key, tag, at, c.Deps)
-		c.commit(st, timers, res, at, sink)
+		res, _ := b.Fire(ctx, key, tag, at)
+		timers.apply(res.Timers, at)
+		sink(res)
 	}
 }
 
-// Restore restores snap into the key (agent.Restore) and arms the timers its result asks for.
-func (c Core) Restore(ctx context.Context, st State, snap *pb.StateSnapshot, timers Timers, sink func(*agent.Result)) {
-	res, _ := c.Agent.Restore(ctx, st, snap)
-	st.Apply(res)
+// Restore restores snap into the key in batch b (agent.Batch.Restore) and arms the timers
+// its result asks for.
+func (c Core) Restore(ctx context.Context, b *agent.Batch, snap *pb.StateSnapshot, timers Timers, sink func(*agent.Result)) {
+	res, _ := b.Restore(ctx, snap)
 	for _, op := range res.Timers {
 		if op.Set {
 			timers[op.Tag] = op.AtMs
 		}
 	}
-	sink(res)
-}
-
-func (c Core) commit(st State, timers Timers, res *agent.Result, now int64, sink func(*agent.Result)) {
-	st.Apply(res)
-	timers.apply(res.Timers, now)
 	sink(res)
 }
