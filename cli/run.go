@@ -56,6 +56,7 @@ func defineRunFlags() {
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
 	})
+	defineModeFlags()
 }
 
 var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
@@ -82,7 +83,7 @@ func runPipeline(e *env, args []string) int {
 	opts := pipeline.Options{
 		Agent: *runFlags.agent, Input: *runFlags.input, OutputDir: *runFlags.outputDir, Keyring: *runFlags.keyring,
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
-		Restore: *runFlags.restore,
+		Restore: *runFlags.restore, Mode: runMode(),
 	}
 	if *runFlags.conf != "" {
 		b, err := os.ReadFile(*runFlags.conf)

@@ -37,7 +37,20 @@ type Options struct {
 
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
+
+	// Mode is Streaming (the default: RunAgent, keyed state and timers) or Batch (the bounded
+	// fast path: transforms.RunAgentBatch, the same outputs for a bounded input).
+	Mode Mode
 }
+
+// Mode selects how the pipeline runs the agent.
+type Mode string
+
+// Modes.
+const (
+	Streaming Mode = "streaming"
+	Batch     Mode = "batch"
+)
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
 const (
@@ -88,6 +101,8 @@ func (o Options) check() error {
 		return fmt.Errorf("pipeline: no input")
 	case o.OutputDir == "":
 		return fmt.Errorf("pipeline: no output directory")
+	case o.Mode != "" && o.Mode != Streaming && o.Mode != Batch:
+		return fmt.Errorf("pipeline: unknown mode %q (streaming or batch)", o.Mode)
 	}
 	return nil
 }
@@ -112,7 +127,11 @@ func Build(s beam.Scope, o Options) error {
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)
 	}
-	out := transforms.RunAgent(s, transforms.Options{
+	run := transforms.RunAgent
+	if o.Mode == Batch {
+		run = transforms.RunAgentBatch
+	}
+	out := run(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 	}, keyed)
