@@ -162,6 +162,7 @@ func workload(b *testing.B, n, k int) ([][]byte, []byte) {
 }
 
 func BenchmarkThroughput(b *testing.B) {
+	requirePrismNoSplit() // every variant under the same runner settings
 	n := *throughputN
 	for _, k := range []int{10, 10000} {
 		records, config := workload(b, n, k)
@@ -176,6 +177,7 @@ func BenchmarkThroughput(b *testing.B) {
 			{"combined/arrival", func(o Options) any { return newRunAgentFn(o) }, ArrivalOrder},
 			{"separate/event_time", func(o Options) any { return newSeparateCellsFn(o) }, EventTimeOrder},
 			{"separate/arrival", func(o Options) any { return newSeparateCellsFn(o) }, ArrivalOrder},
+			{"batch", nil, EventTimeOrder}, // RunAgentBatch: GroupByKey and the in-memory driver
 		}
 		for _, v := range variants {
 			b.Run(fmt.Sprintf("K=%d/%s", k, v.name), func(b *testing.B) {
@@ -186,9 +188,12 @@ func BenchmarkThroughput(b *testing.B) {
 				for range b.N {
 					p, s := beam.NewPipelineWithRoot()
 					keyed, _ := DecodeEnvelopes(s, Binary, beam.CreateList(s, records))
-					if v.fn == nil {
+					switch {
+					case v.name == "batch":
+						beam.ParDo0(s, countFinal, RunAgentBatch(s, o, keyed).Finals)
+					case v.fn == nil:
 						beam.ParDo0(s, &baselineFn{}, beam.GroupByKey(s, keyed))
-					} else {
+					default:
 						out := splitOutputs(s, beam.ParDo(s, v.fn(o), keyed))
 						beam.ParDo0(s, countFinal, out.Finals)
 					}
