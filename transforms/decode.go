@@ -6,8 +6,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
@@ -67,30 +65,10 @@ func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]
 // and event time) and its deterministic binary serialization. Errors are *agent.Error with
 // reason envelope_invalid.
 func decodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
-	env := &pb.AgentEnvelope{}
-	var err error
-	switch format {
-	case Binary:
-		err = proto.Unmarshal(rec, env)
-	case JSON:
-		err = protojson.Unmarshal(rec, env)
-	default:
+	if format != Binary && format != JSON {
 		return nil, nil, invalid(nil, "unknown record format %q", format)
 	}
-	if err != nil {
-		return nil, nil, invalid(err, "not a %s AgentEnvelope", format)
-	}
-	if len(env.GetEntityKey()) == 0 {
-		return env, nil, invalid(nil, "entity_key is empty")
-	}
-	if env.GetPayload() == nil {
-		return env, nil, invalid(nil, "no payload")
-	}
-	canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
-	if err != nil {
-		return env, nil, invalid(err, "re-encoding")
-	}
-	return env, canon, nil
+	return drive.DecodeEnvelope(format == JSON, rec)
 }
 
 func invalid(err error, format string, args ...any) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
@@ -44,6 +45,40 @@ func DecodeInput(key, value []byte) Input {
 			&agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: "keyed envelope", Err: err}, value)}
 	}
 	return Input{Env: env}
+}
+
+// DecodeEnvelope decodes one envelope record, protojson when json is set, else binary, and
+// checks that the envelope is actionable: an entity key and a payload. It returns the
+// envelope (possibly partial, for the dead letter's entity key and event time) and its
+// deterministic binary serialization. Errors are *agent.Error with reason envelope_invalid.
+func DecodeEnvelope(json bool, rec []byte) (*pb.AgentEnvelope, []byte, error) {
+	env := &pb.AgentEnvelope{}
+	var err error
+	format := "binary"
+	if json {
+		format = "json"
+		err = protojson.Unmarshal(rec, env)
+	} else {
+		err = proto.Unmarshal(rec, env)
+	}
+	if err != nil {
+		return nil, nil, invalid(err, "not a %s AgentEnvelope", format)
+	}
+	if len(env.GetEntityKey()) == 0 {
+		return env, nil, invalid(nil, "entity_key is empty")
+	}
+	if env.GetPayload() == nil {
+		return env, nil, invalid(nil, "no payload")
+	}
+	canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+	if err != nil {
+		return env, nil, invalid(err, "re-encoding")
+	}
+	return env, canon, nil
+}
+
+func invalid(err error, format string, args ...any) error {
+	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: fmt.Sprintf(format, args...), Err: err}
 }
 
 // DeadLetter is the dead letter of an input that failed before reaching the core: err
