@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -145,40 +144,7 @@ func parseTime(s string) (int64, error) {
 
 // readDeadLetters reads a dead-letter file as the file sinks write it.
 func readDeadLetters(file string) ([]*pb.ActivationErrorRecord, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var out []*pb.ActivationErrorRecord
-	if strings.HasSuffix(file, ".jsonl") {
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 64<<20)
-		for n := 1; sc.Scan(); n++ {
-			line := bytes.TrimSpace(sc.Bytes())
-			if len(line) == 0 {
-				continue
-			}
-			d := &pb.ActivationErrorRecord{}
-			if err := protojson.Unmarshal(line, d); err != nil {
-				return nil, fmt.Errorf("%s:%d: not an ActivationErrorRecord: %v", file, n, err)
-			}
-			out = append(out, d)
-		}
-		return out, sc.Err()
-	}
-	for off := 0; off < len(data); {
-		n, w := binary.Uvarint(data[off:])
-		if w <= 0 || n > uint64(len(data)-off-w) {
-			return nil, fmt.Errorf("%s: broken record framing at byte %d", file, off)
-		}
-		d := &pb.ActivationErrorRecord{}
-		if err := proto.Unmarshal(data[off+w:off+w+int(n)], d); err != nil {
-			return nil, fmt.Errorf("%s: record at byte %d is not an ActivationErrorRecord: %v", file, off, err)
-		}
-		out = append(out, d)
-		off += w + int(n)
-	}
-	return out, nil
+	return readMessages([]string{file}, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
 }
 
 // appendEnvelope appends env as a JSON line (compact protojson) or a length-delimited

@@ -23,8 +23,8 @@ import (
 	"github.com/beamagents/beamagents/model"
 )
 
-// flakyAgent is the support agent whose model is down for chosen keys: config
-// {"script": PATH, "down": ["key", …]}.
+// flakyAgent is the support agent whose model is down for chosen keys, optionally with
+// another system prompt: config {"script": PATH, "down": ["key", …], "prompt": "…"}.
 const flakyAgent = "support-flaky"
 
 func init() {
@@ -32,6 +32,7 @@ func init() {
 		var cfg struct {
 			Script string   `json:"script"`
 			Down   []string `json:"down"`
+			Prompt string   `json:"prompt"`
 		}
 		if err := json.Unmarshal(config, &cfg); err != nil {
 			return nil, err
@@ -52,9 +53,13 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		prompt := support.SystemPrompt
+		if cfg.Prompt != "" {
+			prompt = cfg.Prompt
+		}
 		return agent.New(agent.Definition{
 			Name: support.Name, Schema: schema, Model: downFor{m, cfg.Down}, ModelID: "support-scripted-1",
-			Prompt: agent.DefaultPrompt(support.SystemPrompt), Bindings: support.Bindings(), Limits: support.Limits,
+			Prompt: agent.DefaultPrompt(prompt), Bindings: support.Bindings(), Limits: support.Limits,
 			Tools: map[string]agent.ToolSpec{support.ToolRefund: {Args: refundArgs, Agreement: support.RefundAgreement}},
 		})
 	})
