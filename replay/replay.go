@@ -234,4 +234,3 @@ func byEntity(recorded map[int64][][]byte) map[string]map[int64][][]byte {
 	}
 	return out
 }
-

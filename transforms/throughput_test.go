@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,10 @@ import (
 //
 //	go test ./transforms -run '^$' -bench Throughput -benchtime 1x [-throughput.n 20000]
 
-var throughputN = flag.Int("throughput.n", 10000, "envelopes per throughput run")
+var (
+	throughputN        = flag.Int("throughput.n", 10000, "envelopes per throughput run")
+	throughputVariants = flag.String("throughput.variants", "", "comma-separated variants to run (default all), e.g. baseline,combined/event_time,batch")
+)
 
 func init() {
 	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int64, []byte), error](&separateCellsFn{})
@@ -180,6 +185,9 @@ func BenchmarkThroughput(b *testing.B) {
 			{"batch", nil, EventTimeOrder}, // RunAgentBatch: GroupByKey and the in-memory driver
 		}
 		for _, v := range variants {
+			if *throughputVariants != "" && !slices.Contains(strings.Split(*throughputVariants, ","), v.name) {
+				continue
+			}
 			b.Run(fmt.Sprintf("K=%d/%s", k, v.name), func(b *testing.B) {
 				o := opts
 				o.Ordering = v.ord
