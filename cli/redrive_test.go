@@ -217,7 +217,7 @@ func TestRedriveSkipsAndJSONLines(t *testing.T) {
 	envBytes, _ := proto.Marshal(env)
 	var in []byte
 	for _, d := range []*pb.ActivationErrorRecord{
-		{EntityKey: []byte("k"), Reason: "model_error", FailedInput: &pb.ActivationErrorRecord_Envelope{Envelope: envBytes}},
+		{EntityKey: []byte("k"), Reason: "model_error", EventTimeMs: 5, FailedInput: &pb.ActivationErrorRecord_Envelope{Envelope: envBytes}},
 		{EntityKey: []byte("k"), Reason: "activation_timeout"},
 		{Reason: "envelope_invalid", FailedInput: &pb.ActivationErrorRecord_RawRecord{RawRecord: []byte("{not json")}},
 		{Reason: "envelope_invalid", FailedInput: &pb.ActivationErrorRecord_RawRecord{RawRecord: []byte(`{"entityKey":"aw==","externalEvent":"aGk="}`)}},
@@ -237,6 +237,14 @@ func TestRedriveSkipsAndJSONLines(t *testing.T) {
 	got := &pb.AgentEnvelope{}
 	if len(lines) != 2 || protojson.Unmarshal([]byte(lines[0]), got) != nil || !proto.Equal(got, env) {
 		t.Fatalf("output %q", data)
+	}
+	code, stdout, stderr = runCLI(t, "", "redrive", "--input", p, "--reason", "model_error", "--key", "k", "--since", "5",
+		"--until", "2026-01-01T00:00:00Z", "--output", filepath.Join(dir, "env.binpb"))
+	if code != 0 || !strings.Contains(stdout, "1 dead letters chosen, 1 envelopes written") {
+		t.Fatalf("filtered: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if bin, _ := os.ReadFile(filepath.Join(dir, "env.binpb")); !bytes.Equal(bin, append([]byte{byte(len(envBytes))}, envBytes...)) {
+		t.Fatalf("binary output %x", bin)
 	}
 	if code, _, _ := runCLI(t, "", "redrive", "--input", filepath.Join(dir, "none*"), "--output", out); code != 1 {
 		t.Fatalf("no input: exit %d", code)

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/beamagents/beamagents/examples/support"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
 // Replaying the demo's recorded traffic with the unchanged agent makes no model call and
@@ -41,7 +44,7 @@ func TestReplay(t *testing.T) {
 
 	replayed := filepath.Join(dir, "replayed")
 	code, out, errOut = runCLI(t, "", "replay", "--agent", support.Name, "--keyring", opts.Keyring, "--cache_from", cache,
-		"--input", input, "--output_dir", replayed)
+		"--input", input, "--output_dir", replayed, "--recorded", recorded)
 	if code != 0 || !strings.Contains(out, "0 cache misses, 0 provider calls; 0 keys diverged") {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -66,6 +69,26 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("changed prompt: exit %d\n%s\n%s", code, out, errOut)
 	}
 	t.Log(strings.TrimSpace(out))
+
+	// From restored state: the exports alone, on top of the recorded snapshots, export them again.
+	restored := filepath.Join(dir, "restored")
+	code, out, errOut = runCLI(t, "", "replay", "--agent", support.Name, "--keyring", opts.Keyring, "--cache_from", cache,
+		"--input", filepath.Join(filepath.Dir(opts.Input), "exports.jsonl"), "--restore", cache, "--output_dir", restored)
+	if code != exitDiverged {
+		t.Fatalf("restored replay: exit %d\n%s\n%s", code, out, errOut)
+	}
+	snaps, err := readMessages([]string{filepath.Join(restored, "snapshots.binpb")}, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	recordedSnaps, _ := readMessages([]string{cache}, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	if err != nil || len(snaps) != 5 || len(recordedSnaps) != 6 {
+		t.Fatalf("%d restored snapshots (%v), %d recorded", len(snaps), err, len(recordedSnaps))
+	}
+	for _, sn := range snaps {
+		for _, r := range recordedSnaps {
+			if r.GetRequestId() == "after" && bytes.Equal(r.GetEntityKey(), sn.GetEntityKey()) && !proto.Equal(r, sn) {
+				t.Errorf("%s: the restored state exports differently", sn.GetEntityKey())
+			}
+		}
+	}
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
