@@ -46,4 +46,7 @@
 //
 // With transforms.ArrivalOrder RunAgent skips the buffer and runs each envelope as it arrives;
 // that order is the runner's, and this package does not specify it.
+//
+// docs/drive.md tells what the differential tests run and found, and how the bounded fast
+// path (transforms.RunAgentBatch) and offline replay (package replay) use the driver.
 package drive
