@@ -2,6 +2,7 @@ package drive
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -81,4 +82,35 @@ func FuzzParseFrames(f *testing.F) {
 			t.Fatal("frames do not re-encode to their input")
 		}
 	})
+}
+
+// What Split leaves behind (the rest and the timers), split again at the same time, gives
+// nothing due, nothing bad, the same rest and the same timers.
+func FuzzSplit(f *testing.F) {
+	f.Add(AppendTimers(AppendFrame(nil, 10, env(10, "a")), Timers{"deadline": 40, "ttl": 99}), int64(20))
+	f.Add(AppendFrame(AppendFrame(nil, 30, env(30, "b")), 5, []byte{0xff}), int64(30))
+	f.Fuzz(func(t *testing.T, elem []byte, at int64) {
+		_, rest, timers, _ := Split([][]byte{elem}, at) // a frame's own time decides whether it is due
+		again, rest2, timers2, bad2 := Split([][]byte{AppendTimers(rest, timers)}, at)
+		if len(again) != 0 || !bytes.Equal(rest2, rest) || bad2 != 0 || len(timers2) != len(timers) {
+			t.Fatalf("re-split: %d due, %d bad, rest equal %v, timers %v vs %v", len(again), bad2, bytes.Equal(rest2, rest), timers2, timers)
+		}
+	})
+}
+
+func TestChanges(t *testing.T) {
+	got := Changes(Timers{"deadline": 5, "ttl": 9}, Timers{"deadline": 7, "x": 1})
+	want := []string{"deadline set 7", "ttl clear", "x set 1"}
+	if len(got) != len(want) {
+		t.Fatalf("%v", got)
+	}
+	for i, op := range got {
+		s := op.Tag + " clear"
+		if op.Set {
+			s = op.Tag + " set " + strconv.FormatInt(op.AtMs, 10)
+		}
+		if s != want[i] {
+			t.Fatalf("op %d = %s, want %s", i, s, want[i])
+		}
+	}
 }
