@@ -16,8 +16,11 @@ import (
 // pipeline graph.
 type Deps struct {
 	// Keyring signs every emitted intent; without one, an activation that emits an intent
-	// fails with signing_failed.
+	// fails with signing_failed, unless AllowUnsigned.
 	Keyring *intent.Keyring
+	// AllowUnsigned emits intents unsigned when there is no Keyring. Consumers verifying in
+	// intent.ModePermissive or intent.ModeOff accept them; intent.ModeRequire refuses them.
+	AllowUnsigned bool
 }
 
 // Activate runs the core for one envelope against the key's committed state in store.

@@ -19,9 +19,9 @@ type Batch struct {
 	store Store
 	deps  Deps
 
-	base, changed [numCells][]byte
-	read, wrote   cellSet
-	timers        map[string]TimerOp
+	cells       [numCells][]byte // as read from the store, or as the batch's inputs wrote them
+	read, wrote cellSet          // cells read from the store; cells written
+	timers      []TimerOp        // every timer operation of the inputs, in order
 }
 
 // NewBatch starts a batch over the key's committed state in store.
@@ -50,10 +50,10 @@ func (b *Batch) Writes() map[statecodec.Cell][]byte {
 	if b.wrote == 0 {
 		return nil
 	}
-	m := make(map[statecodec.Cell][]byte, numCells)
+	m := make(map[statecodec.Cell][]byte, b.wrote.len())
 	for c := range numCells {
 		if b.wrote.has(c) {
-			m[cellTable[c].id] = b.changed[c]
+			m[cellTable[c].id] = b.cells[c]
 		}
 	}
 	return m
@@ -61,9 +61,13 @@ func (b *Batch) Writes() map[statecodec.Cell][]byte {
 
 // Timers returns the batch's timer operations, the last one per tag, ordered by tag.
 func (b *Batch) Timers() []TimerOp {
-	ops := make([]TimerOp, 0, len(b.timers))
-	for _, tag := range slices.Sorted(maps.Keys(b.timers)) {
-		ops = append(ops, b.timers[tag])
+	last := map[string]TimerOp{}
+	for _, op := range b.timers {
+		last[op.Tag] = op
+	}
+	ops := make([]TimerOp, 0, len(last))
+	for _, tag := range slices.Sorted(maps.Keys(last)) {
+		ops = append(ops, last[tag])
 	}
 	return ops
 }
@@ -73,31 +77,23 @@ func (b *Batch) end(c *call, err error) (*Result, error) {
 	res := c.finish()
 	for i := range numCells {
 		if c.cells.wrote.has(i) {
-			b.changed[i] = c.cells.overlay[i]
+			b.cells[i] = c.cells.overlay[i]
 			b.wrote = b.wrote.with(i)
 		}
 	}
-	for _, op := range res.Timers {
-		if b.timers == nil {
-			b.timers = map[string]TimerOp{}
-		}
-		b.timers[op.Tag] = op
-	}
+	b.timers = append(b.timers, res.Timers...)
 	return res, err
 }
 
 // committed returns cell c as the batch's previous inputs left it.
 func (b *Batch) committed(c cell) ([]byte, error) {
-	if b.wrote.has(c) {
-		return b.changed[c], nil
-	}
-	if b.read.has(c) {
-		return b.base[c], nil
+	if (b.read | b.wrote).has(c) {
+		return b.cells[c], nil
 	}
 	v, err := b.store.Read(cellTable[c].id)
 	if err != nil {
 		return nil, &Error{Reason: ReasonStateCorrupt, Detail: "reading " + c.String(), Err: err}
 	}
-	b.base[c], b.read = v, b.read.with(c)
+	b.cells[c], b.read = v, b.read.with(c)
 	return v, nil
 }

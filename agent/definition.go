@@ -306,6 +306,17 @@ func (a *Agent) Name() string { return a.def.Name }
 // Schema returns the agent's proposal schema.
 func (a *Agent) Schema() *interaction.Schema { return a.def.Schema }
 
+// EmitsIntents reports whether a case of the agent is bound to a tool or an approval: whether
+// its activations emit intents, which need a keyring to be signed.
+func (a *Agent) EmitsIntents() bool {
+	for _, act := range a.def.Bindings {
+		if act.Kind == ActTool || act.Kind == ActApproval {
+			return true
+		}
+	}
+	return false
+}
+
 // Limits returns the agent's resolved limits.
 func (a *Agent) Limits() Limits { return a.limits }
 

@@ -43,4 +43,7 @@
 // in arrival order. A deadline firing re-emits the pending intents with the next attempt up
 // to Limits.MaxEscalations times, then fails closed. A TTL firing drops an idle key's memory
 // and replay cache; seq is kept forever so intent ids never repeat.
+//
+// The state cells, the wire messages and the dead-letter reasons are described in
+// docs/wire-and-state.md; the activation benchmarks' figures are in docs/benchmarks.md.
 package agent

@@ -2,15 +2,15 @@ package agent_test
 
 import (
 	"bytes"
-
 	"errors"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"iter"
 	"maps"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/intent"

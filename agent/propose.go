@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
-
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
 // propose asks the model (through the replay cache) for the step's proposal and admits it.

@@ -149,6 +149,9 @@ func (act *activation) newIntent(step uint32, tool, args string, kind pb.ToolInt
 
 func (act *activation) sign(ti *pb.ToolIntent) error {
 	if act.c.deps.Keyring == nil {
+		if act.c.deps.AllowUnsigned {
+			return nil
+		}
 		return fail(ReasonSigningFailed, nil, "no keyring to sign intent %s", ti.IntentId)
 	}
 	if err := intent.Sign(ti, act.c.deps.Keyring); err != nil {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/beamagents/beamagents/internal/goldenfile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,6 +22,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
 )

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"math/bits"
 
 	"google.golang.org/protobuf/proto"
 
@@ -202,7 +203,7 @@ func (cs *cells) writes() map[statecodec.Cell][]byte {
 	if cs.wrote == 0 {
 		return nil
 	}
-	m := make(map[statecodec.Cell][]byte, numCells)
+	m := make(map[statecodec.Cell][]byte, cs.wrote.len())
 	for c := range numCells {
 		if cs.wrote.has(c) {
 			m[cellTable[c].id] = cs.overlay[c]
@@ -320,3 +321,4 @@ const _ cellSet = 1 << (numCells - 1) // every cell fits in a cellSet
 
 func (s cellSet) has(c cell) bool     { return s&(1<<c) != 0 }
 func (s cellSet) with(c cell) cellSet { return s | 1<<c }
+func (s cellSet) len() int            { return bits.OnesCount8(uint8(s)) }

@@ -11,22 +11,10 @@ import (
 )
 
 func init() {
-	register(&command{name: "intent", summary: "sign or verify a binary ToolIntent (intent sign|verify)", run: runIntent})
-}
-
-func runIntent(e *env, args []string) int {
-	if len(args) == 0 {
-		e.errorf("usage: beamagents intent sign|verify …")
-		return 2
-	}
-	switch args[0] {
-	case "sign":
-		return runIntentSign(e, args[1:])
-	case "verify":
-		return runIntentVerify(e, args[1:])
-	}
-	e.errorf("unknown intent subcommand %q (want sign or verify)", args[0])
-	return 2
+	register(&command{name: "intent", summary: "sign or verify a binary ToolIntent (intent sign|verify)", subs: []*command{
+		{name: "sign", summary: "sign a binary ToolIntent with a keyring", run: runIntentSign},
+		{name: "verify", summary: "verify a binary ToolIntent's signature", run: runIntentVerify},
+	}})
 }
 
 func readIntent(e *env, path string) (*pb.ToolIntent, bool) {

@@ -5,17 +5,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
-// A command is one subcommand. Files register theirs in init.
+// A command is one command or subcommand. Files register theirs in init. A command either
+// runs or dispatches its first argument to one of its subcommands, exactly as the top level
+// dispatches commands.
 type command struct {
 	name    string
 	summary string
 	run     func(env *env, args []string) int
+	subs    []*command // when run is nil
+	usage   string     // printed after the list of subcommands
 }
 
 // env carries the process streams so commands run the same in tests and in main.
@@ -28,13 +32,24 @@ func (e *env) errorf(format string, args ...any) {
 	fmt.Fprintf(e.stderr, "beamagents: "+format+"\n", args...)
 }
 
-var commands = map[string]*command{}
+// top is the top level: beamagents <command>.
+var top = &command{name: "beamagents"}
 
 func register(c *command) {
-	if _, dup := commands[c.name]; dup {
+	if top.find(c.name) != nil {
 		panic("duplicate command " + c.name)
 	}
-	commands[c.name] = c
+	top.subs = append(top.subs, c)
+	slices.SortFunc(top.subs, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+}
+
+func (c *command) find(name string) *command {
+	for _, s := range c.subs {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
 }
 
 // Main runs the command named by os.Args and exits the process. A binary's main calls it after
@@ -53,31 +68,41 @@ func Main() {
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
-func run(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || isHelp(args[0]) {
-		usage(e.stdout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+func run(e *env, args []string) int { return top.dispatch(e, top.name, args) }
+
+// dispatch runs c, or the subcommand its first argument names. No argument or an unknown one
+// is a usage error (2); help lists the subcommands on stdout (0).
+func (c *command) dispatch(e *env, path string, args []string) int {
+	if c.run != nil {
+		return c.run(e, args)
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		e.errorf("unknown command %q", args[0])
-		usage(e.stderr)
+	if len(args) == 0 {
+		c.printUsage(e.stderr, path)
 		return 2
 	}
-	return c.run(e, args[1:])
+	if args[0] == "help" || isHelp(args[0]) {
+		c.printUsage(e.stdout, path)
+		return 0
+	}
+	sub := c.find(args[0])
+	if sub == nil {
+		if c == top {
+			e.errorf("unknown command %q", args[0])
+		} else {
+			e.errorf("unknown %s subcommand %q", strings.TrimPrefix(path, top.name+" "), args[0])
+		}
+		c.printUsage(e.stderr, path)
+		return 2
+	}
+	return sub.dispatch(e, path+" "+sub.name, args[1:])
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: beamagents <command> [flags] [args]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+func (c *command) printUsage(w io.Writer, path string) {
+	fmt.Fprintf(w, "usage: %s <command> [flags] [args]\n\ncommands:\n", path)
+	for _, s := range c.subs {
+		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	if c.usage != "" {
+		fmt.Fprintf(w, "\n%s\n", c.usage)
 	}
 }

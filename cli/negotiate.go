@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,33 +34,6 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// negotiateRefuse prints the one diagnostic line of a refusal and returns exit status 1.
-func negotiateRefuse(e *env, err error) int {
-	io.WriteString(e.stderr, err.Error()+"\n")
-	return 1
-}
-
-// negotiateSchemas loads the descriptor set once and compiles the schemas with the given root
-// type ids; a refusal is reported as its diagnostic line.
-func negotiateSchemas(e *env, path string, roots ...string) ([]*interaction.Schema, int) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		e.errorf("%v", err)
-		return nil, 1
-	}
-	set, err := interaction.UnmarshalFileSet(data)
-	if err != nil {
-		return nil, negotiateRefuse(e, err)
-	}
-	out := make([]*interaction.Schema, len(roots))
-	for i, root := range roots {
-		if out[i], err = interaction.CompileFileSet(set, root); err != nil {
-			return nil, negotiateRefuse(e, err)
-		}
-	}
-	return out, 0
-}
-
 func parseMoves(e *env, moves []string) (map[string]string, bool) {
 	if len(moves) == 0 {
 		return nil, true
@@ -78,7 +52,7 @@ func parseMoves(e *env, moves []string) (map[string]string, bool) {
 
 func runSchemaDelta(e *env, args []string) int {
 	fs := newFlags(e, "schema delta", schemaDeltaUsage)
-	set := fs.String("descriptor-set", "", "binary FileDescriptorSet with imports")
+	set := descriptorSetFlag(fs)
 	producer := fs.String("producer", "", "type_id of the producer's root")
 	receiver := fs.String("receiver", "", "type_id of the receiver's root")
 	caseID := fs.String("case", "", "compare this case of the producer's root with the receiver's root record")
@@ -104,14 +78,14 @@ func runSchemaDelta(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	schemas, code := negotiateSchemas(e, *set, *producer, *receiver)
+	schemas, code := compileSchemas(e, *set, *producer, *receiver)
 	if schemas == nil {
 		return code
 	}
 	a := negotiate.Agreement{ReceiverAcceptsBestEffort: *accepts, Moves: mv, Drop: drops}
 	d, err := negotiate.DeltaOptions{Case: *caseID, Moves: mv}.Delta(schemas[0], schemas[1])
 	if err != nil {
-		return negotiateRefuse(e, err)
+		return refuse(e, err)
 	}
 	if *asJSON {
 		e.stdout.Write(append(d.Document(), '\n'))
@@ -123,7 +97,7 @@ func runSchemaDelta(e *env, args []string) int {
 	}
 	a.Protocol = checked
 	if _, err := negotiateBoundary(schemas[0], schemas[1], *caseID, a); err != nil {
-		return negotiateRefuse(e, err)
+		return refuse(e, err)
 	}
 	return 0
 }
@@ -165,30 +139,26 @@ func printDelta(w io.Writer, d *negotiate.SchemaDelta, a negotiate.Agreement) {
 }
 
 func runSchemaCanonicalize(e *env, args []string) int {
-	fs := newFlags(e, "schema canonicalize", schemaCanonicalizeUsage)
-	set := fs.String("descriptor-set", "", "binary FileDescriptorSet with imports")
-	root := fs.String("root", "", "type_id of the schema's root")
-	protocol := fs.String("protocol", "TRANSFORM_ALL", `TRANSFORM_ALL, BEST_EFFORT, FAIL_FAST or "" (none)`)
-	receipt := fs.String("receipt", "", "write the receipt's trace attributes as JSON to this file")
-	if code, ok := parse(fs, args); !ok {
+	var protocol, receipt *string
+	f, code, ok := parseSchemaFlags(e, "canonicalize", schemaCanonicalizeUsage, args, func(fs *flag.FlagSet) {
+		protocol = fs.String("protocol", "TRANSFORM_ALL", `TRANSFORM_ALL, BEST_EFFORT, FAIL_FAST or "" (none)`)
+		receipt = fs.String("receipt", "", "write the receipt's trace attributes as JSON to this file")
+	})
+	if !ok {
 		return code
-	}
-	if *set == "" || *root == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return 2
 	}
 	p, err := negotiate.ParseProtocol(*protocol)
 	if err != nil {
 		e.errorf("%v", err)
 		return 2
 	}
-	schemas, code := negotiateSchemas(e, *set, *root)
-	if schemas == nil {
+	s, code := f.compile(e)
+	if s == nil {
 		return code
 	}
-	admitter, err := negotiate.NewAdmitter(schemas[0], negotiate.Agreement{Protocol: p, ReceiverAcceptsBestEffort: p == negotiate.BestEffort})
+	admitter, err := negotiate.NewAdmitter(s, negotiate.Agreement{Protocol: p, ReceiverAcceptsBestEffort: p == negotiate.BestEffort})
 	if err != nil {
-		return negotiateRefuse(e, err)
+		return refuse(e, err)
 	}
 	// One byte more than the bound is enough for canonicalization to refuse an oversized text.
 	text, err := io.ReadAll(io.LimitReader(e.stdin, negotiate.MaxInputBytes+1))
@@ -205,7 +175,7 @@ func runSchemaCanonicalize(e *env, args []string) int {
 		}
 	}
 	if admitErr != nil {
-		return negotiateRefuse(e, admitErr)
+		return refuse(e, admitErr)
 	}
 	e.stdout.Write(out.Document)
 	return 0

@@ -57,6 +57,7 @@ func defineRunFlags() {
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
 	})
 	defineModeFlags()
+	defineRunCheckFlags()
 }
 
 var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
@@ -83,7 +84,16 @@ func runPipeline(e *env, args []string) int {
 	opts := pipeline.Options{
 		Agent: *runFlags.agent, Input: *runFlags.input, OutputDir: *runFlags.outputDir, Keyring: *runFlags.keyring,
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
-		Restore: *runFlags.restore, Mode: runMode(),
+		Restore: *runFlags.restore, AllowUnsignedIntents: *runCheckFlags.allowUnsigned, Mode: runMode(),
+	}
+	for _, g := range [][2]string{{"input", opts.Input}, {"restore", opts.Restore}} {
+		if g[1] == "" {
+			continue
+		}
+		if err := checkGlob(context.Background(), g[0], g[1]); err != nil {
+			e.errorf("%v", err)
+			return 1
+		}
 	}
 	if *runFlags.conf != "" {
 		b, err := os.ReadFile(*runFlags.conf)
@@ -92,6 +102,10 @@ func runPipeline(e *env, args []string) int {
 			return 2
 		}
 		opts.Config = b
+	}
+	if unsignedIntents(opts) {
+		e.errorf(noKeyringHelp, opts.Agent)
+		return 2
 	}
 	beam.Init()
 	res, wall, err := runWithProgress(e, runnerName(), opts)

@@ -11,7 +11,15 @@ import (
 )
 
 func init() {
-	register(&command{name: "schema", summary: "interaction schemas: derive, jsonschema, decode, verify, delta, canonicalize", run: runSchema})
+	register(&command{name: "schema", summary: "interaction schemas: derive, jsonschema, decode, verify, delta, canonicalize",
+		usage: schemaUsage, subs: []*command{
+			{name: "derive", summary: "print the canonical schema document", run: runSchemaDerive},
+			{name: "jsonschema", summary: "print the provider JSON Schema", run: runSchemaJSONSchema},
+			{name: "decode", summary: "decode a value document (or refuse it)", run: runSchemaDecode},
+			{name: "verify", summary: "check a schema document against the descriptor set", run: runSchemaVerify},
+			{name: "delta", summary: "schema delta and negotiation verdicts between two roots", run: runSchemaDelta},
+			{name: "canonicalize", summary: "provider-style JSON to the canonical value document", run: runSchemaCanonicalize},
+		}})
 }
 
 const schemaUsage = `schema derive     --descriptor-set FILE --root TYPE_ID
@@ -29,40 +37,15 @@ the verdict of each protocol (TRANSFORM_ALL, BEST_EFFORT, FAIL_FAST); canonicali
 provider-style JSON into the canonical value document, or refuses it.
 Exit status: 0 ok or admitted; 1 refused, with one line "CODE rule: message" on stderr; 2 usage.`
 
-func runSchema(e *env, args []string) int {
-	if len(args) == 0 {
-		e.errorf("usage: beamagents %s", schemaUsage)
-		return 2
-	}
-	sub, ok := map[string]func(*env, []string) int{
-		"derive":       runSchemaDerive,
-		"jsonschema":   runSchemaJSONSchema,
-		"decode":       runSchemaDecode,
-		"verify":       runSchemaVerify,
-		"delta":        runSchemaDelta,
-		"canonicalize": runSchemaCanonicalize,
-	}[args[0]]
-	if !ok {
-		e.errorf("unknown schema subcommand %q (want derive, jsonschema, decode, verify, delta or canonicalize)", args[0])
-		return 2
-	}
-	return sub(e, args[1:])
+// descriptorSetFlag defines --descriptor-set, which every schema subcommand takes.
+func descriptorSetFlag(fs *flag.FlagSet) *string {
+	return fs.String("descriptor-set", "", "binary FileDescriptorSet with imports")
 }
 
-// schemaFlags holds the flags every schema subcommand takes.
-type schemaFlags struct {
-	descriptorSet, root string
-}
-
-func (f *schemaFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.descriptorSet, "descriptor-set", "", "binary FileDescriptorSet with imports")
-	fs.StringVar(&f.root, "root", "", "type_id of the root record or variant")
-}
-
-// compile loads the descriptor set and derives the schema; a derivation refusal is reported
-// as its one diagnostic line.
-func (f *schemaFlags) compile(e *env) (*interaction.Schema, int) {
-	data, err := os.ReadFile(f.descriptorSet)
+// compileSchemas loads the descriptor set once and derives the schemas of the given root type
+// ids; a refusal is reported as its diagnostic line (exit 1).
+func compileSchemas(e *env, path string, roots ...string) ([]*interaction.Schema, int) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		e.errorf("%v", err)
 		return nil, 1
@@ -71,31 +54,49 @@ func (f *schemaFlags) compile(e *env) (*interaction.Schema, int) {
 	if err != nil {
 		return nil, refuse(e, err)
 	}
-	s, err := interaction.CompileFileSet(set, f.root)
-	if err != nil {
-		return nil, refuse(e, err)
+	out := make([]*interaction.Schema, len(roots))
+	for i, root := range roots {
+		if out[i], err = interaction.CompileFileSet(set, root); err != nil {
+			return nil, refuse(e, err)
+		}
 	}
-	return s, 0
+	return out, 0
 }
 
-// refuse prints the diagnostic line of a refusal and returns exit status 1.
+// refuse prints the one diagnostic line of a refusal and returns exit status 1.
 func refuse(e *env, err error) int {
 	io.WriteString(e.stderr, err.Error()+"\n")
 	return 1
 }
 
+// schemaFlags holds the flags of the subcommands that work on one root.
+type schemaFlags struct {
+	descriptorSet, root *string
+}
+
+// compile derives the schema of the root.
+func (f *schemaFlags) compile(e *env) (*interaction.Schema, int) {
+	s, code := compileSchemas(e, *f.descriptorSet, *f.root)
+	if s == nil {
+		return nil, code
+	}
+	return s[0], 0
+}
+
 // parseSchemaFlags parses args and requires both schema flags and no arguments.
-func parseSchemaFlags(e *env, name string, args []string, extra func(fs *flag.FlagSet)) (*schemaFlags, int, bool) {
-	fs := newFlags(e, "schema "+name, "schema "+name+" --descriptor-set FILE --root TYPE_ID")
-	var f schemaFlags
-	f.register(fs)
+func parseSchemaFlags(e *env, name, usage string, args []string, extra func(fs *flag.FlagSet)) (*schemaFlags, int, bool) {
+	if usage == "" {
+		usage = "schema " + name + " --descriptor-set FILE --root TYPE_ID"
+	}
+	fs := newFlags(e, "schema "+name, usage)
+	f := schemaFlags{descriptorSet: descriptorSetFlag(fs), root: fs.String("root", "", "type_id of the root record or variant")}
 	if extra != nil {
 		extra(fs)
 	}
 	if code, ok := parse(fs, args); !ok {
 		return nil, code, false
 	}
-	if f.descriptorSet == "" || f.root == "" || fs.NArg() != 0 {
+	if *f.descriptorSet == "" || *f.root == "" || fs.NArg() != 0 {
 		fs.Usage()
 		return nil, 2, false
 	}
@@ -103,7 +104,7 @@ func parseSchemaFlags(e *env, name string, args []string, extra func(fs *flag.Fl
 }
 
 func runSchemaDerive(e *env, args []string) int {
-	f, code, ok := parseSchemaFlags(e, "derive", args, nil)
+	f, code, ok := parseSchemaFlags(e, "derive", "", args, nil)
 	if !ok {
 		return code
 	}
@@ -116,7 +117,7 @@ func runSchemaDerive(e *env, args []string) int {
 }
 
 func runSchemaJSONSchema(e *env, args []string) int {
-	f, code, ok := parseSchemaFlags(e, "jsonschema", args, nil)
+	f, code, ok := parseSchemaFlags(e, "jsonschema", "", args, nil)
 	if !ok {
 		return code
 	}
@@ -130,7 +131,7 @@ func runSchemaJSONSchema(e *env, args []string) int {
 
 func runSchemaVerify(e *env, args []string) int {
 	var schemaFile string
-	f, code, ok := parseSchemaFlags(e, "verify", args, func(fs *flag.FlagSet) {
+	f, code, ok := parseSchemaFlags(e, "verify", "", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&schemaFile, "schema", "", "canonical schema document to verify")
 	})
 	if !ok {
@@ -159,7 +160,7 @@ func runSchemaVerify(e *env, args []string) int {
 func runSchemaDecode(e *env, args []string) int {
 	var streaming bool
 	var chunk int
-	f, code, ok := parseSchemaFlags(e, "decode", args, func(fs *flag.FlagSet) {
+	f, code, ok := parseSchemaFlags(e, "decode", "", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&streaming, "stream", false, "decode with the streaming decoder")
 		fs.IntVar(&chunk, "chunk", 0, "with --stream: bytes per chunk (default 4096)")
 	})

@@ -12,4 +12,6 @@
 //     never by re-encoding.
 //   - For each field added within a version, the original blob keeps the bytes from before the
 //     field existed, and an extra blob carries the field.
+//
+// The evolution rules the corpus guards are in docs/wire-and-state.md.
 package golden

@@ -22,4 +22,7 @@
 // ("env:VAR" or "file:PATH", see [LoadKeyring]) on the worker that uses it, so key material is
 // never part of a pipeline graph, and no String, GoString or fmt verb of a Keyring ever prints
 // key bytes.
+//
+// docs/wire-and-state.md describes signing, the verify modes and what `beamagents run` does
+// without a keyring.
 package intent

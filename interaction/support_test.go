@@ -2,7 +2,6 @@ package interaction_test
 
 import (
 	"flag"
-	"github.com/beamagents/beamagents/internal/goldenfile"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"github.com/beamagents/beamagents/internal/prototest"
 )
 

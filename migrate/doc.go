@@ -30,5 +30,6 @@
 // add one step from N for every versioned message in steps.go, bump
 // [CurrentStateSchemaVersion], add golden/v<N+1>/ builders and write its blobs with
 // golden/cmd/goldengen. golden/v<N>/ stays frozen as the outgoing version's corpus, and the
-// compatibility test migrates it to N+1.
+// compatibility test migrates it to N+1. docs/wire-and-state.md states these rules with the
+// rest of the wire and state contract.
 package migrate

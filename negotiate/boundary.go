@@ -2,11 +2,11 @@ package negotiate
 
 import (
 	"fmt"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Boundary is a negotiated crossing from a producer's schema to a stricter receiver's: its

@@ -2,12 +2,12 @@ package negotiate
 
 import (
 	"fmt"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // MaxInputBytes bounds provider text: whitespace and number tokens may make it longer than

@@ -3,11 +3,11 @@ package negotiate
 import (
 	"cmp"
 	"fmt"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // DeltaFormat names the canonical delta document (SchemaDelta.Document).

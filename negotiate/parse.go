@@ -1,12 +1,12 @@
 package negotiate
 
 import (
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // The provider-text parser: one JSON text (RFC 8259) into an ordered tree that keeps number

@@ -2,9 +2,10 @@ package negotiate
 
 import (
 	"fmt"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strings"
+
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // ManifestFormat names the canonical manifest document a manifest digest is computed over.

@@ -2,10 +2,10 @@ package negotiate
 
 import (
 	"errors"
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // ReceiptFormat names the canonical receipt document a receipt digest is computed over.

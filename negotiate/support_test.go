@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
-	"github.com/beamagents/beamagents/internal/goldenfile"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/bufbuild/protocompile/linker"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"github.com/beamagents/beamagents/internal/prototest"
 )
 

@@ -1,11 +1,11 @@
 package negotiate
 
 import (
-	"github.com/beamagents/beamagents/internal/canonjson"
 	"slices"
 	"strconv"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Outcome is one output's crossing of a boundary. On success Value is the receiver's admitted

@@ -38,6 +38,12 @@ type Options struct {
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
 
+	// AllowUnsignedIntents emits intents unsigned when there is no Keyring, which consumers
+	// verifying in intent.ModePermissive or intent.ModeOff accept and intent.ModeRequire
+	// refuses. Without it, every intent of a run without a Keyring is a signing_failed dead
+	// letter (`beamagents run` refuses to start such a run).
+	AllowUnsignedIntents bool
+
 	// Mode is Streaming (the default: RunAgent, keyed state and timers) or Batch (the bounded
 	// fast path: transforms.RunAgentBatch, the same outputs for a bounded input).
 	Mode Mode
@@ -134,6 +140,7 @@ func Build(s beam.Scope, o Options) error {
 	out := run(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+		AllowUnsignedIntents: o.AllowUnsignedIntents,
 	}, keyed)
 	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protodelim"
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"

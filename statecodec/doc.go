@@ -24,8 +24,10 @@
 // through state_schema_version and package migrate, keeping their ids. A cell whose encoding
 // must change gets a new id, and the pipeline moves the old cell's content into it explicitly.
 //
-// The codecs work per cell, so a DoFn can keep one Beam state cell per id or combine them;
-// a combined layout would be a new id with its own documented encoding.
+// The codecs work per cell; package agent lists the cells it uses (these and its inbox) in one
+// table, and package transforms keeps them combined in one Beam cell, "agent_state.v1", whose
+// encoding (AgentStateCells) carries each cell's bytes unchanged. The rules, the wire format
+// and the diagnostic codes are written out in docs/wire-and-state.md.
 //
 // # Invariants
 //

@@ -1,9 +1,10 @@
 package statecodec
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/migrate"
-	"google.golang.org/protobuf/proto"
 )
 
 // Memory defaults.

@@ -5,6 +5,7 @@ go 1.26.7
 tool (
 	github.com/bufbuild/buf/cmd/buf
 	golang.org/x/perf/cmd/benchstat
+	golang.org/x/tools/cmd/goimports
 	google.golang.org/protobuf/cmd/protoc-gen-go
 )
 
@@ -93,8 +94,10 @@ require (
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/telemetry v0.0.0-20261009151841-97e8ea77aa2a // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261005182115-fad411399dd8 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

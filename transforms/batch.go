@@ -28,7 +28,8 @@ func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 		opts.OrderResolutionMs = DefaultOrderMs
 	}
 	grouped := beam.GroupByKey(s, keyed)
-	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, OrderResolutionMs: opts.OrderResolutionMs}
+	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
+		OrderResolutionMs: opts.OrderResolutionMs}
 	return splitOutputs(s, beam.ParDo(s, fn, grouped))
 }
 
@@ -36,13 +37,14 @@ type runBatchFn struct {
 	Agent             string
 	Config            []byte
 	Keyring           string
+	AllowUnsigned     bool
 	OrderResolutionMs int64
 
 	rt *runtime
 }
 
 func (f *runBatchFn) Setup() (err error) {
-	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring)
+	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
 	return err
 }
 

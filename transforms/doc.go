@@ -5,9 +5,9 @@
 //
 // # The stateful step
 //
-// RunAgent only reads the key's cells, calls agent.Activate, agent.Fire or agent.Restore,
-// writes the cells that changed, sets or clears timers and emits the outputs; every decision
-// is in the core. Its one output carries (kind, bytes) pairs that a fused ParDo splits into
+// RunAgent only hands the inputs of one firing to an agent.Batch over the key's cells (its
+// envelopes, then its deadline or TTL firing, or a restore), emits the outputs, writes the
+// cells the batch changed once and sets or clears its timers; every decision is in the core. Its one output carries (kind, bytes) pairs that a fused ParDo splits into
 // intents, traces, final replies, snapshots and dead letters, each a PCollection<[]byte> of
 // deterministically serialized messages.
 //
@@ -57,46 +57,11 @@
 // testdata/update_manifest.json pins all of it; TestUpdateManifest compares the built
 // pipeline against it.
 //
-// # State layout, decided by measurement
+// # State layout
 //
-// The core reads and writes six logical cells. Two physical layouts were measured with the
-// throughput harness (BenchmarkThroughput, N = 10,000 envelopes, Prism, scripted model):
-// one combined cell per key, and one Beam cell per logical cell. Measured on
-// 2 shared cores (other work running), one run each, same binary:
-//
-//	                          envelopes/s  state reads/act  writes/act  bytes written/act
-//	K=10     combined/event     2,664          0.20           1.30          2,320
-//	K=10     separate/event     2,326          0.51           1.41          2,319
-//	K=10     combined/arrival   1,699          1.00           1.00         23,072
-//	K=10     separate/arrival   1,292          4.00           2.00         23,066
-//	K=10000  combined/event     1,220          4.00           4.00            388
-//	K=10000  separate/event       657          7.00           6.00            379
-//	K=10000  combined/arrival   1,380          2.00           2.00            388
-//	K=10000  separate/arrival     971          5.00           4.00            379
-//	stateless baseline (decode → GroupByKey → ParDo): 42,279 (K=10), 36,011 (K=10000)
-//
-// Per-activation counts include the ordering buffer (one add per envelope; one read, clear
-// and add per firing) and each key's idle-TTL firing at the end of a bounded run. At K=10 the
-// event-time buffer batches about five envelopes per firing, so the state cell is read and
-// written once for several activations; with arrival order every activation rewrites the
-// key's whole replay cache (64 entries of ~350 bytes). What dominates is the Prism state API
-// round trip (about 100-200 µs each, against some 25 µs of activation core per envelope),
-// so the layout with the fewest round trips wins.
-//
-// Logical cells per path (agent.TestCellAccessPerPath pins them):
-//
-//	path                         cells read                                  cells written
-//	reply                        continuation, seq, memory, llm_cache        llm_cache, seq
-//	tool call (suspends)         + pending                                   continuation, llm_cache, memory, pending
-//	event while suspended        continuation, inbox                         inbox
-//	export                       seq, memory, llm_cache, continuation, pending (none)
-//	resume (result to reply)     continuation, pending, memory, llm_cache, inbox   continuation, inbox, llm_cache, pending, seq
-//
-// With the combined layout each of these is one Beam read and at most one Beam write; with
-// separate cells, as many as listed.
-//
-// The combined cell needs one state read and at most one write per firing whatever the path,
-// against up to six reads and four writes; it writes slightly more bytes (the cells it did
-// not change are rewritten with it), which on Prism costs far less than the extra round
-// trips. It is the layout RunAgent uses.
+// RunAgent keeps every cell of a key in the one Beam cell "agent_state.v1": one state read and
+// at most one write per firing, whatever the path. One Beam cell per logical cell was measured
+// against it and loses on every workload, because the runner's state round trips dominate;
+// the figures and the cells each path touches are in docs/benchmarks.md (BenchmarkThroughput
+// regenerates them). The cells and their encodings are described in docs/wire-and-state.md.
 package transforms

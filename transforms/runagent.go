@@ -43,6 +43,8 @@ type Options struct {
 	// event-time ordering resolution, default DefaultOrderMs.
 	Ordering          Ordering
 	OrderResolutionMs int64
+	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps).
+	AllowUnsignedIntents bool
 }
 
 // Outputs are RunAgent's outputs, each a PCollection<[]byte> of deterministically serialized
@@ -67,7 +69,7 @@ func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 
 func newRunAgentFn(o Options) *runAgentFn {
 	return &runAgentFn{
-		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
+		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
@@ -81,6 +83,7 @@ type runAgentFn struct {
 	Agent             string
 	Config            []byte
 	Keyring           string
+	AllowUnsigned     bool
 	Ordering          Ordering
 	OrderResolutionMs int64
 
@@ -92,7 +95,7 @@ type runAgentFn struct {
 }
 
 func (f *runAgentFn) Setup() error {
-	rt, err := newRuntime(f.Agent, f.Config, f.Keyring)
+	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
 	f.rt = rt
 	return err
 }
@@ -145,12 +148,12 @@ type runtime struct {
 	deadLetters                                beam.Counter
 }
 
-func newRuntime(name string, config []byte, keyringRef string) (*runtime, error) {
+func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool) (*runtime, error) {
 	a, err := agent.Build(name, config)
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{agent: a}
+	rt := &runtime{agent: a, deps: agent.Deps{AllowUnsigned: allowUnsigned}}
 	if keyringRef != "" {
 		if rt.deps.Keyring, err = intent.LoadKeyring(keyringRef); err != nil {
 			return nil, err

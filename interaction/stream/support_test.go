@@ -2,7 +2,6 @@ package stream_test
 
 import (
 	"flag"
-	"github.com/beamagents/beamagents/internal/goldenfile"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/internal/corpus"
+	"github.com/beamagents/beamagents/internal/goldenfile"
 	"github.com/beamagents/beamagents/internal/prototest"
 )
 
