@@ -54,7 +54,7 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 	for values(&v) {
 		all = append(all, v)
 	}
-	d := drive.Driver{Core: f.rt.core(), OrderResolutionMs: f.OrderResolutionMs}
+	d := drive.Driver{Core: f.rt.core(), OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true}
 	st := d.Run(ctx, key, all, func(kind int64, b []byte) {
 		if kind == outDeadLetter {
 			f.rt.deadLetters.Inc(ctx, 1)

@@ -2,6 +2,7 @@ package drive_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"testing"
 
@@ -35,6 +36,8 @@ func BenchmarkDriver(b *testing.B) {
 	b.ReportMetric(float64(len(values)*b.N)/b.Elapsed().Seconds(), "envelopes/s")
 }
 
+var outputsOnly = flag.Bool("drive.outputs_only", false, "benchmark the driver with OutputsOnly")
+
 // BenchmarkDriverOneEach runs 1,000 keys of one external event each.
 func BenchmarkDriverOneEach(b *testing.B) {
 	s, err := support.Schema()
@@ -44,6 +47,7 @@ func BenchmarkDriverOneEach(b *testing.B) {
 	doc := fmt.Sprintf(`{"schema":%q,"root_type_id":%q,"schema_digest":%q,"value":{"case":"support.reply","fields":{"support.reply.text":"Thanks, noted."}}}`,
 		interaction.ValueFormat, s.RootTypeID(), s.Digest())
 	d := newDriver(b, []byte(fmt.Sprintf("{\"response_text\":%q}\n", doc)), 1000)
+	d.OutputsOnly = *outputsOnly
 	var values [][]byte
 	for i := range 1000 {
 		v, _ := proto.MarshalOptions{Deterministic: true}.Marshal(&pb.AgentEnvelope{EntityKey: []byte(fmt.Sprint(i)), EventTimeMs: 1767225600000,

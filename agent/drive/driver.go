@@ -2,6 +2,7 @@ package drive
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"github.com/beamagents/beamagents/agent"
@@ -14,6 +15,10 @@ type Driver struct {
 	// OrderResolutionMs is the ordering resolution; 0 or 1 means every distinct event time
 	// is its own bucket. Outputs do not depend on it.
 	OrderResolutionMs int64
+	// OutputsOnly skips the work that can change no output: a last firing of the idle TTL,
+	// with nothing else armed and nothing buffered, only drops the key's memory and replay
+	// cache. Stats.Cells is then the state before it.
+	OutputsOnly bool
 }
 
 // key is one key's in-memory image of RunAgent's Beam state: the committed cells, the
@@ -49,7 +54,7 @@ func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(
 	for _, v := range values {
 		k.element(ctx, v, emit)
 	}
-	for len(k.timers) > 0 {
+	for len(k.timers) > 0 && !(d.OutputsOnly && k.onlyIdleLeft()) {
 		k.fire(ctx, emit)
 	}
 	k.stats.Cells = k.cells
@@ -125,6 +130,16 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 			k.clear(op.Tag)
 		}
 	}
+}
+
+// onlyIdleLeft reports whether the key's one remaining Beam timer is the idle TTL, with no
+// other core timer armed and no envelope buffered.
+func (k *key) onlyIdleLeft() bool {
+	if len(k.timers) != 1 || k.timers[0].tag != agent.TagTTL {
+		return false
+	}
+	_, rest, timers, bad := Split(k.buffer, math.MinInt64)
+	return len(rest) == 0 && bad == 0 && len(timers) == 1
 }
 
 func (k *key) set(tag string, at int64) {

@@ -84,7 +84,7 @@ func runAll(d *drive.Driver, set *scenario.Set, shuffle *rand.Rand) [][]byte {
 }
 
 // TestOrderIndependence: the outputs depend neither on the ordering resolution nor on the
-// arrival order of a key's inputs.
+// arrival order of a key's inputs, and OutputsOnly changes none.
 func TestOrderIndependence(t *testing.T) {
 	checkIndependence(t, 3, 60)
 }
@@ -109,9 +109,13 @@ func checkIndependence(t *testing.T, seed uint64, n int) {
 		t.Fatal("no outputs")
 	}
 	for _, res := range []int64{1000, 60000} {
-		got := runAll(newDriver(t, gen.Script(), res), set, rand.New(rand.NewPCG(seed, uint64(res))))
-		if !slices.EqualFunc(got, want, bytes.Equal) {
-			t.Fatalf("resolution %d ms, shuffled input: %d outputs differ from %d at resolution 1 ms", res, len(got), len(want))
+		for _, only := range []bool{false, true} {
+			d := newDriver(t, gen.Script(), res)
+			d.OutputsOnly = only
+			got := runAll(d, set, rand.New(rand.NewPCG(seed, uint64(res))))
+			if !slices.EqualFunc(got, want, bytes.Equal) {
+				t.Fatalf("resolution %d ms, outputs only %v, shuffled input: %d outputs differ from %d at resolution 1 ms", res, only, len(got), len(want))
+			}
 		}
 	}
 }
