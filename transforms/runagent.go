@@ -219,6 +219,7 @@ func (f *firing) timer(t timers.Context) error {
 		}
 	}
 	before := coreTimers.Clone()
+	coreTimers.Woken(t.Tag, f.now)
 	b := f.batch()
 	f.rt.core().Firing(f.ctx, b, f.key, due, coreTimers, f.now, f.output)
 	f.rt.activations.Inc(f.ctx, int64(len(due)))

@@ -114,3 +114,24 @@ func TestChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestWoken(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		timers Timers
+		tag    string
+		want   Timers
+	}{
+		{"unknown deadline fires", Timers{}, "deadline", Timers{"deadline": 5}},
+		{"known deadline stays", Timers{"deadline": 9}, "deadline", Timers{"deadline": 9}},
+		{"ttl only from the buffer", Timers{}, "ttl", Timers{}},
+		{"ordering timer", Timers{"ttl": 7}, OrderTag(1000), Timers{"ttl": 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.timers.Woken(tc.tag, 5)
+			if len(tc.timers) != len(tc.want) || tc.timers["deadline"] != tc.want["deadline"] || tc.timers["ttl"] != tc.want["ttl"] {
+				t.Fatalf("%v, want %v", tc.timers, tc.want)
+			}
+		})
+	}
+}

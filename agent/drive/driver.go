@@ -111,6 +111,7 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 		k.clear(OrderTag(Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)))
 	}
 	before := timers.Clone()
+	timers.Woken(t.tag, t.at)
 	k.stats.Firings++
 	k.stats.Activations += len(due)
 	b := k.d.Batch(k.cells)

@@ -28,6 +28,16 @@ func (t Timers) apply(ops []agent.TimerOp, now int64) {
 	}
 }
 
+// Woken records the Beam timer that woke the key (tag, at). A deadline the buffer does not
+// know fires as the core's deadline at its time: a key whose deadline was set only as a Beam
+// timer (by a binary from before the buffer kept the core timers) still fails closed, and the
+// core ignores a deadline that no longer applies, so a stale Beam firing changes nothing.
+func (t Timers) Woken(tag string, at int64) {
+	if _, ok := t[tag]; !ok && tag == agent.TagDeadline {
+		t[tag] = at
+	}
+}
+
 // next returns the earliest armed timer at or before atMs; equal times fire deadline before
 // ttl (tag order).
 func (t Timers) next(atMs int64) (tag string, at int64, ok bool) {
