@@ -36,8 +36,9 @@ func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope
 
 func (b *Batch) activate(ctx context.Context, env *pb.AgentEnvelope) (*call, error) {
 	c := b.newCall(ctx, env.GetEntityKey(), env.GetEventTimeMs())
+	c.input = env
 	if err := checkEnvelope(env); err != nil {
-		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), err))
+		c.res.DeadLetters = append(c.res.DeadLetters, c.deadLetter(err))
 		return c, err
 	}
 	var err error
@@ -94,6 +95,10 @@ type call struct {
 	now    int64
 	cells  cells
 	res    *Result
+	// input is the envelope being activated (nil for a timer firing); snapshot is the snapshot
+	// being restored. A dead letter of the call carries it, so it can be redriven.
+	input    *pb.AgentEnvelope
+	snapshot *pb.StateSnapshot
 }
 
 func (b *Batch) newCall(ctx context.Context, entity []byte, now int64) *call {
@@ -112,7 +117,7 @@ func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 		st, err = v.commit()
 	}
 	if err != nil {
-		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(c.entity, c.now, err))
+		c.res.DeadLetters = append(c.res.DeadLetters, c.deadLetter(err))
 		return err
 	}
 	c.res.Outputs = appendOutputs(c.res.Outputs, out)
@@ -241,12 +246,15 @@ func (c *call) drainInbox() {
 		if err != nil || next == nil {
 			return
 		}
+		trigger := c.input
+		c.input = next
 		c.atomic(func(v *view, out *Outputs) error {
 			if err := v.need(seqCell, contCell); err != nil {
 				return err
 			}
 			return c.startActivation(v, out, next)
 		})
+		c.input = trigger
 	}
 }
 

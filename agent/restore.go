@@ -20,6 +20,7 @@ func (a *Agent) Restore(ctx context.Context, store Store, snap *pb.StateSnapshot
 
 func (b *Batch) restore(ctx context.Context, snap *pb.StateSnapshot) (*call, error) {
 	c := b.newCall(ctx, snap.GetEntityKey(), snap.GetSnapshotAtMs())
+	c.snapshot = snap
 	return c, c.atomic(func(v *view, _ *Outputs) error { return c.restore(v, snap) })
 }
 

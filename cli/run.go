@@ -59,6 +59,7 @@ func defineRunFlags() {
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
 	})
+	defineModeFlags()
 	defineRunCheckFlags()
 }
 
@@ -81,7 +82,7 @@ func runPipeline(e *env, args []string) int {
 	opts := pipeline.Options{
 		Agent: *runFlags.agent, Input: *runFlags.input, OutputDir: *runFlags.outputDir, Keyring: *runFlags.keyring,
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
-		Restore: *runFlags.restore, AllowUnsignedIntents: *runCheckFlags.allowUnsigned,
+		Restore: *runFlags.restore, AllowUnsignedIntents: *runCheckFlags.allowUnsigned, Mode: runMode(),
 	}
 	for _, g := range [][2]string{{"input", opts.Input}, {"restore", opts.Restore}} {
 		if g[1] == "" {

@@ -57,7 +57,20 @@ type Options struct {
 	// OTLP, when its Endpoint is set, also exports the trace events as OpenTelemetry spans
 	// (ExportTraces).
 	OTLP otlpexport.Options
+
+	// Mode is Streaming (the default: RunAgent, keyed state and timers) or Batch (the bounded
+	// fast path: transforms.RunAgentBatch, the same outputs for a bounded input).
+	Mode Mode
 }
+
+// Mode selects how the pipeline runs the agent.
+type Mode string
+
+// Modes.
+const (
+	Streaming Mode = "streaming"
+	Batch     Mode = "batch"
+)
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
 const (
@@ -108,6 +121,8 @@ func (o Options) check() error {
 		return fmt.Errorf("pipeline: no input")
 	case o.OutputDir == "":
 		return fmt.Errorf("pipeline: no output directory")
+	case o.Mode != "" && o.Mode != Streaming && o.Mode != Batch:
+		return fmt.Errorf("pipeline: unknown mode %q (streaming or batch)", o.Mode)
 	}
 	return nil
 }
@@ -142,7 +157,11 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)
 	}
-	out := transforms.RunAgent(s, transforms.Options{
+	run := transforms.RunAgent
+	if o.Mode == Batch {
+		run = transforms.RunAgentBatch
+	}
+	out := run(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		AllowUnsignedIntents: o.AllowUnsignedIntents,

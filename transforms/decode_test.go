@@ -1,12 +1,14 @@
 package transforms
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
@@ -52,8 +54,8 @@ func TestDecodeEnvelope(t *testing.T) {
 
 func TestDeadLetterDetailIsValidUTF8(t *testing.T) {
 	rec := &pb.ActivationErrorRecord{}
-	b := deadLetter(&pb.AgentEnvelope{EntityKey: []byte{0xff}}, agent.ReasonEnvelopeInvalid, errors.New("bad \xff byte"))
-	if err := proto.Unmarshal(b, rec); err != nil || rec.Reason != "envelope_invalid" || string(rec.EntityKey) != "\xff" {
+	b := drive.Marshal(drive.DeadLetter([]byte{0xff}, 0, agent.ReasonEnvelopeInvalid, errors.New("bad \xff byte"), []byte("rec")))
+	if err := proto.Unmarshal(b, rec); err != nil || rec.Reason != "envelope_invalid" || string(rec.EntityKey) != "\xff" || string(rec.GetRawRecord()) != "rec" {
 		t.Fatalf("dead letter %v, %v", rec, err)
 	}
 }
@@ -71,7 +73,10 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) {
 				t.Fatalf("untyped error %v", err)
 			}
-			deadLetter(env, agent.ReasonEnvelopeInvalid, err)
+			d := drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)
+			if !bytes.Equal(d.GetRawRecord(), rec) {
+				t.Fatal("the dead letter does not carry the record")
+			}
 			return
 		}
 		again := &pb.AgentEnvelope{}

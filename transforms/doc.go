@@ -25,13 +25,20 @@
 // Beam does not order a key's elements. With EventTimeOrder (the default) each envelope is
 // appended to the key's ordering buffer (a bag) and an event-time timer is set at its event
 // time rounded up to OrderResolutionMs; when the watermark passes it, every buffered envelope
-// up to that time is handed to the core in event-time order (ties by bytes), before the
-// firing's own deadline or TTL work. The order, and so every output, is the same on every run
-// and runner. The buffer's backlog is rewritten as one packed element per firing, so a firing
+// up to that time is handed to the core in event-time order (ties by bytes), interleaved with
+// the key's deadline and TTL timers at their own event times. The armed core timers are kept
+// in the buffer too, and the Beam timers "deadline" and "ttl" only wake the key. Package
+// agent/drive specifies these semantics and runs them in memory; the differential tests hold
+// RunAgent to it byte for byte. The order, and so every output, is the same on every run and
+// runner. The buffer's backlog is rewritten as one packed element per firing, so a firing
 // costs one read, one clear and one add however long the backlog. A bounded run (where the
 // watermark jumps to the end) reads the backlog once per bucket; a coarser resolution batches
 // more envelopes per firing. ArrivalOrder skips the buffer for sources that already deliver a
 // key in order.
+//
+// Pipelines holding RunAgent turn Prism's bundle splitting off (PrismNoSplit): Prism's splits
+// let two bundles of one key run at once, and the later commit erased the other's writes.
+// RunAgentBatch is the bounded fast path: a GroupByKey and the driver in one ordinary DoFn.
 //
 // Restores (DecodeSnapshots) are applied when they arrive, before the key's buffered
 // envelopes, and only into a key without state.

@@ -10,9 +10,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 )
@@ -57,6 +57,7 @@ type Outputs struct {
 // the output of DecodeEnvelopes): one stateful step keyed by entity key.
 func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 	s = s.Scope(RunAgentScope)
+	requirePrismNoSplit()
 	if opts.Ordering == "" {
 		opts.Ordering = EventTimeOrder
 	}
@@ -168,64 +169,77 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 }
 
 func (f *firing) element(raw []byte) error {
-	if len(raw) > 0 && raw[0] == restoreMark {
-		return f.restore(raw[1:])
-	}
-	env := &pb.AgentEnvelope{}
-	if err := proto.Unmarshal(raw, env); err != nil {
+	in := drive.DecodeInput(f.key, raw)
+	switch {
+	case in.Dead != nil:
 		f.rt.deadLetters.Inc(f.ctx, 1)
-		f.emit(outDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: f.key}, agent.ReasonEnvelopeInvalid, invalid(err, "keyed envelope")))
+		f.emit(outDeadLetter, drive.Marshal(in.Dead))
 		return nil
+	case in.Snapshot != nil:
+		return f.restore(in.Snapshot)
+	case f.ordering == ArrivalOrder:
+		return f.arrival(in.Env, "")
 	}
-	if f.ordering == ArrivalOrder {
-		return f.run([]*pb.AgentEnvelope{env}, "")
-	}
-	if err := f.buffer.Add(f.sp, appendFrame(nil, env.GetEventTimeMs(), raw)); err != nil {
+	if err := f.buffer.Add(f.sp, drive.AppendFrame(nil, in.Env.GetEventTimeMs(), raw)); err != nil {
 		return err
 	}
 	f.rt.stateWrites.Inc(f.ctx, 1)
-	b := bucket(env.GetEventTimeMs(), f.resolution)
-	f.frame.timer.Set(f.tp, toTime(max(b, f.now)), timers.WithTag(orderTag(b)))
+	b := drive.Bucket(in.Env.GetEventTimeMs(), f.resolution)
+	f.frame.timer.Set(f.tp, toTime(max(b, f.now)), timers.WithTag(drive.OrderTag(b)))
 	return nil
 }
 
+// timer is one firing of the key's timer (any tag). With event-time ordering it runs the
+// buffered envelopes due by now and the core timers due by now, in event time
+// (drive.Core.Firing). The core timers live in the ordering buffer beside the envelopes; the
+// Beam timers only wake the key, so a Beam timer that fires after the core moved it changes
+// nothing.
 func (f *firing) timer(t timers.Context) error {
 	f.rt.firings.Inc(f.ctx, 1)
-	var envs []*pb.AgentEnvelope
-	if f.ordering == EventTimeOrder {
-		raw, _, err := f.buffer.Read(f.sp)
-		if err != nil {
+	if f.ordering == ArrivalOrder {
+		if t.Tag != agent.TagDeadline && t.Tag != agent.TagTTL {
+			return nil
+		}
+		return f.arrival(nil, t.Tag)
+	}
+	raw, _, err := f.buffer.Read(f.sp)
+	if err != nil {
+		return err
+	}
+	f.rt.stateReads.Inc(f.ctx, 1)
+	due, rest, coreTimers, bad := drive.Split(raw, f.now)
+	if bad > 0 {
+		f.rt.deadLetters.Inc(f.ctx, 1)
+		f.emit(outDeadLetter, drive.Marshal(drive.CorruptBuffer(f.key, bad)))
+	}
+	cleared := map[string]bool{t.Tag: true}
+	for _, d := range due {
+		// The due envelopes' own ordering timers would find nothing left to do.
+		if tag := drive.OrderTag(drive.Bucket(d.Env.GetEventTimeMs(), f.resolution)); !cleared[tag] {
+			cleared[tag] = true
+			f.frame.timer.ClearTag(f.tp, tag)
+		}
+	}
+	before := coreTimers.Clone()
+	coreTimers.Woken(t.Tag, f.now)
+	b := f.batch()
+	f.rt.core().Firing(f.ctx, b, f.key, due, coreTimers, f.now, f.output)
+	f.rt.activations.Inc(f.ctx, int64(len(due)))
+	if err := f.commit(b); err != nil {
+		return err
+	}
+	ops := drive.Changes(before, coreTimers)
+	if len(due) > 0 || bad > 0 || len(ops) > 0 {
+		if err := f.rebuffer(drive.AppendTimers(rest, coreTimers)); err != nil {
 			return err
 		}
-		f.rt.stateReads.Inc(f.ctx, 1)
-		due, rest, bad := splitDue(raw, f.now)
-		if bad > 0 {
-			f.rt.deadLetters.Inc(f.ctx, int64(bad))
-			f.emit(outDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: f.key}, agent.ReasonStateCorrupt, invalid(nil, "%d ordering-buffer entries do not decode", bad)))
-		}
-		if len(due) > 0 || bad > 0 {
-			if err := f.rebuffer(rest); err != nil {
-				return err
-			}
-		}
-		cleared := map[string]bool{t.Tag: true}
-		for _, d := range due {
-			envs = append(envs, d.env)
-			// The due envelopes' own ordering timers would find nothing left to do.
-			if tag := orderTag(bucket(d.env.GetEventTimeMs(), f.resolution)); !cleared[tag] {
-				cleared[tag] = true
-				f.frame.timer.ClearTag(f.tp, tag)
-			}
-		}
 	}
-	tag := ""
-	if t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL {
-		tag = t.Tag
-	}
-	return f.run(envs, tag)
+	f.setTimers(ops)
+	return nil
 }
 
-// rebuffer replaces the buffer by the envelopes left behind, packed as one element.
+// rebuffer replaces the buffer by what is left: the envelopes not yet due and the armed core
+// timers, packed as one element.
 func (f *firing) rebuffer(rest []byte) error {
 	if err := f.buffer.Clear(f.sp); err != nil {
 		return err
@@ -239,48 +253,57 @@ func (f *firing) rebuffer(rest []byte) error {
 }
 
 // restore applies a state restore immediately: restores precede the key's envelopes, which
-// wait in the ordering buffer.
-func (f *firing) restore(raw []byte) error {
-	snap := &pb.StateSnapshot{}
-	if err := proto.Unmarshal(raw, snap); err != nil {
-		f.rt.deadLetters.Inc(f.ctx, 1)
-		f.emit(outDeadLetter, deadLetter(&pb.AgentEnvelope{EntityKey: f.key}, agent.ReasonRestoreRefused, err))
+// wait in the ordering buffer. A restored suspension's deadline joins the buffer's timers.
+func (f *firing) restore(snap *pb.StateSnapshot) error {
+	b := f.batch()
+	coreTimers := drive.Timers{}
+	f.rt.core().Restore(f.ctx, b, snap, coreTimers, f.output)
+	if err := f.commit(b); err != nil {
+		return err
+	}
+	if f.ordering == ArrivalOrder {
+		f.setTimers(b.Timers())
 		return nil
 	}
-	b := f.batch()
-	res, _ := b.Restore(f.ctx, snap)
-	f.output(res)
-	return f.commit(b)
+	if len(coreTimers) > 0 {
+		if err := f.buffer.Add(f.sp, drive.AppendTimers(nil, coreTimers)); err != nil {
+			return err
+		}
+		f.rt.stateWrites.Inc(f.ctx, 1)
+	}
+	f.setTimers(drive.Changes(nil, coreTimers))
+	return nil
 }
 
-// run hands envelopes (in order) and then an optional timer firing (tag) to the core, in one
-// batch over the key's state, and commits the batch once.
-func (f *firing) run(envs []*pb.AgentEnvelope, tag string) error {
-	if len(envs) == 0 && tag == "" {
-		return nil
-	}
+// arrival runs one envelope, or one firing of a core timer (tag), as it arrives
+// (ArrivalOrder).
+func (f *firing) arrival(env *pb.AgentEnvelope, tag string) error {
 	b := f.batch()
-	for _, env := range envs {
+	if env != nil {
 		res := f.rt.m.timed(f.ctx, func() *agent.Result {
 			res, _ := b.Activate(f.ctx, env) // a failure is a dead letter in res
 			return res
 		})
 		f.rt.activations.Inc(f.ctx, 1)
 		f.output(res)
-	}
-	if tag != "" {
+	} else {
 		res, _ := b.Fire(f.ctx, f.key, tag, f.now)
 		f.output(res)
 	}
-	return f.commit(b)
+	if err := f.commit(b); err != nil {
+		return err
+	}
+	f.setTimers(b.Timers())
+	return nil
 }
 
 func (f *firing) batch() *agent.Batch {
 	return f.rt.agent.NewBatch(layoutStore{f.sp, f.layout}, f.rt.deps)
 }
 
-// commit writes the state the batch changed, once, and sets its timers, never earlier than
-// now.
+func (rt *runtime) core() drive.Core { return drive.Core{Agent: rt.agent, Deps: rt.deps} }
+
+// commit writes the state the batch changed, once.
 func (f *firing) commit(b *agent.Batch) error {
 	writes, n, err := f.layout.write(f.sp, b.Writes())
 	if err != nil {
@@ -289,23 +312,27 @@ func (f *firing) commit(b *agent.Batch) error {
 	f.rt.stateReads.Inc(f.ctx, int64(f.layout.reads()))
 	f.rt.stateWrites.Inc(f.ctx, int64(writes))
 	f.rt.stateBytesWritten.Inc(f.ctx, int64(n))
-	for _, op := range b.Timers() {
+	return nil
+}
+
+// setTimers applies Beam timer operations (one per tag), never earlier than now.
+func (f *firing) setTimers(ops []agent.TimerOp) {
+	for _, op := range ops {
 		if op.Set {
 			f.frame.timer.Set(f.tp, toTime(max(op.AtMs, f.now)), timers.WithTag(op.Tag))
 		} else {
 			f.frame.timer.ClearTag(f.tp, op.Tag)
 		}
 	}
-	return nil
 }
 
 // Output kinds of the stateful step's single output.
 const (
-	outIntent int64 = iota + 1
-	outTrace
-	outFinal
-	outSnapshot
-	outDeadLetter
+	outIntent     = drive.OutIntent
+	outTrace      = drive.OutTrace
+	outFinal      = drive.OutFinal
+	outSnapshot   = drive.OutSnapshot
+	outDeadLetter = drive.OutDeadLetter
 )
 
 // output emits a result's outputs, tagged by kind.
@@ -313,28 +340,7 @@ func (f *firing) output(res *agent.Result) {
 	f.rt.modelCalls.Inc(f.ctx, int64(res.ModelCalls))
 	f.rt.deadLetters.Inc(f.ctx, int64(len(res.DeadLetters)))
 	f.rt.m.result(f.ctx, res)
-	put := func(kind int64, m proto.Message) {
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-		if err != nil {
-			panic(fmt.Sprintf("serializing an output: %v", err)) // outputs are built from valid messages
-		}
-		f.emit(kind, b)
-	}
-	for _, m := range res.Intents {
-		put(outIntent, m)
-	}
-	for _, m := range res.Traces {
-		put(outTrace, m)
-	}
-	for _, m := range res.Finals {
-		put(outFinal, m)
-	}
-	for _, m := range res.Snapshots {
-		put(outSnapshot, m)
-	}
-	for _, m := range res.DeadLetters {
-		put(outDeadLetter, m)
-	}
+	drive.Emit(res, f.emit)
 }
 
 func toTime(ms int64) time.Time { return mtime.Time(ms).ToTime() }

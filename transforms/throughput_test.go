@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,10 @@ import (
 //
 //	go test ./transforms -run '^$' -bench Throughput -benchtime 1x [-throughput.n 20000]
 
-var throughputN = flag.Int("throughput.n", 10000, "envelopes per throughput run")
+var (
+	throughputN        = flag.Int("throughput.n", 10000, "envelopes per throughput run")
+	throughputVariants = flag.String("throughput.variants", "", "comma-separated variants to run (default all), e.g. baseline,combined/event_time,batch")
+)
 
 func init() {
 	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int64, []byte), error](&separateCellsFn{})
@@ -162,6 +167,7 @@ func workload(b *testing.B, n, k int) ([][]byte, []byte) {
 }
 
 func BenchmarkThroughput(b *testing.B) {
+	requirePrismNoSplit() // every variant under the same runner settings
 	n := *throughputN
 	for _, k := range []int{10, 10000} {
 		records, config := workload(b, n, k)
@@ -176,8 +182,12 @@ func BenchmarkThroughput(b *testing.B) {
 			{"combined/arrival", func(o Options) any { return newRunAgentFn(o) }, ArrivalOrder},
 			{"separate/event_time", func(o Options) any { return newSeparateCellsFn(o) }, EventTimeOrder},
 			{"separate/arrival", func(o Options) any { return newSeparateCellsFn(o) }, ArrivalOrder},
+			{"batch", nil, EventTimeOrder}, // RunAgentBatch: GroupByKey and the in-memory driver
 		}
 		for _, v := range variants {
+			if *throughputVariants != "" && !slices.Contains(strings.Split(*throughputVariants, ","), v.name) {
+				continue
+			}
 			b.Run(fmt.Sprintf("K=%d/%s", k, v.name), func(b *testing.B) {
 				o := opts
 				o.Ordering = v.ord
@@ -186,9 +196,12 @@ func BenchmarkThroughput(b *testing.B) {
 				for range b.N {
 					p, s := beam.NewPipelineWithRoot()
 					keyed, _ := DecodeEnvelopes(s, Binary, beam.CreateList(s, records))
-					if v.fn == nil {
+					switch {
+					case v.name == "batch":
+						beam.ParDo0(s, countFinal, RunAgentBatch(s, o, keyed).Finals)
+					case v.fn == nil:
 						beam.ParDo0(s, &baselineFn{}, beam.GroupByKey(s, keyed))
-					} else {
+					default:
 						out := splitOutputs(s, beam.ParDo(s, v.fn(o), keyed))
 						beam.ParDo0(s, countFinal, out.Finals)
 					}

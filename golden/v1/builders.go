@@ -48,6 +48,7 @@ func Cases() []Case {
 		{"llm_cache_blob_digest_only.binpb", "LlmCacheBlob with a digest-only entry (empty response, 32-byte digest)", llmCacheBlobDigestOnly},
 		{"activation_error_record.binpb", "ActivationErrorRecord with every field, added within v1", activationErrorRecord},
 		{"state_snapshot.binpb", "StateSnapshot with memory, cache, continuation and two pending intents, added within v1", stateSnapshot},
+		{"activation_error_record_envelope.binpb", "ActivationErrorRecord carrying its failed envelope (field 5, oneof failed_input), added within v1", activationErrorRecordEnvelope},
 	}
 }
 
@@ -274,6 +275,17 @@ func activationErrorRecord() proto.Message {
 		Reason:      "proposal_refused",
 		Detail:      "SPX-Z206 value.fields.unknown: $.value.fields[\"x.extra\"]",
 		EventTimeMs: t0 + 7000,
+	}
+}
+
+func activationErrorRecordEnvelope() proto.Message {
+	env, _ := proto.MarshalOptions{Deterministic: true}.Marshal(envelopeExternal())
+	return &pb.ActivationErrorRecord{
+		EntityKey:   entityKey,
+		Reason:      "model_error",
+		Detail:      "model_error: step 0: provider unavailable",
+		EventTimeMs: t0,
+		FailedInput: &pb.ActivationErrorRecord_Envelope{Envelope: env},
 	}
 }
 

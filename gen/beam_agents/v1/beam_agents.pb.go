@@ -1202,7 +1202,15 @@ type ActivationErrorRecord struct {
 	// The typed error, rendered for humans.
 	Detail string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
 	// Event time of the failed input (ms since epoch).
-	EventTimeMs   int64 `protobuf:"varint,4,opt,name=event_time_ms,json=eventTimeMs,proto3" json:"event_time_ms,omitempty"`
+	EventTimeMs int64 `protobuf:"varint,4,opt,name=event_time_ms,json=eventTimeMs,proto3" json:"event_time_ms,omitempty"`
+	// The failed input, so the record can be processed again (beamagents redrive). Empty for a
+	// failure that had no input of its own (a timer firing, a corrupt ordering buffer).
+	//
+	// Types that are valid to be assigned to FailedInput:
+	//
+	//	*ActivationErrorRecord_Envelope
+	//	*ActivationErrorRecord_RawRecord
+	FailedInput   isActivationErrorRecord_FailedInput `protobuf_oneof:"failed_input"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1264,6 +1272,49 @@ func (x *ActivationErrorRecord) GetEventTimeMs() int64 {
 	}
 	return 0
 }
+
+func (x *ActivationErrorRecord) GetFailedInput() isActivationErrorRecord_FailedInput {
+	if x != nil {
+		return x.FailedInput
+	}
+	return nil
+}
+
+func (x *ActivationErrorRecord) GetEnvelope() []byte {
+	if x != nil {
+		if x, ok := x.FailedInput.(*ActivationErrorRecord_Envelope); ok {
+			return x.Envelope
+		}
+	}
+	return nil
+}
+
+func (x *ActivationErrorRecord) GetRawRecord() []byte {
+	if x != nil {
+		if x, ok := x.FailedInput.(*ActivationErrorRecord_RawRecord); ok {
+			return x.RawRecord
+		}
+	}
+	return nil
+}
+
+type isActivationErrorRecord_FailedInput interface {
+	isActivationErrorRecord_FailedInput()
+}
+
+type ActivationErrorRecord_Envelope struct {
+	// The envelope that failed, as deterministic binary AgentEnvelope bytes.
+	Envelope []byte `protobuf:"bytes,5,opt,name=envelope,proto3,oneof"`
+}
+
+type ActivationErrorRecord_RawRecord struct {
+	// The record as read, where it never decoded into an envelope (or a snapshot restore).
+	RawRecord []byte `protobuf:"bytes,6,opt,name=raw_record,json=rawRecord,proto3,oneof"`
+}
+
+func (*ActivationErrorRecord_Envelope) isActivationErrorRecord_FailedInput() {}
+
+func (*ActivationErrorRecord_RawRecord) isActivationErrorRecord_FailedInput() {}
 
 // StateSnapshot is a read-only image of one key's state, emitted for a StateExportRequest.
 // Embedded blobs are carried verbatim as committed: no migration, no reordering.
@@ -1630,13 +1681,17 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\rcreated_at_ms\x18\x04 \x01(\x03R\vcreatedAtMs\x12$\n" +
 	"\x0elast_access_ms\x18\x05 \x01(\x03R\flastAccessMs\x12\x1f\n" +
 	"\vdigest_only\x18\x06 \x01(\bR\n" +
-	"digestOnly\"\x8a\x01\n" +
+	"digestOnly\"\xd9\x01\n" +
 	"\x15ActivationErrorRecord\x12\x1d\n" +
 	"\n" +
 	"entity_key\x18\x01 \x01(\fR\tentityKey\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12\"\n" +
-	"\revent_time_ms\x18\x04 \x01(\x03R\veventTimeMs\"\x9e\x03\n" +
+	"\revent_time_ms\x18\x04 \x01(\x03R\veventTimeMs\x12\x1c\n" +
+	"\benvelope\x18\x05 \x01(\fH\x00R\benvelope\x12\x1f\n" +
+	"\n" +
+	"raw_record\x18\x06 \x01(\fH\x00R\trawRecordB\x0e\n" +
+	"\ffailed_input\"\x9e\x03\n" +
 	"\rStateSnapshot\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x12\x1d\n" +
 	"\n" +
@@ -1716,6 +1771,10 @@ func file_beam_agents_v1_beam_agents_proto_init() {
 		(*AgentEnvelope_ToolResult)(nil),
 		(*AgentEnvelope_Approval_)(nil),
 		(*AgentEnvelope_ExportRequest)(nil),
+	}
+	file_beam_agents_v1_beam_agents_proto_msgTypes[9].OneofWrappers = []any{
+		(*ActivationErrorRecord_Envelope)(nil),
+		(*ActivationErrorRecord_RawRecord)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -61,3 +61,17 @@ func corpusListing(t *testing.T) string {
 	}
 	return sb.String()
 }
+
+// With -new, a corpus whose every case has its blob is left exactly as it was.
+func TestNewWritesOnlyMissingBlobs(t *testing.T) {
+	t.Chdir(filepath.Join("..", "..", ".."))
+	before := corpusListing(t)
+	*addNew = true
+	defer func() { *addNew = false }()
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	if after := corpusListing(t); after != before {
+		t.Fatal("-new touched an existing blob")
+	}
+}

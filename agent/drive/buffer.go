@@ -1,0 +1,140 @@
+package drive
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// OrderTagPrefix starts the tag of an ordering timer; the rest is the bucket's event time.
+const OrderTagPrefix = "order:"
+
+// OrderTag is the timer tag of the ordering bucket bucketMs.
+func OrderTag(bucketMs int64) string { return OrderTagPrefix + strconv.FormatInt(bucketMs, 10) }
+
+// Bucket rounds an event time up to the ordering resolution: the watermark passing the bucket
+// proves every envelope up to it has arrived.
+func Bucket(eventMs, resolutionMs int64) int64 {
+	if resolutionMs <= 1 {
+		return eventMs
+	}
+	q := eventMs / resolutionMs
+	if eventMs%resolutionMs != 0 && eventMs > 0 {
+		q++
+	}
+	return q * resolutionMs
+}
+
+// The ordering buffer is a sequence of frames: i64be(event time) || uvarint(length) || bytes.
+// An envelope's frame carries its binary AgentEnvelope; a timer's frame carries timerMark and
+// the timer's tag, at the timer's event time. A serialized AgentEnvelope never starts with a
+// zero byte, so the two cannot be confused. In a Beam bag, an arriving envelope adds a
+// one-frame element; a firing rewrites what is left (envelopes not yet due and the armed
+// timers) as one element, so a backlog costs one clear and one add however long it is, and
+// reading it never decodes an envelope that is not due.
+type frame struct {
+	eventMs int64
+	data    []byte
+}
+
+const timerMark = 0x00
+
+// AppendFrame appends one envelope's frame to b.
+func AppendFrame(b []byte, eventMs int64, env []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(eventMs))
+	b = binary.AppendUvarint(b, uint64(len(env)))
+	return append(b, env...)
+}
+
+// AppendTimers appends the frames of the armed timers to b, in tag order.
+func AppendTimers(b []byte, t Timers) []byte {
+	for _, tag := range t.tags() {
+		b = binary.BigEndian.AppendUint64(b, uint64(t[tag]))
+		b = binary.AppendUvarint(b, uint64(1+len(tag)))
+		b = append(append(b, timerMark), tag...)
+	}
+	return b
+}
+
+var errBrokenFrame = errors.New("broken ordering-buffer frame")
+
+func parseFrames(elem []byte, out []frame) ([]frame, error) {
+	for len(elem) > 0 {
+		if len(elem) < 9 {
+			return out, errBrokenFrame
+		}
+		t := int64(binary.BigEndian.Uint64(elem))
+		n, w := binary.Uvarint(elem[8:])
+		if w <= 0 || n > uint64(len(elem)-8-w) {
+			return out, errBrokenFrame
+		}
+		out = append(out, frame{eventMs: t, data: elem[8+w : 8+w+int(n)]})
+		elem = elem[8+w+int(n):]
+	}
+	return out, nil
+}
+
+// Buffered is one due envelope: decoded, and its bytes (the tie-breaker of the order).
+type Buffered struct {
+	Env *pb.AgentEnvelope
+	Raw []byte
+}
+
+// Split reads the buffer's elements at a firing at atMs. It returns the envelopes with event
+// time ≤ atMs in processing order (event time, then bytes), the envelopes left behind packed
+// as one element (without timers; nil when none), the armed timers, and the count of elements
+// or frames that could not be read (impossible unless the state was corrupted).
+func Split(elems [][]byte, atMs int64) (due []Buffered, rest []byte, timers Timers, bad int) {
+	var frames []frame
+	for _, e := range elems {
+		var err error
+		if frames, err = parseFrames(e, frames); err != nil {
+			bad++
+		}
+	}
+	timers = Timers{}
+	for _, f := range frames {
+		if len(f.data) > 0 && f.data[0] == timerMark {
+			timers[string(f.data[1:])] = f.eventMs
+			continue
+		}
+		if f.eventMs > atMs {
+			rest = AppendFrame(rest, f.eventMs, f.data)
+			continue
+		}
+		env := &pb.AgentEnvelope{}
+		if err := proto.Unmarshal(f.data, env); err != nil {
+			bad++
+			continue
+		}
+		due = append(due, Buffered{Env: env, Raw: f.data})
+	}
+	SortDue(due)
+	return due, rest, timers, bad
+}
+
+// SortDue sorts envelopes into processing order: event time, ties broken by their bytes.
+func SortDue(due []Buffered) {
+	slices.SortFunc(due, func(a, b Buffered) int {
+		if c := cmpInt(a.Env.GetEventTimeMs(), b.Env.GetEventTimeMs()); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Raw, b.Raw)
+	})
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

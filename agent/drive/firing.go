@@ -1,0 +1,122 @@
+package drive
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// Timers are a key's armed core timers (agent.TagDeadline, agent.TagTTL): event time by tag.
+type Timers map[string]int64
+
+func (t Timers) tags() []string { return slices.Sorted(maps.Keys(t)) }
+
+// Clone returns a copy of t.
+func (t Timers) Clone() Timers { return maps.Clone(t) }
+
+// apply records a result's timer operations; a timer is never armed before now.
+func (t Timers) apply(ops []agent.TimerOp, now int64) {
+	for _, op := range ops {
+		if op.Set {
+			t[op.Tag] = max(op.AtMs, now)
+		} else {
+			delete(t, op.Tag)
+		}
+	}
+}
+
+// Woken records the Beam timer that woke the key (tag, at). A deadline the buffer does not
+// know fires as the core's deadline at its time: a key whose deadline was set only as a Beam
+// timer (by a binary from before the buffer kept the core timers) still fails closed, and the
+// core ignores a deadline that no longer applies, so a stale Beam firing changes nothing.
+func (t Timers) Woken(tag string, at int64) {
+	if _, ok := t[tag]; !ok && tag == agent.TagDeadline {
+		t[tag] = at
+	}
+}
+
+// next returns the earliest armed timer at or before atMs; equal times fire deadline before
+// ttl (tag order).
+func (t Timers) next(atMs int64) (tag string, at int64, ok bool) {
+	for _, g := range t.tags() {
+		if v := t[g]; v <= atMs && (!ok || v < at) {
+			tag, at, ok = g, v, true
+		}
+	}
+	return tag, at, ok
+}
+
+// Changes lists the Beam timer operations that take a key's timers from before to after, in
+// tag order.
+func Changes(before, after Timers) []agent.TimerOp {
+	var ops []agent.TimerOp
+	for _, tag := range slices.Sorted(maps.Keys(maps.Collect(func(yield func(string, bool) bool) {
+		for k := range before {
+			yield(k, true)
+		}
+		for k := range after {
+			yield(k, true)
+		}
+	}))) {
+		b, had := before[tag]
+		a, has := after[tag]
+		switch {
+		case has && (!had || a != b):
+			ops = append(ops, agent.TimerOp{Tag: tag, Set: true, AtMs: a})
+		case had && !has:
+			ops = append(ops, agent.TimerOp{Tag: tag})
+		}
+	}
+	return ops
+}
+
+// Core is what a firing calls: the agent and its per-worker dependencies.
+type Core struct {
+	Agent *agent.Agent
+	Deps  agent.Deps
+}
+
+// Batch starts the batch of one firing over the key's committed state in store.
+func (c Core) Batch(store agent.Store) *agent.Batch { return c.Agent.NewBatch(store, c.Deps) }
+
+// Firing runs one firing of a key at event time atMs: the due envelopes (in the order
+// SortDue gives) interleaved with the key's core timers that fall due at or before atMs,
+// each timer fired at its own event time. An envelope goes before a timer at the same time;
+// a timer a result arms at or before atMs fires within the same firing. Every input runs in
+// batch b, so each sees what the ones before it committed; every result goes to sink in
+// order; timers ends holding the timers still armed, all after atMs.
+func (c Core) Firing(ctx context.Context, b *agent.Batch, key []byte, due []Buffered, timers Timers, atMs int64, sink func(*agent.Result)) {
+	for i := 0; ; {
+		tag, at, ok := timers.next(atMs)
+		if i < len(due) && (!ok || due[i].Env.GetEventTimeMs() <= at) {
+			env := due[i].Env
+			i++
+			res, _ := b.Activate(ctx, env) // a failure is a dead letter in res
+			timers.apply(res.Timers, env.GetEventTimeMs())
+			sink(res)
+			continue
+		}
+		if !ok {
+			return
+		}
+		delete(timers, tag)
+		res, _ := b.Fire(ctx, key, tag, at)
+		timers.apply(res.Timers, at)
+		sink(res)
+	}
+}
+
+// Restore restores snap into the key in batch b (agent.Batch.Restore) and arms the timers
+// its result asks for.
+func (c Core) Restore(ctx context.Context, b *agent.Batch, snap *pb.StateSnapshot, timers Timers, sink func(*agent.Result)) {
+	res, _ := b.Restore(ctx, snap)
+	for _, op := range res.Timers {
+		if op.Set {
+			timers[op.Tag] = op.AtMs
+		}
+	}
+	sink(res)
+}

@@ -1,0 +1,135 @@
+package drive
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// RestoreMark starts an input value that is a state restore (a binary StateSnapshot) rather
+// than an envelope. A serialized AgentEnvelope never starts with a zero byte (no protobuf
+// field has number 0), so the two cannot be confused.
+const RestoreMark = 0x00
+
+// RestoreValue is the input value that restores snap.
+func RestoreValue(snap *pb.StateSnapshot) []byte {
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(snap)
+	return append([]byte{RestoreMark}, b...)
+}
+
+// Input is one input value of a key, decoded: exactly one field is set.
+type Input struct {
+	Env      *pb.AgentEnvelope
+	Snapshot *pb.StateSnapshot
+	// Dead is the dead letter of a value that does not decode.
+	Dead *pb.ActivationErrorRecord
+}
+
+// DecodeInput decodes one input value of key: a restore, or a binary envelope.
+func DecodeInput(key, value []byte) Input {
+	if len(value) > 0 && value[0] == RestoreMark {
+		snap := &pb.StateSnapshot{}
+		if err := proto.Unmarshal(value[1:], snap); err != nil {
+			return Input{Dead: DeadLetter(key, 0, agent.ReasonRestoreRefused, err, value[1:])}
+		}
+		return Input{Snapshot: snap}
+	}
+	env := &pb.AgentEnvelope{}
+	if err := proto.Unmarshal(value, env); err != nil {
+		return Input{Dead: DeadLetter(key, 0, agent.ReasonEnvelopeInvalid,
+			&agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: "keyed envelope", Err: err}, value)}
+	}
+	return Input{Env: env}
+}
+
+// DecodeEnvelope decodes one envelope record, protojson when json is set, else binary, and
+// checks that the envelope is actionable: an entity key and a payload. It returns the
+// envelope (possibly partial, for the dead letter's entity key and event time) and its
+// deterministic binary serialization. Errors are *agent.Error with reason envelope_invalid.
+func DecodeEnvelope(json bool, rec []byte) (*pb.AgentEnvelope, []byte, error) {
+	env := &pb.AgentEnvelope{}
+	var err error
+	format := "binary"
+	if json {
+		format = "json"
+		err = protojson.Unmarshal(rec, env)
+	} else {
+		err = proto.Unmarshal(rec, env)
+	}
+	if err != nil {
+		return nil, nil, invalid(err, "not a %s AgentEnvelope", format)
+	}
+	if len(env.GetEntityKey()) == 0 {
+		return env, nil, invalid(nil, "entity_key is empty")
+	}
+	if env.GetPayload() == nil {
+		return env, nil, invalid(nil, "no payload")
+	}
+	canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+	if err != nil {
+		return env, nil, invalid(err, "re-encoding")
+	}
+	return env, canon, nil
+}
+
+func invalid(err error, format string, args ...any) error {
+	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: fmt.Sprintf(format, args...), Err: err}
+}
+
+// DeadLetter is the dead letter of an input that failed before reaching the core: err
+// (wrapped in an *agent.Error of reason unless it already is one) and the raw record.
+func DeadLetter(entity []byte, atMs int64, reason agent.Reason, err error, raw []byte) *pb.ActivationErrorRecord {
+	if !errors.Is(err, &agent.Error{Reason: reason}) {
+		err = &agent.Error{Reason: reason, Err: err}
+	}
+	return agent.WithRawRecord(agent.DeadLetter(entity, atMs, err), raw)
+}
+
+// CorruptBuffer is the dead letter of n ordering-buffer entries that do not decode.
+func CorruptBuffer(key []byte, n int) *pb.ActivationErrorRecord {
+	return agent.DeadLetter(key, 0, &agent.Error{Reason: agent.ReasonStateCorrupt,
+		Detail: fmt.Sprintf("%d ordering-buffer entries do not decode", n)})
+}
+
+// Output kinds: how one stream of (kind, bytes) pairs carries every output.
+const (
+	OutIntent int64 = iota + 1
+	OutTrace
+	OutFinal
+	OutSnapshot
+	OutDeadLetter
+)
+
+// Emit serializes a result's outputs deterministically, in a fixed order: intents, traces,
+// finals, snapshots, dead letters.
+func Emit(res *agent.Result, emit func(kind int64, b []byte)) {
+	for _, m := range res.Intents {
+		emit(OutIntent, Marshal(m))
+	}
+	for _, m := range res.Traces {
+		emit(OutTrace, Marshal(m))
+	}
+	for _, m := range res.Finals {
+		emit(OutFinal, Marshal(m))
+	}
+	for _, m := range res.Snapshots {
+		emit(OutSnapshot, Marshal(m))
+	}
+	for _, m := range res.DeadLetters {
+		emit(OutDeadLetter, Marshal(m))
+	}
+}
+
+// Marshal serializes an output deterministically.
+func Marshal(m proto.Message) []byte {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("serializing an output: %v", err)) // outputs are built from valid messages
+	}
+	return b
+}

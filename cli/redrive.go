@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+func init() {
+	register(&command{name: "redrive", summary: "turn chosen dead letters back into envelopes for a later run", run: runRedrive})
+}
+
+// redriveFilter chooses dead letters. Zero fields choose everything.
+type redriveFilter struct {
+	reason, key  string
+	since, until int64 // event time, since ≤ t < until; 0 is unbounded
+}
+
+func (f redriveFilter) match(d *pb.ActivationErrorRecord) bool {
+	t := d.GetEventTimeMs()
+	return (f.reason == "" || d.GetReason() == f.reason) && (f.key == "" || string(d.GetEntityKey()) == f.key) &&
+		(f.since == 0 || t >= f.since) && (f.until == 0 || t < f.until)
+}
+
+// errNotRedrivable: the dead letter carries no envelope (a timer's failure, a corrupt buffer,
+// a refused restore, or a record that was never an envelope).
+var errNotRedrivable = errors.New("the dead letter carries no envelope")
+
+// redriveEnvelope returns the envelope a dead letter carries: its envelope field, or a raw
+// record that decodes as an actionable envelope (binary or protojson).
+func redriveEnvelope(d *pb.ActivationErrorRecord) (*pb.AgentEnvelope, error) {
+	var raw []byte
+	switch in := d.GetFailedInput().(type) {
+	case *pb.ActivationErrorRecord_Envelope:
+		raw = in.Envelope
+	case *pb.ActivationErrorRecord_RawRecord:
+		raw = in.RawRecord
+	default:
+		return nil, errNotRedrivable
+	}
+	env := &pb.AgentEnvelope{}
+	if err := proto.Unmarshal(raw, env); err != nil || !actionable(env) {
+		env.Reset()
+		if err := protojson.Unmarshal(raw, env); err != nil || !actionable(env) {
+			return nil, errNotRedrivable
+		}
+	}
+	return env, nil
+}
+
+func actionable(env *pb.AgentEnvelope) bool {
+	return len(env.GetEntityKey()) > 0 && env.GetPayload() != nil
+}
+
+func runRedrive(e *env, args []string) int {
+	fs := newFlags(e, "redrive", "redrive --input GLOB [--reason R] [--key K] [--since T] [--until T] --output FILE")
+	input := fs.String("input", "", "dead-letter files: a glob of *.binpb (length-delimited) or *.jsonl files")
+	output := fs.String("output", "", "envelope file to write: JSON Lines for *.jsonl, else length-delimited binary")
+	reason := fs.String("reason", "", "only dead letters with this reason (for example model_error)")
+	key := fs.String("key", "", "only dead letters of this entity key")
+	since := fs.String("since", "", "only dead letters whose event time is at or after T (RFC 3339 or ms since epoch)")
+	until := fs.String("until", "", "only dead letters whose event time is before T (RFC 3339 or ms since epoch)")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if *input == "" || *output == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	f := redriveFilter{reason: *reason, key: *key}
+	var err error
+	if f.since, err = parseTime(*since); err != nil {
+		e.errorf("--since: %v", err)
+		return 2
+	}
+	if f.until, err = parseTime(*until); err != nil {
+		e.errorf("--until: %v", err)
+		return 2
+	}
+	files, err := filepath.Glob(*input)
+	if err != nil || len(files) == 0 {
+		e.errorf("--input %q matches no file", *input)
+		return 1
+	}
+	var out []byte
+	jsonl := strings.HasSuffix(*output, ".jsonl")
+	var selected, written int
+	for _, file := range files { // Glob sorts: the output is the same on every run
+		recs, err := readDeadLetters(file)
+		if err != nil {
+			e.errorf("%v", err)
+			return 1
+		}
+		for _, d := range recs {
+			if !f.match(d) {
+				continue
+			}
+			selected++
+			env, err := redriveEnvelope(d)
+			if err != nil {
+				continue
+			}
+			written++
+			if out, err = appendEnvelope(out, env, jsonl); err != nil {
+				e.errorf("%v", err)
+				return 1
+			}
+		}
+	}
+	if err := os.WriteFile(*output, out, 0o644); err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "%d dead letters chosen, %d envelopes written to %s, %d without an envelope\n", selected, written, *output, selected-written)
+	return 0
+}
+
+// parseTime reads an event time: empty (unbounded), ms since epoch, or RFC 3339.
+func parseTime(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return ms, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither ms since epoch nor RFC 3339", s)
+	}
+	return t.UnixMilli(), nil
+}
+
+// readDeadLetters reads a dead-letter file as the file sinks write it.
+func readDeadLetters(file string) ([]*pb.ActivationErrorRecord, error) {
+	return readMessages([]string{file}, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
+}
+
+// appendEnvelope appends env as a JSON line (compact protojson) or a length-delimited
+// deterministic binary record.
+func appendEnvelope(out []byte, env *pb.AgentEnvelope, jsonl bool) ([]byte, error) {
+	if !jsonl {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+		if err != nil {
+			return nil, err
+		}
+		return append(binary.AppendUvarint(out, uint64(len(b))), b...), nil
+	}
+	b, err := protojson.Marshal(env)
+	if err != nil {
+		return nil, err
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		return nil, err
+	}
+	return append(append(out, c.Bytes()...), '\n'), nil
+}

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/replay"
+	"github.com/beamagents/beamagents/transforms"
+)
+
+func init() {
+	register(&command{name: "replay", summary: "re-run recorded traffic offline, answering the model only from recorded replay caches", run: runReplay})
+}
+
+// Exit code of a replay whose outputs diverge from the recorded ones.
+const exitDiverged = 3
+
+func runReplay(e *env, args []string) int {
+	fs := newFlags(e, "replay", "replay --agent NAME --cache_from GLOB --input GLOB --output_dir DIR [--restore GLOB] [--recorded DIR] [--keyring REF] [--agent_config FILE]")
+	name := fs.String("agent", "", "registered agent to run")
+	conf := fs.String("agent_config", "", "file whose bytes configure the agent's factory")
+	keyring := fs.String("keyring", "", "keyring reference for signing intents: env:VAR or file:PATH")
+	cacheFrom := fs.String("cache_from", "", "StateSnapshot files taken after the recorded run, whose replay caches answer the model")
+	input := fs.String("input", "", "the recorded envelope files: a glob of *.jsonl or length-delimited binary files")
+	restore := fs.String("restore", "", "optional StateSnapshot files to restore first (the state the recorded run started from)")
+	recorded := fs.String("recorded", "", "the recorded run's output directory (default: the directory of the first --cache_from file)")
+	outDir := fs.String("output_dir", "", "directory for the replay's output files")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if *name == "" || *cacheFrom == "" || *input == "" || *outDir == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	var config []byte
+	if *conf != "" {
+		var err error
+		if config, err = os.ReadFile(*conf); err != nil {
+			e.errorf("%v", err)
+			return 2
+		}
+	}
+	a, err := agent.Build(*name, config)
+	if err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
+	var deps agent.Deps
+	if *keyring != "" {
+		if deps.Keyring, err = intent.LoadKeyring(*keyring); err != nil {
+			e.errorf("%v", err)
+			return 2
+		}
+	}
+	cacheFiles, err := globAll(*cacheFrom)
+	if err != nil {
+		e.errorf("--cache_from: %v", err)
+		return 1
+	}
+	snaps, err := readMessages(cacheFiles, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	if *recorded == "" {
+		*recorded = filepath.Dir(cacheFiles[0])
+	}
+	rec, traces, err := readRecorded(*recorded)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	inputs, dead, err := replayInputs(*input, *restore)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	m := replay.NewModel(snaps, traces)
+	keys := replay.Run(context.Background(), a, deps, m, inputs, rec)
+	if err := writeReplay(*outDir, keys, dead); err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	diverged := 0
+	for _, k := range keys {
+		if k.Divergence != "" {
+			diverged++
+			fmt.Fprintf(e.stdout, "key %q: %s\n", k.Entity, k.Divergence)
+		}
+	}
+	fmt.Fprintf(e.stdout, "replayed %d keys: %d model requests answered from the recorded caches, %d cache misses, 0 provider calls; %d keys diverged from %s; outputs in %s\n",
+		len(keys), m.Answered(), len(m.Misses()), diverged, *recorded, *outDir)
+	if diverged > 0 {
+		return exitDiverged
+	}
+	return 0
+}
+
+func globAll(glob string) ([]string, error) {
+	files, err := filepath.Glob(glob)
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("%q matches no file", glob)
+	}
+	return files, err
+}
+
+// readRecorded reads a recorded run's outputs (raw records by kind) and its traces; a
+// directory without output files gives none (no comparison).
+func readRecorded(dir string) (map[int64][][]byte, []*pb.TraceEvent, error) {
+	kinds := map[string]int64{pipeline.IntentsName: drive.OutIntent, pipeline.TracesName: drive.OutTrace, pipeline.FinalsName: drive.OutFinal,
+		pipeline.SnapshotsName: drive.OutSnapshot, pipeline.DeadLettersName: drive.OutDeadLetter}
+	rec := map[int64][][]byte{}
+	for name, kind := range kinds {
+		data, err := os.ReadFile(filepath.Join(dir, name+".binpb"))
+		if os.IsNotExist(err) {
+			return nil, nil, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec[kind], err = splitFrames(data); err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, name+".binpb"), err)
+		}
+	}
+	var traces []*pb.TraceEvent
+	for _, r := range rec[drive.OutTrace] {
+		t := &pb.TraceEvent{}
+		if err := proto.Unmarshal(r, t); err != nil {
+			return nil, nil, err
+		}
+		traces = append(traces, t)
+	}
+	return rec, traces, nil
+}
+
+// replayInputs reads and decodes the envelope and restore records as the pipeline does, and
+// groups them by key (restores first); undecodable records are dead letters.
+func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, error) {
+	var inputs []replay.Input
+	index := map[string]int{}
+	add := func(key, v []byte) {
+		i, ok := index[string(key)]
+		if !ok {
+			i = len(inputs)
+			index[string(key)] = i
+			inputs = append(inputs, replay.Input{Entity: key})
+		}
+		inputs[i].Values = append(inputs[i].Values, v)
+	}
+	var dead [][]byte
+	if restoreGlob != "" {
+		files, err := globAll(restoreGlob)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--restore: %v", err)
+		}
+		for _, f := range files {
+			recs, err := readFileRecords(f)
+			if err != nil {
+				return nil, nil, err
+			}
+			format := transforms.Binary
+			if isJSONL(f) {
+				format = transforms.JSON
+			}
+			for _, r := range recs {
+				snap, err := transforms.DecodeSnapshot(format, r)
+				if err != nil {
+					dead = append(dead, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, r)))
+					continue
+				}
+				add(snap.GetEntityKey(), drive.RestoreValue(snap))
+			}
+		}
+	}
+	files, err := globAll(inputGlob)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--input: %v", err)
+	}
+	for _, f := range files {
+		recs, err := readFileRecords(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range recs {
+			env, canon, err := drive.DecodeEnvelope(isJSONL(f), r)
+			if err != nil {
+				dead = append(dead, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, r)))
+				continue
+			}
+			add(env.GetEntityKey(), canon)
+		}
+	}
+	return inputs, dead, nil
+}
+
+func isJSONL(f string) bool { return strings.HasSuffix(f, ".jsonl") || strings.HasSuffix(f, ".json") }
+
+// readFileRecords splits a file into records: non-blank lines of a JSON Lines file, else
+// length-delimited frames.
+func readFileRecords(f string) ([][]byte, error) {
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return nil, err
+	}
+	if !isJSONL(f) {
+		recs, err := splitFrames(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", f, err)
+		}
+		return recs, nil
+	}
+	var out [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			out = append(out, bytes.Clone(line))
+		}
+	}
+	return out, sc.Err()
+}
+
+func splitFrames(data []byte) ([][]byte, error) {
+	var out [][]byte
+	for off := 0; off < len(data); {
+		n, w := binary.Uvarint(data[off:])
+		if w <= 0 || n > uint64(len(data)-off-w) {
+			return nil, fmt.Errorf("broken record framing at byte %d", off)
+		}
+		out = append(out, data[off+w:off+w+int(n)])
+		off += w + int(n)
+	}
+	return out, nil
+}
+
+// readMessages reads every record of files (JSON Lines or length-delimited binary) as M.
+func readMessages[M proto.Message](files []string, newM func() M) ([]M, error) {
+	var out []M
+	for _, f := range files {
+		recs, err := readFileRecords(f)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range recs {
+			m := newM()
+			if isJSONL(f) {
+				err = protojson.Unmarshal(r, m)
+			} else {
+				err = proto.Unmarshal(r, m)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: record %d is not a %s: %v", f, i+1, m.ProtoReflect().Descriptor().Name(), err)
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// writeReplay writes the replay's outputs as the pipeline's file sinks would.
+func writeReplay(dir string, keys []replay.Key, dead [][]byte) error {
+	byKind := map[int64][][]byte{drive.OutDeadLetter: dead}
+	for _, k := range keys {
+		for _, o := range k.Outputs {
+			byKind[o.Kind] = append(byKind[o.Kind], o.Bytes)
+		}
+	}
+	kinds := map[string]int64{pipeline.IntentsName: drive.OutIntent, pipeline.TracesName: drive.OutTrace, pipeline.FinalsName: drive.OutFinal,
+		pipeline.SnapshotsName: drive.OutSnapshot, pipeline.DeadLettersName: drive.OutDeadLetter}
+	for _, o := range pipeline.Outputs() {
+		if err := pipeline.WriteLocal(dir, o.Name, o.Type, byKind[kinds[o.Name]]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,236 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/model"
+)
+
+// ErrMiss is the model error of a request the caches cannot answer.
+var ErrMiss = &model.Error{Code: model.CodeProvider, Detail: "replay: not in the recorded caches"}
+
+// Miss is one request the caches could not answer.
+type Miss struct {
+	Entity     []byte
+	Seq        int64
+	Step       uint32
+	CacheKey   string
+	DigestOnly bool // the entry exists but kept only the response's digest
+}
+
+func (m Miss) String() string {
+	why := "no cache entry"
+	if m.DigestOnly {
+		why = "the cache entry kept only the response's digest"
+	}
+	return fmt.Sprintf("cache miss at seq %d step %d (%s, key %s)", m.Seq, m.Step, why, m.CacheKey)
+}
+
+type usage struct {
+	in, out int64
+	model   string
+}
+
+// Model answers requests from recorded replay caches and never calls a provider. It is safe
+// for concurrent use.
+type Model struct {
+	responses map[string][]byte
+	digests   map[string]bool
+	usage     map[string]usage // by entity, seq, step
+
+	mu       sync.Mutex
+	answered int
+	misses   []Miss
+}
+
+// NewModel collects the cache entries of snaps and, optionally, the usage of the recorded
+// LLM_CALL traces.
+func NewModel(snaps []*pb.StateSnapshot, traces []*pb.TraceEvent) *Model {
+	m := &Model{responses: map[string][]byte{}, digests: map[string]bool{}, usage: map[string]usage{}}
+	for _, s := range snaps {
+		for _, e := range s.GetLlmCache().GetEntries() {
+			if e.GetDigestOnly() {
+				m.digests[e.GetCacheKey()] = true
+				continue
+			}
+			m.responses[e.GetCacheKey()] = e.GetResponse()
+		}
+	}
+	for _, t := range traces {
+		if t.GetEventType() != pb.TraceEvent_LLM_CALL || t.GetAttributes()["beamagents.cache_hit"] == "true" {
+			continue
+		}
+		a := t.GetAttributes()
+		in, _ := strconv.ParseInt(a["gen_ai.usage.input_tokens"], 10, 64)
+		out, _ := strconv.ParseInt(a["gen_ai.usage.output_tokens"], 10, 64)
+		m.usage[stepKey(t.GetEntityKey(), t.GetSeq(), t.GetStepIndex())] = usage{in: in, out: out, model: a["gen_ai.response.model"]}
+	}
+	return m
+}
+
+func stepKey(entity []byte, seq int64, step uint32) string {
+	return fmt.Sprintf("%x/%d/%d", entity, seq, step)
+}
+
+// Generate answers from the caches.
+func (m *Model) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
+	key := model.CacheKey(req)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	text, ok := m.responses[key]
+	if !ok {
+		m.misses = append(m.misses, Miss{Entity: req.EntityKey, Seq: req.Seq, Step: req.Step, CacheKey: key, DigestOnly: m.digests[key]})
+		return nil, ErrMiss
+	}
+	m.answered++
+	u := m.usage[stepKey(req.EntityKey, req.Seq, req.Step)]
+	return &model.Response{Text: slices.Clone(text), Model: u.model, Usage: model.Usage{InputTokens: u.in, OutputTokens: u.out}}, nil
+}
+
+// Answered counts the requests answered from the caches.
+func (m *Model) Answered() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.answered
+}
+
+// Misses lists the requests the caches could not answer, in order.
+func (m *Model) Misses() []Miss {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.misses)
+}
+
+// Output is one output record: its kind (drive.OutIntent …) and deterministic bytes.
+type Output struct {
+	Kind  int64
+	Bytes []byte
+}
+
+// Key is one key's replay.
+type Key struct {
+	Entity  []byte
+	Outputs []Output // in emission order
+	// Divergence describes the key's first divergence from the recorded outputs; empty when
+	// it has none.
+	Divergence string
+}
+
+// Input is a key's input values in arrival order (drive.Driver.Run).
+type Input struct {
+	Entity []byte
+	Values [][]byte
+}
+
+// Run replays each key with a, whose model is replaced by m, and compares its outputs with
+// recorded (every recorded output record by kind, as the file sinks wrote them).
+func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) []Key {
+	d := &drive.Driver{Core: drive.Core{Agent: a.WithModel(m), Deps: deps}, OrderResolutionMs: 1}
+	rec := byEntity(recorded)
+	var keys []Key
+	for _, in := range inputs {
+		before := len(m.Misses())
+		k := Key{Entity: in.Entity}
+		d.Run(ctx, in.Entity, in.Values, func(kind int64, b []byte) { k.Outputs = append(k.Outputs, Output{kind, b}) })
+		if misses := m.Misses()[before:]; len(misses) > 0 {
+			k.Divergence = misses[0].String()
+		} else if recorded != nil {
+			k.Divergence = compare(k.Outputs, rec[string(in.Entity)])
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// compare finds the first output of got not in want (a multiset), else the first of want
+// left over.
+func compare(got []Output, want map[int64][][]byte) string {
+	left := map[int64]map[string]int{}
+	for kind, recs := range want {
+		left[kind] = map[string]int{}
+		for _, r := range recs {
+			left[kind][string(r)]++
+		}
+	}
+	for _, o := range got {
+		if left[o.Kind][string(o.Bytes)] == 0 {
+			return "first different output: " + describe(o)
+		}
+		left[o.Kind][string(o.Bytes)]--
+	}
+	for _, kind := range []int64{drive.OutIntent, drive.OutTrace, drive.OutFinal, drive.OutSnapshot, drive.OutDeadLetter} {
+		for _, r := range want[kind] {
+			if left[kind][string(r)] > 0 {
+				return "recorded output not produced: " + describe(Output{kind, r})
+			}
+		}
+	}
+	return ""
+}
+
+// describe names an output record briefly.
+func describe(o Output) string {
+	m := newMessage(o.Kind)
+	if err := proto.Unmarshal(o.Bytes, m); err != nil {
+		return fmt.Sprintf("%s (undecodable)", kindName(o.Kind))
+	}
+	switch v := m.(type) {
+	case *pb.ToolIntent:
+		return fmt.Sprintf("intent %s (%s, seq %d step %d attempt %d)", v.GetIntentId(), v.GetToolName(), v.GetSeq(), v.GetStepIndex(), v.GetAttempt())
+	case *pb.TraceEvent:
+		return fmt.Sprintf("trace %s (seq %d step %d at %d)", v.GetEventType(), v.GetSeq(), v.GetStepIndex(), v.GetStartMs())
+	case *pb.FinalReply:
+		return fmt.Sprintf("final reply (seq %d step %d, case %s): %.120q", v.GetSeq(), v.GetStepIndex(), v.GetCaseId(), v.GetMessage())
+	case *pb.StateSnapshot:
+		return fmt.Sprintf("snapshot %q (seq %d at %d)", v.GetRequestId(), v.GetSeq(), v.GetSnapshotAtMs())
+	case *pb.ActivationErrorRecord:
+		return fmt.Sprintf("dead letter %s at %d: %s", v.GetReason(), v.GetEventTimeMs(), v.GetDetail())
+	}
+	return kindName(o.Kind)
+}
+
+func newMessage(kind int64) proto.Message {
+	switch kind {
+	case drive.OutIntent:
+		return &pb.ToolIntent{}
+	case drive.OutTrace:
+		return &pb.TraceEvent{}
+	case drive.OutFinal:
+		return &pb.FinalReply{}
+	case drive.OutSnapshot:
+		return &pb.StateSnapshot{}
+	}
+	return &pb.ActivationErrorRecord{}
+}
+
+func kindName(kind int64) string {
+	return [...]string{"?", "intent", "trace", "final", "snapshot", "dead letter"}[min(max(kind, 0), 5)]
+}
+
+// byEntity groups recorded outputs by their entity key.
+func byEntity(recorded map[int64][][]byte) map[string]map[int64][][]byte {
+	out := map[string]map[int64][][]byte{}
+	for kind, recs := range recorded {
+		for _, r := range recs {
+			m := newMessage(kind)
+			if proto.Unmarshal(r, m) != nil {
+				continue
+			}
+			e := string(m.ProtoReflect().Get(m.ProtoReflect().Descriptor().Fields().ByName("entity_key")).Bytes())
+			if out[e] == nil {
+				out[e] = map[int64][][]byte{}
+			}
+			out[e][kind] = append(out[e][kind], r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package transforms
+
+import (
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamagents/beamagents/agent/drive"
+)
+
+func init() {
+	register.DoFn4x0[context.Context, []byte, func(*[]byte) bool, func(int64, []byte)](&runBatchFn{})
+	register.Iter1[[]byte]()
+}
+
+// RunAgentBatchScope is the scope of the bounded fast path.
+const RunAgentBatchScope = "RunAgentBatch"
+
+// RunAgentBatch is the bounded fast path of RunAgent: it groups the keyed envelopes and
+// restores (PCollection<KV<[]byte, []byte>>) by key and runs each key's whole input through
+// the in-memory driver (package agent/drive) in one ordinary DoFn, with no state or timer
+// calls. For a bounded input its outputs are RunAgent's, byte for byte (event-time ordering;
+// Options.Ordering is ignored). It holds one key's input in memory at a time.
+func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
+	s = s.Scope(RunAgentBatchScope)
+	if opts.OrderResolutionMs <= 0 {
+		opts.OrderResolutionMs = DefaultOrderMs
+	}
+	grouped := beam.GroupByKey(s, keyed)
+	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
+		OrderResolutionMs: opts.OrderResolutionMs}
+	return splitOutputs(s, beam.ParDo(s, fn, grouped))
+}
+
+type runBatchFn struct {
+	Agent             string
+	Config            []byte
+	Keyring           string
+	AllowUnsigned     bool
+	OrderResolutionMs int64
+
+	rt *runtime
+}
+
+func (f *runBatchFn) Setup() (err error) {
+	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
+	return err
+}
+
+func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func(*[]byte) bool, emit func(int64, []byte)) {
+	var all [][]byte
+	var v []byte
+	for values(&v) {
+		all = append(all, v)
+	}
+	d := drive.Driver{Core: f.rt.core(), OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true}
+	st := d.Run(ctx, key, all, func(kind int64, b []byte) {
+		if kind == outDeadLetter {
+			f.rt.deadLetters.Inc(ctx, 1)
+		}
+		emit(kind, b)
+	})
+	f.rt.activations.Inc(ctx, int64(st.Activations))
+	f.rt.modelCalls.Inc(ctx, int64(st.ModelCalls))
+}

@@ -1,0 +1,273 @@
+package transforms_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/examples/support"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/scenario"
+	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
+)
+
+// The differential tests run generated scenarios through three executions of the same agent
+// and compare every output byte for byte: RunAgent on Prism (the streaming path, stateful
+// DoFn and timers, ordering resolution 1 s), RunAgentBatch on Prism (the bounded fast path,
+// resolution 1 ms) in the same pipeline, and the in-memory driver alone (resolution 250 ms).
+
+// differentialScenarios is how many scenarios TestDifferential runs, each on its own keys, in
+// one pipeline.
+const differentialScenarios = 520
+
+func TestDifferential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a large Prism pipeline")
+	}
+	stats := differential(t, 1, differentialScenarios)
+	t.Logf("%d scenarios, %d keys, %d records, %d snapshots; outputs: %v", differentialScenarios, stats.keys, stats.records, stats.snapshots, stats.outputs)
+	for _, name := range []string{pipeline.IntentsName, pipeline.FinalsName, pipeline.SnapshotsName, pipeline.DeadLettersName} {
+		if stats.outputs[name] == 0 {
+			t.Errorf("the scenarios produced no %s: the generator lost its coverage", name)
+		}
+	}
+	for _, reason := range []agent.Reason{agent.ReasonEnvelopeInvalid, agent.ReasonOrphanedResult, agent.ReasonApprovalTimeout,
+		agent.ReasonActivationTimeout, agent.ReasonModelError, agent.ReasonProposalRefused, agent.ReasonRestoreRefused} {
+		if stats.reasons[string(reason)] == 0 {
+			t.Errorf("no %s dead letter among the scenarios: the generator lost its coverage", reason)
+		}
+	}
+}
+
+// FuzzDifferential runs a few scenarios of a fuzzed seed through the three executions.
+func FuzzDifferential(f *testing.F) {
+	f.Add(uint64(7))
+	f.Fuzz(func(t *testing.T, seed uint64) { differential(t, seed, 8) })
+}
+
+var diffKeys = flag.String("differential.keys", "", "run only the generated keys matching this regexp (to study a divergence)")
+
+// filterSet keeps the records and snapshots of the keys matching re.
+func filterSet(t *testing.T, set *scenario.Set, re *regexp.Regexp) *scenario.Set {
+	out := &scenario.Set{Script: set.Script}
+	for _, rec := range set.Records {
+		if env, _, err := transforms.DecodeEnvelope(transforms.Binary, rec); err == nil && re.Match(env.GetEntityKey()) {
+			out.Records = append(out.Records, rec)
+		}
+	}
+	for _, rec := range set.Snapshots {
+		if snap, err := transforms.DecodeSnapshot(transforms.Binary, rec); err == nil && re.Match(snap.GetEntityKey()) {
+			out.Snapshots = append(out.Snapshots, rec)
+		}
+	}
+	for _, rec := range out.Records {
+		env := &pb.AgentEnvelope{}
+		proto.Unmarshal(rec, env)
+		t.Logf("record %s", protojson.Format(env))
+	}
+	return out
+}
+
+type diffStats struct {
+	keys, records, snapshots int
+	outputs                  map[string]int
+	reasons                  map[string]int
+}
+
+func differential(t *testing.T, seed uint64, n int) diffStats {
+	ctx := context.Background()
+	gen, err := scenario.New(seed, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(script, gen.Script(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := []byte(fmt.Sprintf(`{"script":%q}`, script))
+	ref, kr := keyringRef(t)
+	a, err := agent.Build(support.Name, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}}, OrderResolutionMs: 250}
+	set, err := gen.Build(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *diffKeys != "" {
+		set = filterSet(t, set, regexp.MustCompile(*diffKeys))
+	}
+	want := driveSet(t, d, set)
+
+	stream, batch := t.TempDir(), t.TempDir()
+	p, s := beam.NewPipelineWithRoot()
+	keyed, dead := transforms.DecodeEnvelopes(s, transforms.Binary, beam.CreateList(s, set.Records))
+	restores, restoreDead := transforms.DecodeSnapshots(s, transforms.Binary, beam.CreateList(s, set.Snapshots))
+	keyed = beam.Flatten(s, keyed, restores)
+	opts := transforms.Options{Agent: support.Name, Config: config, Keyring: ref, OrderResolutionMs: 1000}
+	writeOutputs(s, stream, transforms.RunAgent(s, opts, keyed), dead, restoreDead)
+	opts.OrderResolutionMs = 1
+	writeOutputs(s, batch, transforms.RunAgentBatch(s, opts, keyed), dead, restoreDead)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	st := diffStats{keys: len(set.Keys), records: len(set.Records), snapshots: len(set.Snapshots), outputs: map[string]int{}, reasons: map[string]int{}}
+	for _, o := range pipeline.Outputs() {
+		w := want[o.Name]
+		st.outputs[o.Name] = len(w)
+		for path, dir := range map[string]string{"RunAgent": stream, "RunAgentBatch": batch} {
+			got := readRecords(t, filepath.Join(dir, o.Name+".binpb"))
+			if i := firstDifference(got, w); i >= 0 {
+				t.Errorf("%s: %s differs from the driver at record %d of %d/%d (keys %q):\n  %s: %s\n  driver: %s",
+					o.Name, path, i, len(got), len(w), differingKeys(o.Type, got, w), path, render(o.Type, got, i), render(o.Type, w, i))
+			}
+		}
+	}
+	for _, b := range want[pipeline.DeadLettersName] {
+		rec := &pb.ActivationErrorRecord{}
+		proto.Unmarshal(b, rec)
+		st.reasons[rec.GetReason()]++
+	}
+	return st
+}
+
+func writeOutputs(s beam.Scope, dir string, out transforms.Outputs, dead ...beam.PCollection) {
+	cols := map[string]beam.PCollection{pipeline.IntentsName: out.Intents, pipeline.TracesName: out.Traces,
+		pipeline.FinalsName: out.Finals, pipeline.SnapshotsName: out.Snapshots, pipeline.DeadLettersName: beam.Flatten(s, append(dead, out.DeadLetters)...)}
+	for _, o := range pipeline.Outputs() {
+		pipeline.WriteRecords(s, dir, o.Name, o.Type, cols[o.Name])
+	}
+}
+
+// driveSet runs a generated set through the driver alone: decoding as DecodeEnvelopes and
+// DecodeSnapshots do, then each key's values in order. It returns each output's records,
+// sorted as the file sinks sort them.
+func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]byte {
+	t.Helper()
+	out := map[string][][]byte{}
+	names := map[int64]string{drive.OutIntent: pipeline.IntentsName, drive.OutTrace: pipeline.TracesName, drive.OutFinal: pipeline.FinalsName,
+		drive.OutSnapshot: pipeline.SnapshotsName, drive.OutDeadLetter: pipeline.DeadLettersName}
+	emit := func(kind int64, b []byte) { out[names[kind]] = append(out[names[kind]], b) }
+	values := map[string][][]byte{}
+	var keys []string
+	add := func(key, v []byte) {
+		if _, ok := values[string(key)]; !ok {
+			keys = append(keys, string(key))
+		}
+		values[string(key)] = append(values[string(key)], v)
+	}
+	for _, rec := range set.Snapshots {
+		snap, err := transforms.DecodeSnapshot(transforms.Binary, rec)
+		if err != nil {
+			emit(drive.OutDeadLetter, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
+			continue
+		}
+		add(snap.GetEntityKey(), drive.RestoreValue(snap))
+	}
+	for _, rec := range set.Records {
+		env, canon, err := transforms.DecodeEnvelope(transforms.Binary, rec)
+		if err != nil {
+			emit(drive.OutDeadLetter, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
+			continue
+		}
+		add(env.GetEntityKey(), canon)
+	}
+	for _, k := range keys {
+		d.Run(context.Background(), []byte(k), values[k], emit)
+	}
+	for _, v := range out {
+		slices.SortFunc(v, bytes.Compare)
+	}
+	return out
+}
+
+func readRecords(t *testing.T, path string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for len(data) > 0 {
+		n, w := binary.Uvarint(data)
+		if w <= 0 || n > uint64(len(data)-w) {
+			t.Fatalf("%s: broken framing", path)
+		}
+		out = append(out, data[w:w+int(n)])
+		data = data[w+int(n):]
+	}
+	return out
+}
+
+// firstDifference is the index of the first record that differs, or -1.
+func firstDifference(a, b [][]byte) int {
+	for i := range max(len(a), len(b)) {
+		if i >= len(a) || i >= len(b) || !bytes.Equal(a[i], b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// render shows record i of recs as protojson.
+func render(typ protoreflect.FullName, recs [][]byte, i int) string {
+	if i >= len(recs) {
+		return "(none)"
+	}
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(typ)
+	if err != nil {
+		return err.Error()
+	}
+	m := mt.New().Interface()
+	if err := proto.Unmarshal(recs[i], m); err != nil {
+		return err.Error()
+	}
+	return protojson.Format(m)
+}
+
+// differingKeys lists the entity keys whose records differ between a and b.
+func differingKeys(typ protoreflect.FullName, a, b [][]byte) []string {
+	byKey := func(recs [][]byte) map[string]string {
+		m := map[string]string{}
+		mt, _ := protoregistry.GlobalTypes.FindMessageByName(typ)
+		for _, r := range recs {
+			msg := mt.New()
+			proto.Unmarshal(r, msg.Interface())
+			k := string(msg.Get(msg.Descriptor().Fields().ByName("entity_key")).Bytes())
+			m[k] += string(r)
+		}
+		return m
+	}
+	ka, kb := byKey(a), byKey(b)
+	var keys []string
+	for k := range ka {
+		if ka[k] != kb[k] {
+			keys = append(keys, k)
+		}
+	}
+	for k := range kb {
+		if _, ok := ka[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,4 @@
+package transforms
+
+// DecodeEnvelope is decodeEnvelope, for the differential tests.
+var DecodeEnvelope = decodeEnvelope

@@ -1,0 +1,57 @@
+package transforms
+
+import (
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+func init() {
+	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeSnapshotFn{})
+}
+
+// DecodeSnapshots turns StateSnapshot records (as export requests emit them, binary or
+// protojson) into RunAgent inputs that restore each snapshot's key
+// (PCollection<KV<[]byte, []byte>>, to be flattened with DecodeEnvelopes' output), and dead
+// letters for records that do not decode. A restore applies only to a key without state;
+// it is applied when it arrives, before the key's buffered envelopes.
+func DecodeSnapshots(s beam.Scope, format Format, records beam.PCollection) (keyed, dead beam.PCollection) {
+	s = s.Scope("DecodeSnapshots")
+	return beam.ParDo2(s, &decodeSnapshotFn{Format: format}, records)
+}
+
+type decodeSnapshotFn struct {
+	Format Format
+}
+
+func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
+	snap, err := DecodeSnapshot(f.Format, rec)
+	if err != nil {
+		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
+		return
+	}
+	keyed(snap.GetEntityKey(), drive.RestoreValue(snap))
+}
+
+// DecodeSnapshot decodes one StateSnapshot record and checks it names a key. It returns the
+// snapshot (possibly partial, for the dead letter's entity key) and an *agent.Error.
+func DecodeSnapshot(format Format, rec []byte) (*pb.StateSnapshot, error) {
+	snap := &pb.StateSnapshot{}
+	var err error
+	if format == JSON {
+		err = protojson.Unmarshal(rec, snap)
+	} else {
+		err = proto.Unmarshal(rec, snap)
+	}
+	if err == nil && len(snap.GetEntityKey()) == 0 {
+		err = invalid(nil, "snapshot has no entity key")
+	}
+	return snap, err
+}
