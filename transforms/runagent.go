@@ -223,7 +223,9 @@ func (f *firing) timer(t timers.Context) error {
 	before := coreTimers.Clone()
 	coreTimers.Woken(t.Tag, f.now)
 	b := f.batch()
-	f.rt.core().Firing(f.ctx, b, f.key, due, coreTimers, f.now, f.output)
+	core := f.rt.core()
+	core.Around = func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(f.ctx, activate) }
+	core.Firing(f.ctx, b, f.key, due, coreTimers, f.now, f.output)
 	f.rt.activations.Inc(f.ctx, int64(len(due)))
 	if err := f.commit(b); err != nil {
 		return err

@@ -77,6 +77,20 @@ func Changes(before, after Timers) []agent.TimerOp {
 type Core struct {
 	Agent *agent.Agent
 	Deps  agent.Deps
+	// Around, when set, runs each activation call (a shell's metering); nil runs it directly.
+	Around func(activate func() *agent.Result) *agent.Result
+}
+
+// activate runs env in batch b, through Around when set.
+func (c Core) activate(ctx context.Context, b *agent.Batch, env *pb.AgentEnvelope) *agent.Result {
+	run := func() *agent.Result {
+		res, _ := b.Activate(ctx, env) // a failure is a dead letter in res
+		return res
+	}
+	if c.Around == nil {
+		return run()
+	}
+	return c.Around(run)
 }
 
 // Batch starts the batch of one firing over the key's committed state in store.
@@ -94,7 +108,7 @@ func (c Core) Firing(ctx context.Context, b *agent.Batch, key []byte, due []Buff
 		if i < len(due) && (!ok || due[i].Env.GetEventTimeMs() <= at) {
 			env := due[i].Env
 			i++
-			res, _ := b.Activate(ctx, env) // a failure is a dead letter in res
+			res := c.activate(ctx, b, env)
 			timers.apply(res.Timers, env.GetEventTimeMs())
 			sink(res)
 			continue
