@@ -9,7 +9,8 @@
 //     passed through for the decoder to judge, so what it refuses stays refused.
 //   - It is the streaming twin of negotiate.Canonicalize for provider text in declaration
 //     order without an envelope, the form the provider profiles ask for. Members in another
-//     order are refused early here (the streaming decoder reads in declaration order); the
+//     order cannot be told from undeclared ones by the streaming decoder, so at the first refused
+//     member key the Writer stops refusing early (Degraded); the
 //     whole-text admission that decides acceptance is unchanged.
 //   - Chunk boundaries never matter: the state carries partial tokens across pushes.
 package streamcanon

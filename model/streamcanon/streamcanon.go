@@ -32,6 +32,12 @@ type Writer struct {
 	num     []byte // the number token so far
 	out     []byte
 	pushed  int
+
+	expectKey bool // the next string is a member key
+	inKey     bool // inside a member key
+	keyDone   bool // a member key just ended
+	keyStart  int  // where the key being read begins in out
+	degraded  bool // a member key was refused: early refusal is off for this text
 }
 
 // New returns a Writer that feeds dec, a decoder for s.
@@ -48,21 +54,60 @@ func New(s *interaction.Schema, dec *stream.Decoder) *Writer {
 // Pushed returns how many provider bytes have been pushed.
 func (w *Writer) Pushed() int { return w.pushed }
 
+// Degraded reports that a member key was refused. A key in another order than the
+// declaration's, which canonicalization would reorder, looks exactly like an undeclared one to
+// the streaming decoder, so from that key on the Writer stops refusing early and leaves the
+// verdict to the whole-text admission.
+func (w *Writer) Degraded() bool { return w.degraded }
+
 // Push canonicalizes chunk and pushes the result to the decoder, returning its outcome.
 func (w *Writer) Push(chunk []byte) stream.Outcome {
 	w.pushed += len(chunk)
-	w.out = w.out[:0]
+	if w.degraded {
+		return stream.Outcome{}
+	}
 	if !w.started {
 		w.started = true
 		w.out = append(w.out, w.env...)
 	}
 	for _, b := range chunk {
 		w.step(b)
+		if w.keyDone {
+			w.keyDone = false
+			if o := w.sendKey(); o.State() == stream.Refused || w.degraded {
+				return o
+			}
+		}
 	}
-	if len(w.out) == 0 {
+	// A key still being read stays buffered: it goes to the decoder whole.
+	n := len(w.out)
+	if w.inKey {
+		n = w.keyStart
+	}
+	var o stream.Outcome
+	if n > 0 {
+		o = w.dec.Push(w.out[:n])
+	}
+	w.out = append(w.out[:0], w.out[n:]...)
+	w.keyStart = 0
+	return o
+}
+
+// sendKey pushes what precedes a member key, then the key alone, so that a refusal inside
+// the key is told apart from any other.
+func (w *Writer) sendKey() stream.Outcome {
+	if w.keyStart > 0 {
+		if o := w.dec.Push(w.out[:w.keyStart]); o.State() == stream.Refused {
+			return o
+		}
+	}
+	o := w.dec.Push(w.out[w.keyStart:])
+	w.out = w.out[:0]
+	if o.State() == stream.Refused {
+		w.degraded = true
 		return stream.Outcome{}
 	}
-	return w.dec.Push(w.out)
+	return o
 }
 
 func (w *Writer) step(b byte) {
@@ -91,8 +136,14 @@ func (w *Writer) plain(b byte) {
 		return
 	case '"':
 		w.state = stString
+		if w.expectKey {
+			w.expectKey, w.inKey, w.keyStart = false, true, len(w.out)
+		}
+	case ',':
+		w.expectKey = len(w.objects) > 0 && w.objects[len(w.objects)-1]
 	case '{':
 		w.objects = append(w.objects, true)
+		w.expectKey = true
 	case '[':
 		w.objects = append(w.objects, false)
 	case '}', ']':
@@ -134,6 +185,9 @@ func (w *Writer) stringByte(b byte) {
 		return
 	case b == '"':
 		w.state = stPlain
+		if w.inKey {
+			w.inKey, w.keyDone = false, true
+		}
 	}
 	w.flushSurrogate()
 	w.out = append(w.out, b)
@@ -259,9 +313,11 @@ func hexDigits(r rune) []byte {
 }
 
 // Finish ends the text: a pending number token is written, the envelope closed, and the
-// decoder's Finish decides.
+// decoder's Finish decides. A degraded Writer returns Incomplete: the whole text decides.
 func (w *Writer) Finish() stream.Outcome {
-	w.out = w.out[:0]
+	if w.degraded {
+		return stream.Outcome{}
+	}
 	if !w.started {
 		w.started = true
 		w.out = append(w.out, w.env...)
