@@ -80,6 +80,9 @@ func NewProfile(dialect string, projection []byte) (*Profile, error) {
 	root := p.rootObject(rootDef)
 	outDefs := make(canonjson.Object, 0, len(defs))
 	for _, m := range defs {
+		if m.Key == title {
+			continue // the root is the profile's root; no type refers to it (types form no cycle)
+		}
 		outDefs = append(outDefs, canonjson.Member{Key: m.Key, Value: p.node(m.Value, "/$defs/"+pointerEscape(m.Key))})
 	}
 	root = append(root, canonjson.Member{Key: "$defs", Value: outDefs})
