@@ -55,6 +55,7 @@ func defineRunFlags() {
 		runFlags.format = flag.String("input_format", "", "json or binary (default: by file extension)")
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
+		defineModelFlags()
 	})
 }
 
@@ -83,6 +84,11 @@ func runPipeline(e *env, args []string) int {
 		Agent: *runFlags.agent, Input: *runFlags.input, OutputDir: *runFlags.outputDir, Keyring: *runFlags.keyring,
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
 		Restore: *runFlags.restore,
+	}
+	var err error
+	if opts.Model, err = modelOptions(); err != nil {
+		e.errorf("%v", err)
+		return 2
 	}
 	if *runFlags.conf != "" {
 		b, err := os.ReadFile(*runFlags.conf)

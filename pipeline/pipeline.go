@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/model/hosted"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -37,6 +38,10 @@ type Options struct {
 
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
+
+	// Model chooses the model when the pipeline is launched (see transforms.Options.Model);
+	// the zero value keeps the agent's own.
+	Model hosted.Options
 }
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
@@ -89,6 +94,9 @@ func (o Options) check() error {
 	case o.OutputDir == "":
 		return fmt.Errorf("pipeline: no output directory")
 	}
+	if err := o.Model.Check(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
 	return nil
 }
 
@@ -113,7 +121,7 @@ func Build(s beam.Scope, o Options) error {
 		deads = append(deads, snapReadDead, restoreDead)
 	}
 	out := transforms.RunAgent(s, transforms.Options{
-		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
+		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Model: o.Model,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 	}, keyed)
 	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)

@@ -17,6 +17,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/model/hosted"
 )
 
 func init() {
@@ -45,6 +46,9 @@ type Options struct {
 	// event-time ordering resolution, default DefaultOrderMs.
 	Ordering          Ordering
 	OrderResolutionMs int64
+	// Model, when it names a hosted provider, replaces the agent's model (unless the agent
+	// pins its own); the provider and its key are created on each worker at setup.
+	Model hosted.Options
 }
 
 // Outputs are RunAgent's outputs, each a PCollection<[]byte> of deterministically serialized
@@ -69,7 +73,7 @@ func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 func newRunAgentFn(o Options) *runAgentFn {
 	return &runAgentFn{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
-		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs, Model: o.Model,
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
 		Timer:  timers.InEventTime(TimerFamilyID),
@@ -84,6 +88,7 @@ type runAgentFn struct {
 	Keyring           string
 	Ordering          Ordering
 	OrderResolutionMs int64
+	Model             hosted.Options
 
 	State  state.Value[[]byte]
 	Buffer state.Bag[[]byte]
@@ -94,6 +99,9 @@ type runAgentFn struct {
 
 func (f *runAgentFn) Setup() error {
 	rt, err := newRuntime(f.Agent, f.Config, f.Keyring)
+	if err == nil && f.Model.Hosted() {
+		err = rt.useModel(f.Model)
+	}
 	f.rt = rt
 	return err
 }
@@ -146,6 +154,16 @@ func newRuntime(name string, config []byte, keyringRef string) (*runtime, error)
 	rt.stateReads, rt.stateWrites, rt.stateBytesWritten = c("state_reads"), c("state_writes"), c("state_bytes_written")
 	rt.deadLetters = c("dead_letters")
 	return rt, nil
+}
+
+// useModel replaces the agent's model with the launch-time provider o.
+func (rt *runtime) useModel(o hosted.Options) error {
+	m, err := hosted.New(o)
+	if err != nil {
+		return err
+	}
+	rt.agent, err = rt.agent.WithModel(m, o.Name, true)
+	return err
 }
 
 func (rt *runtime) element(ctx context.Context, fr *frame, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, raw []byte, emit func(int64, []byte)) error {
