@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/agent"
-	"github.com/beamagents/beamagents/model/hosted"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/transforms"
 )
 
