@@ -85,3 +85,26 @@ func BenchmarkCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamWork is the runtime's own work in a streamed call, without HTTP: the answer's
+// deltas (8-byte chunks, as BenchmarkCall's server sends them) through the streaming
+// canonicalizer and decoder. Compare with BenchmarkCall/sdk/stream.
+func BenchmarkStreamWork(b *testing.B) {
+	s := supportSchema(b)
+	g, _ := stream.Compile(s)
+	var chunks [][]byte
+	for t := spacedRefund; len(t) > 0; {
+		c := t[:min(8, len(t))]
+		t = t[len(c):]
+		chunks = append(chunks, []byte(c))
+	}
+	b.ReportAllocs()
+	for range b.N {
+		w := streamcanon.New(s, g.NewDecoder())
+		for _, c := range chunks {
+			if err := w.Push(c).Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
