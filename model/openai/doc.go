@@ -10,4 +10,6 @@
 //   - The SDK's own retries are off: provider.Call's policy is the only one.
 //   - A refusal, an answer without content, or a stream that is not the API's ends in a typed
 //     model error, never in partial text taken for an answer.
+//
+// The rules in full: docs/models.md.
 package openai

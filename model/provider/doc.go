@@ -14,4 +14,6 @@
 //     it on every answer, so a profile never widens what is admitted.
 //   - Models never see or copy the value envelope (format, root type id, schema digest): the
 //     profiles describe the value alone and the runtime adds the envelope.
+//
+// The rules in full: docs/models.md.
 package provider

@@ -13,4 +13,6 @@
 //     member key the Writer stops refusing early (Degraded); the
 //     whole-text admission that decides acceptance is unchanged.
 //   - Chunk boundaries never matter: the state carries partial tokens across pushes.
+//
+// The rules in full: docs/models.md.
 package streamcanon
