@@ -9,8 +9,6 @@ const (
 	AttrUsageOutputTokens = "gen_ai.usage.output_tokens"
 	AttrResponseModel     = "gen_ai.response.model"
 	AttrResponseFinish    = "gen_ai.response.finish_reasons"
-	AttrRequestBytes      = "beamagents.model.request_bytes"
-	AttrStreamDegraded    = "beamagents.model.stream_unordered"
 	OperationChat         = "chat"
 )
 
