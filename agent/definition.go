@@ -124,6 +124,11 @@ type Limits struct {
 
 	Memory statecodec.MemoryOptions
 	Cache  statecodec.CacheOptions
+
+	// MaxRequestBytes bounds a model request's message bytes (model.RequestBytes: prompt,
+	// memory and history); default 262,144. A step over it dead-letters as
+	// request_too_large before any model call or cache lookup.
+	MaxRequestBytes int
 }
 
 // Defaults of Limits.
@@ -136,6 +141,7 @@ const (
 	DefaultApprovalTimeoutMs = int64(24 * 60 * 60 * 1000)
 	DefaultMaxEscalations    = 2
 	DefaultIdleTTLMs         = int64(30 * 24 * 60 * 60 * 1000)
+	DefaultMaxRequestBytes   = 256 << 10
 )
 
 func (l Limits) resolved() Limits {
@@ -159,6 +165,9 @@ func (l Limits) resolved() Limits {
 	}
 	if l.MaxEscalations == 0 {
 		l.MaxEscalations = DefaultMaxEscalations
+	}
+	if l.MaxRequestBytes == 0 {
+		l.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	l.ToolTimeoutMs = def(l.ToolTimeoutMs, DefaultToolTimeoutMs)
 	l.ApprovalTimeoutMs = def(l.ApprovalTimeoutMs, DefaultApprovalTimeoutMs)
@@ -199,6 +208,9 @@ type Definition struct {
 	// declaration receives the case's fields as they are.
 	Tools  map[string]ToolSpec
 	Limits Limits
+	// PinModel keeps Model when a pipeline is launched with a model of its own choosing
+	// (WithModel): for an agent that must always talk to one model.
+	PinModel bool
 }
 
 // ToolSpec is a tool's declared argument schema and the agreement under which proposals
@@ -274,7 +286,9 @@ func (a *Agent) negotiate() error {
 		return defErr("agent %s: model output admission: %v", a.def.Name, err)
 	}
 	a.admitter = adm
-	if _, streams := a.def.Model.(model.Streamer); a.def.Stream && streams && protocol == negotiate.FailFast {
+	// A streamed answer goes through the streaming decoder: verbatim under FAIL_FAST, through
+	// the streaming canonicalizer (model/streamcanon) under the protocols that canonicalize.
+	if _, streams := a.def.Model.(model.Streamer); a.def.Stream && streams {
 		if a.grammar, err = stream.Compile(a.def.Schema); err != nil {
 			return defErr("agent %s: streaming decoder: %v", a.def.Name, err)
 		}
@@ -298,6 +312,21 @@ func (a *Agent) negotiate() error {
 		return defErr("agent %s: %s", a.def.Name, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// WithModel returns the agent answered by m (its model id id, streamed when stream is set
+// and m streams) instead of its own model, unless the definition pins its model, in which
+// case it returns a itself. A launcher uses it to choose the model when the pipeline starts.
+func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error) {
+	if a.def.PinModel || m == nil {
+		return a, nil
+	}
+	def := a.def
+	def.Model, def.Stream = m, stream
+	if id != "" {
+		def.ModelID = id
+	}
+	return New(def)
 }
 
 // Name returns the agent's name.

@@ -82,8 +82,8 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		Limits: agent.Limits{
 			MaxSteps: l.MaxSteps, MaxModelCalls: l.MaxModelCalls, MaxInbox: l.MaxInbox, MaxFinalBytes: l.MaxFinalBytes,
 			MaxEscalations: l.MaxEscalations, ToolTimeoutMs: l.ToolTimeoutMs, ApprovalTimeoutMs: l.ApprovalTimeoutMs,
-			IdleTTLMs: l.IdleTTLMs,
-			Memory:    statecodec.MemoryOptions{MaxValueBytes: 1024},
+			IdleTTLMs: l.IdleTTLMs, MaxRequestBytes: l.MaxRequestBytes,
+			Memory: statecodec.MemoryOptions{MaxValueBytes: 1024},
 		},
 	}
 	if panicPrompt {

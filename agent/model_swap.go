@@ -2,10 +2,10 @@ package agent
 
 import "github.com/beamagents/beamagents/model"
 
-// WithModel returns a copy of a that asks m instead of its model: everything else (schema,
+// AnsweredBy returns a copy of a that asks m instead of its model: everything else (schema,
 // prompt, bindings, limits, model id, so every replay-cache key) stays the same. Offline
 // replay answers from recorded caches this way.
-func (a *Agent) WithModel(m model.Model) *Agent {
+func (a *Agent) AnsweredBy(m model.Model) *Agent {
 	b := *a
 	b.def.Model = m
 	return &b

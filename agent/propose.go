@@ -9,6 +9,8 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/streamcanon"
+	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -25,6 +27,9 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 		EntityKey:      c.entity,
 		Seq:            act.seq,
 		Step:           step,
+	}
+	if n := model.RequestBytes(req); n > a.limits.MaxRequestBytes {
+		return nil, fail(ReasonRequestTooLarge, nil, "step %d: the request is %d bytes; the budget is %d", step, n, a.limits.MaxRequestBytes)
 	}
 	key := model.CacheKey(req)
 	lk, err := v.cache.Lookup(key, c.now)
@@ -51,6 +56,9 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 		attrs[tracing.AttrOutputTokens] = itoa(resp.Usage.OutputTokens)
 		if resp.Model != "" {
 			attrs[tracing.AttrResponseModel] = resp.Model
+		}
+		if resp.FinishReason != "" {
+			attrs[tracing.AttrResponseFinishReasons] = resp.FinishReason
 		}
 		if lk.Status == statecodec.DigestOnlyHit && !lk.Matches(text) {
 			attrs[tracing.AttrDivergence] = "true"
@@ -92,20 +100,22 @@ func (act *activation) call(req *model.Request) (*model.Response, error) {
 	return resp, nil
 }
 
-// stream makes a streaming model call. With a grammar (FAIL_FAST), every chunk is pushed to a
-// streaming decoder and the call is cancelled at its first refusal, which fails the
-// activation as proposal_refused with the STREAM-* refusal; the accepted text is still
-// admitted as a whole by the caller.
+// stream makes a streaming model call. Every chunk is pushed to a streaming decoder (through
+// the streaming canonicalizer unless the protocol is FAIL_FAST) and the call is cancelled at
+// its first refusal, which fails the activation as proposal_refused with the STREAM-*
+// refusal; the accepted text is still admitted as a whole by the caller.
 func (act *activation) stream(ctx context.Context, s model.Streamer, req *model.Request) (*model.Response, error) {
 	var dec *stream.Decoder
+	push := func([]byte) stream.Outcome { return stream.Outcome{} }
 	if g := act.c.a.grammar; g != nil {
 		dec = g.NewDecoder()
+		push = dec.Push
+		if act.c.a.def.OutputProtocol != negotiate.FailFast {
+			push = streamcanon.New(act.c.a.def.Schema, dec).Push
+		}
 	}
 	resp, err := s.Stream(ctx, req, func(chunk []byte) error {
-		if dec == nil {
-			return nil
-		}
-		if o := dec.Push(chunk); o.State() == stream.Refused {
+		if o := push(chunk); o.State() == stream.Refused {
 			return o.Err()
 		}
 		return nil

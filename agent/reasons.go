@@ -40,6 +40,9 @@ const (
 	// ReasonRestoreRefused: a state restore targeted a key that already has state, or carried
 	// an unusable snapshot.
 	ReasonRestoreRefused Reason = "restore_refused"
+	// ReasonRequestTooLarge: a step's model request (prompt, memory and history) exceeds the
+	// agent's request byte budget; no model call was made.
+	ReasonRequestTooLarge Reason = "request_too_large"
 )
 
 // Reasons lists the closed vocabulary.
@@ -47,5 +50,5 @@ var Reasons = []Reason{
 	ReasonEnvelopeInvalid, ReasonStateVersionUnsupported, ReasonStateCorrupt, ReasonProposalRefused,
 	ReasonOrphanedResult, ReasonApprovalUnknown, ReasonApprovalTimeout, ReasonActivationTimeout,
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
-	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused,
+	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
 }

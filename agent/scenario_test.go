@@ -54,6 +54,7 @@ type agentLimits struct {
 	ToolTimeoutMs     int64  `json:"tool_timeout_ms"`
 	ApprovalTimeoutMs int64  `json:"approval_timeout_ms"`
 	IdleTTLMs         int64  `json:"idle_ttl_ms"`
+	MaxRequestBytes   int    `json:"max_request_bytes"`
 }
 
 // modelRule answers step Step of activation Seq, or, with Contains, any request whose

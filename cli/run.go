@@ -58,6 +58,7 @@ func defineRunFlags() {
 		runFlags.format = flag.String("input_format", "", "json or binary (default: by file extension)")
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
+		defineModelFlags()
 	})
 	defineModeFlags()
 	defineRunCheckFlags()
@@ -92,6 +93,11 @@ func runPipeline(e *env, args []string) int {
 			e.errorf("%v", err)
 			return 1
 		}
+	}
+	var err error
+	if opts.Model, err = modelOptions(); err != nil {
+		e.errorf("%v", err)
+		return 2
 	}
 	if *runFlags.conf != "" {
 		b, err := os.ReadFile(*runFlags.conf)

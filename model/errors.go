@@ -11,6 +11,15 @@ const (
 	CodeScript    Code = "model_script"    // a script document is malformed
 	CodeProvider  Code = "model_provider"  // the provider failed or answered unusably
 	CodeCancelled Code = "model_cancelled" // the caller cancelled a streaming call
+
+	// Codes of hosted providers (model/openai, model/anthropic). Each ends a call for good:
+	// the retryable failures have already been retried within the call's attempts.
+	CodeUnavailable Code = "model_unavailable" // 429, 5xx or a broken connection on every attempt
+	CodeTimeout     Code = "model_timeout"     // the call's deadline passed on every attempt
+	CodeRejected    Code = "model_rejected"    // the provider refused the request (4xx other than 429)
+	CodeRefusal     Code = "model_refusal"     // the model declined, or answered with no content
+	CodeMalformed   Code = "model_malformed"   // the response or its event stream is not the API's
+	CodeCredentials Code = "model_credentials" // the API key reference does not resolve
 )
 
 // Error is the typed error of this package.
@@ -42,4 +51,11 @@ var (
 	ErrScript    = &Error{Code: CodeScript}
 	ErrProvider  = &Error{Code: CodeProvider}
 	ErrCancelled = &Error{Code: CodeCancelled}
+
+	ErrUnavailable = &Error{Code: CodeUnavailable}
+	ErrTimeout     = &Error{Code: CodeTimeout}
+	ErrRejected    = &Error{Code: CodeRejected}
+	ErrRefusal     = &Error{Code: CodeRefusal}
+	ErrMalformed   = &Error{Code: CodeMalformed}
+	ErrCredentials = &Error{Code: CodeCredentials}
 )

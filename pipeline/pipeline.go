@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/otlpexport"
+	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -61,6 +62,10 @@ type Options struct {
 	// Mode is Streaming (the default: RunAgent, keyed state and timers) or Batch (the bounded
 	// fast path: transforms.RunAgentBatch, the same outputs for a bounded input).
 	Mode Mode
+
+	// Model chooses the model when the pipeline is launched (see transforms.Options.Model);
+	// the zero value keeps the agent's own.
+	Model hosted.Options
 }
 
 // Mode selects how the pipeline runs the agent.
@@ -124,6 +129,9 @@ func (o Options) check() error {
 	case o.Mode != "" && o.Mode != Streaming && o.Mode != Batch:
 		return fmt.Errorf("pipeline: unknown mode %q (streaming or batch)", o.Mode)
 	}
+	if err := o.Model.Check(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
 	return nil
 }
 
@@ -162,7 +170,7 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 		run = transforms.RunAgentBatch
 	}
 	out := run(s, transforms.Options{
-		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
+		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Model: o.Model,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		AllowUnsignedIntents: o.AllowUnsignedIntents,
 	}, keyed)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the Go bindings (gen/beam_agents/v1 from protos/, and the example agent's
-# examples/support/supportpb) with the generator versions pinned in tools/go.mod (tool directives for
-# buf and protoc-gen-go), so nothing has to be preinstalled.
+# Regenerates the Go bindings (gen/beam_agents/v1 from protos/, and the example agents'
+# examples/support/supportpb and examples/quickstart/quickstartpb) with the generator versions
+# pinned in tools/go.mod (tool directives for buf and protoc-gen-go), so nothing has to be
+# preinstalled.
 #
 #   scripts/gen_proto.sh                    regenerate the bindings in place
 #   scripts/gen_proto.sh --check            regenerate into a temporary directory and fail with
@@ -18,7 +19,7 @@ if [ ! -f go.mod ] || ! grep -q '^module github.com/beamagents/beamagents$' go.m
 fi
 
 baseline=protos/breaking_baseline.binpb
-generated=(gen/beam_agents examples/support/supportpb)
+generated=(gen/beam_agents examples/support/supportpb examples/quickstart/quickstartpb)
 # The generators are pinned in tools/go.mod, outside the library's module graph.
 buf() { go tool -modfile=tools/go.mod buf "$@"; }
 

@@ -3,14 +3,15 @@ package tracing
 // Attribute names from the OpenTelemetry semantic conventions (GenAI and general), used where
 // they define the concept.
 const (
-	AttrOperationName = "gen_ai.operation.name" // see the Op* values
-	AttrAgentName     = "gen_ai.agent.name"     // ACTIVATION_START
-	AttrRequestModel  = "gen_ai.request.model"  // LLM_CALL: the model id asked
-	AttrResponseModel = "gen_ai.response.model" // LLM_CALL: the model that answered, when the provider says
-	AttrInputTokens   = "gen_ai.usage.input_tokens"
-	AttrOutputTokens  = "gen_ai.usage.output_tokens"
-	AttrGenAIToolName = "gen_ai.tool.name" // TOOL_CALL of an execute_tool operation
-	AttrErrorType     = "error.type"
+	AttrOperationName         = "gen_ai.operation.name"          // see the Op* values
+	AttrAgentName             = "gen_ai.agent.name"              // ACTIVATION_START
+	AttrRequestModel          = "gen_ai.request.model"           // LLM_CALL: the model id asked
+	AttrResponseFinishReasons = "gen_ai.response.finish_reasons" // LLM_CALL: why the provider stopped, when it says
+	AttrResponseModel         = "gen_ai.response.model"          // LLM_CALL: the model that answered, when the provider says
+	AttrInputTokens           = "gen_ai.usage.input_tokens"
+	AttrOutputTokens          = "gen_ai.usage.output_tokens"
+	AttrGenAIToolName         = "gen_ai.tool.name" // TOOL_CALL of an execute_tool operation
+	AttrErrorType             = "error.type"
 )
 
 // Values of gen_ai.operation.name.

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/model/hosted"
 )
 
 func init() {
@@ -29,7 +30,7 @@ func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 	}
 	grouped := beam.GroupByKey(s, keyed)
 	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
-		OrderResolutionMs: opts.OrderResolutionMs}
+		OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model}
 	return splitOutputs(s, beam.ParDo(s, fn, grouped))
 }
 
@@ -39,12 +40,16 @@ type runBatchFn struct {
 	Keyring           string
 	AllowUnsigned     bool
 	OrderResolutionMs int64
+	Model             hosted.Options
 
 	rt *runtime
 }
 
 func (f *runBatchFn) Setup() (err error) {
 	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
+	if err == nil && f.Model.Hosted() {
+		err = f.rt.useModel(f.Model)
+	}
 	return err
 }
 

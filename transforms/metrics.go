@@ -9,8 +9,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 
 	"github.com/beamagents/beamagents/agent"
-	"github.com/beamagents/beamagents/tracing"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/tracing"
 )
 
 // MetricsNamespace is the namespace of every Beam metric of the runtime.

@@ -15,6 +15,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/model/hosted"
 )
 
 func init() {
@@ -45,6 +46,10 @@ type Options struct {
 	OrderResolutionMs int64
 	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps).
 	AllowUnsignedIntents bool
+
+	// Model, when it names a hosted provider, replaces the agent's model (unless the agent
+	// pins its own); the provider and its key are created on each worker at setup.
+	Model hosted.Options
 }
 
 // Outputs are RunAgent's outputs, each a PCollection<[]byte> of deterministically serialized
@@ -70,7 +75,7 @@ func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 func newRunAgentFn(o Options) *runAgentFn {
 	return &runAgentFn{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents,
-		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs, Model: o.Model,
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
 		Timer:  timers.InEventTime(TimerFamilyID),
@@ -86,6 +91,7 @@ type runAgentFn struct {
 	AllowUnsigned     bool
 	Ordering          Ordering
 	OrderResolutionMs int64
+	Model             hosted.Options
 
 	State  state.Value[[]byte]
 	Buffer state.Bag[[]byte]
@@ -96,6 +102,9 @@ type runAgentFn struct {
 
 func (f *runAgentFn) Setup() error {
 	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
+	if err == nil && f.Model.Hosted() {
+		err = rt.useModel(f.Model)
+	}
 	f.rt = rt
 	return err
 }
@@ -166,6 +175,16 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 	rt.deadLetters = c("dead_letters")
 	rt.m = newMeters()
 	return rt, nil
+}
+
+// useModel replaces the agent's model with the launch-time provider o.
+func (rt *runtime) useModel(o hosted.Options) error {
+	m, err := hosted.New(o)
+	if err != nil {
+		return err
+	}
+	rt.agent, err = rt.agent.WithModel(m, o.Name, true)
+	return err
 }
 
 func (f *firing) element(raw []byte) error {

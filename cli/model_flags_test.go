@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
+	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/examples/support"
+	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/pipeline"
+)
+
+const e2eKey = "sk-e2e-7c1d9b3f5a2e4c6b8d0f1a3c5e7b9d2f"
+
+// scriptServer answers like examples/support's recorded model, over the OpenAI API: each
+// entity's requests (told apart by the triggering event's text) get that entity's recorded
+// answers in order.
+func scriptServer(t *testing.T) *llmtest.Server {
+	t.Helper()
+	triggers := map[string]string{} // event text -> entity
+	sc := bufio.NewScanner(bytes.NewReader(support.Envelopes))
+	for sc.Scan() {
+		var env struct {
+			EntityKey     []byte `json:"entityKey"`
+			ExternalEvent []byte `json:"externalEvent"`
+		}
+		if json.Unmarshal(sc.Bytes(), &env) == nil && env.ExternalEvent != nil {
+			triggers[string(env.ExternalEvent)] = string(env.EntityKey)
+		}
+	}
+	answers := map[string][]llmtest.Reply{}
+	sc = bufio.NewScanner(bytes.NewReader(support.ModelScript))
+	for sc.Scan() {
+		var r struct {
+			Entity       string          `json:"entity"`
+			Response     json.RawMessage `json:"response"`
+			InputTokens  int64           `json:"input_tokens"`
+			OutputTokens int64           `json:"output_tokens"`
+		}
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) == 0 || line[0] == '#' || json.Unmarshal(line, &r) != nil {
+			continue
+		}
+		answers[r.Entity] = append(answers[r.Entity], llmtest.Reply{Text: string(r.Response), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens})
+	}
+	var mu sync.Mutex
+	served := map[string]int{}
+	srv := llmtest.New(llmtest.OpenAI, func(_ int, body []byte) llmtest.Reply {
+		var req struct {
+			Messages []struct{ Role, Content string } `json:"messages"`
+		}
+		json.Unmarshal(body, &req)
+		for _, m := range req.Messages {
+			entity, ok := triggers[m.Content]
+			if m.Role != "user" || !ok {
+				continue
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if n := served[entity]; n < len(answers[entity]) {
+				served[entity]++
+				return answers[entity][n]
+			}
+		}
+		return llmtest.Reply{Status: 400}
+	})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestRunWithOpenAI: the support agent run on Prism against an OpenAI-compatible server that
+// answers as its recorded model does produces the same intents and final replies as the
+// scripted run; and the API key, given by reference, appears in no output, log line, error
+// or the pipeline's portable proto.
+func TestRunWithOpenAI(t *testing.T) {
+	dir := t.TempDir()
+	base, _, err := prepareDemo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, extra ...string) (string, string) {
+		out := filepath.Join(dir, name)
+		args := append([]string{"run", "--agent", support.Name, "--input", base.Input, "--output_dir", out, "--keyring", base.Keyring}, extra...)
+		code, stdout, stderr := runCLI(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
+		}
+		return out, stdout + stderr
+	}
+	scripted, _ := run("scripted", "--model", "scripted")
+
+	srv := scriptServer(t)
+	t.Setenv("BEAMAGENTS_E2E_KEY", e2eKey)
+	openai, logs := run("openai", "--model", "openai", "--model_name", "gpt-test", "--base_url", srv.BaseURL(),
+		"--api_key", "env:BEAMAGENTS_E2E_KEY", "--model_timeout", "30s", "--model_max_attempts", "2", "--model_stream=true")
+	defineModelFlags()
+	*modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", "" // flags are process-wide
+
+	if n := len(srv.Requests()); n != 8 {
+		t.Errorf("%d model requests, want the script's 8", n)
+	}
+	for _, name := range []string{pipeline.IntentsName, pipeline.FinalsName} {
+		a, _ := os.ReadFile(filepath.Join(scripted, name+".jsonl"))
+		b, _ := os.ReadFile(filepath.Join(openai, name+".jsonl"))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s differ between the scripted and the OpenAI run:\n%s\n---\n%s", name, a, b)
+		}
+	}
+	traces, _ := os.ReadFile(filepath.Join(openai, pipeline.TracesName+".jsonl"))
+	for _, want := range []string{`"gen_ai.response.model":"test-model"`, `"gen_ai.usage.input_tokens":"182"`, `"gen_ai.response.finish_reasons":"stop"`} {
+		if !bytes.Contains(traces, []byte(want)) {
+			t.Errorf("traces lack %s", want)
+		}
+	}
+
+	// The key reached the server, and nothing else.
+	if h := srv.Headers()[0].Get("Authorization"); h != "Bearer "+e2eKey {
+		t.Fatalf("authorization %q", h)
+	}
+	if strings.Contains(logs, e2eKey) {
+		t.Error("the key appears in the command's output")
+	}
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(e2eKey)) {
+				t.Errorf("the key appears in %s", path)
+			}
+		}
+		return nil
+	})
+	p, s := beam.NewPipelineWithRoot()
+	opts := base
+	opts.Model = hosted.Options{Provider: hosted.OpenAI, BaseURL: srv.BaseURL(), APIKey: "env:BEAMAGENTS_E2E_KEY"}
+	if err := pipeline.Build(s, opts); err != nil {
+		t.Fatal(err)
+	}
+	edges, _, err := p.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := graphx.Marshal(edges, &graphx.Options{Environment: &pipepb.Environment{Urn: "beam:env:loopback:v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire, _ := proto.Marshal(pp)
+	if containsDeep(wire, e2eKey, 4) || !containsDeep(wire, "env:BEAMAGENTS_E2E_KEY", 4) {
+		t.Error("the pipeline proto carries the key, or not its reference")
+	}
+}
+
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
+
+// containsDeep searches b for s, and the base64 runs inside b (Beam encodes DoFns as base64
+// protos holding JSON, nested), down to depth layers.
+func containsDeep(b []byte, s string, depth int) bool {
+	if bytes.Contains(b, []byte(s)) {
+		return true
+	}
+	if depth == 0 {
+		return false
+	}
+	for _, run := range base64Run.FindAll(b, -1) {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+			if dec, err := enc.DecodeString(string(run)); err == nil && containsDeep(dec, s, depth-1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestModelFlagsRefuseAKeyByValue(t *testing.T) {
+	defineRunFlags()
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "openai", "--api_key", e2eKey)
+	*modelFlags.provider, *modelFlags.apiKey = "scripted", ""
+	if code != 2 || !strings.Contains(errOut, "env:VAR or file:PATH") || strings.Contains(out+errOut, e2eKey) {
+		t.Fatalf("exit %d %q %q", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "gemini")
+	*modelFlags.provider = "scripted"
+	if code != 2 || !strings.Contains(errOut, "unknown model provider") {
+		t.Fatalf("unknown provider: exit %d %q", code, errOut)
+	}
+}

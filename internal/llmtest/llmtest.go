@@ -1,0 +1,335 @@
+// Package llmtest serves the two model APIs the hosted providers speak, OpenAI's Chat
+// Completions and Anthropic's Messages, on loopback, written from the vendors' public API
+// references: the JSON bodies, the error bodies and the server-sent-event framing (OpenAI:
+// "data: {chunk}\n\n" lines ending in "data: [DONE]"; Anthropic: "event: TYPE\ndata: {…}\n\n"
+// from message_start to message_stop). Tests script each reply and observe what the server
+// managed to send before a client went away.
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Reply is the server's answer to one request.
+type Reply struct {
+	Status int               // an HTTP error status with the API's error body; 0 means 200
+	Header map[string]string // extra response headers (Retry-After, …)
+	// Text is the answer: the message content (OpenAI) or the forced tool's input JSON
+	// (Anthropic). Chunks, when set, are its streamed deltas; else Text goes in ChunkBytes pieces.
+	Text                      string
+	Chunks                    []string
+	ChunkBytes                int
+	Refusal                   string        // a refusal instead of an answer
+	Hang                      time.Duration // wait this long (or until the client leaves) before answering
+	RawBody                   string        // sent verbatim as the body (malformed responses)
+	Model                     string        // the answering model id; default "test-model"
+	InputTokens, OutputTokens int64
+
+	tool string // the forced tool's name (Anthropic), from the request
+}
+
+// Observation is what the server sent for one request.
+type Observation struct {
+	Events       int  // SSE events written
+	TotalEvents  int  // SSE events the reply had
+	Bytes        int  // body bytes written
+	TotalBytes   int  // body bytes the whole reply has
+	Disconnected bool // the client closed the connection before the reply was complete
+}
+
+// Server is a scripted model API server. Answer chooses each reply from the request number
+// (from 0) and body.
+type Server struct {
+	*httptest.Server
+	Answer func(n int, body []byte) Reply
+	// Step, when set, paces streams: the client sends a token on it for each answer event it
+	// has processed, and the server keeps at most Window (default 2) answer events
+	// unacknowledged, waiting for a token or for the client to leave.
+	Step   chan struct{}
+	Window int
+
+	mu      sync.Mutex
+	bodies  [][]byte
+	headers []http.Header
+	obs     []Observation
+	api     string
+}
+
+// API names.
+const (
+	OpenAI    = "openai"
+	Anthropic = "anthropic"
+)
+
+// New starts a server for api ("openai" or "anthropic").
+func New(api string, answer func(n int, body []byte) Reply) *Server {
+	s := &Server{Answer: answer, api: api}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// BaseURL is the URL to configure the provider with.
+func (s *Server) BaseURL() string {
+	if s.api == OpenAI {
+		return s.URL + "/v1"
+	}
+	return s.URL
+}
+
+// Requests returns the request bodies received so far.
+func (s *Server) Requests() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.bodies...)
+}
+
+// Headers returns the request headers received so far.
+func (s *Server) Headers() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.headers...)
+}
+
+// Observations returns what was sent per request, once each handler has returned.
+func (s *Server) Observations() []Observation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Observation(nil), s.obs...)
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	want := "/v1/chat/completions"
+	if s.api == Anthropic {
+		want = "/v1/messages"
+	}
+	if r.Method != http.MethodPost || r.URL.Path != want {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	n := len(s.bodies)
+	s.bodies = append(s.bodies, body)
+	s.headers = append(s.headers, r.Header.Clone())
+	s.obs = append(s.obs, Observation{})
+	s.mu.Unlock()
+	rep := s.Answer(n, body)
+	var req struct {
+		Stream     bool `json:"stream"`
+		ToolChoice struct {
+			Name string `json:"name"`
+		} `json:"tool_choice"`
+	}
+	json.Unmarshal(body, &req)
+	rep.tool = req.ToolChoice.Name
+	ob := s.reply(w, r, rep, req.Stream)
+	s.mu.Lock()
+	s.obs[n] = ob
+	s.mu.Unlock()
+}
+
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, rep Reply, stream bool) Observation {
+	if rep.Hang > 0 {
+		select {
+		case <-time.After(rep.Hang):
+		case <-r.Context().Done():
+			return Observation{Disconnected: true}
+		}
+	}
+	for k, v := range rep.Header {
+		w.Header().Set(k, v)
+	}
+	if rep.Model == "" {
+		rep.Model = "test-model"
+	}
+	switch {
+	case rep.Status != 0 && rep.Status != http.StatusOK:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rep.Status)
+		b := s.errorBody(rep.Status)
+		w.Write(b)
+		return Observation{Bytes: len(b), TotalBytes: len(b)}
+	case rep.RawBody != "":
+		if stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.Write([]byte(rep.RawBody))
+		return Observation{Bytes: len(rep.RawBody), TotalBytes: len(rep.RawBody)}
+	case !stream:
+		w.Header().Set("Content-Type", "application/json")
+		b := s.completion(rep)
+		w.Write(b)
+		return Observation{Bytes: len(b), TotalBytes: len(b)}
+	}
+	events := s.events(rep)
+	ob := Observation{TotalEvents: len(events)}
+	for _, e := range events {
+		ob.TotalBytes += len(e)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl := w.(http.Flusher)
+	unacked := 0
+	for _, e := range events {
+		// Paced: at most Window answer events may be unacknowledged before the next is sent
+		// (an SDK may read an event ahead before handing one over).
+		for s.Step != nil && isDelta(e) && unacked >= s.window() {
+			select {
+			case <-s.Step:
+				unacked--
+			case <-r.Context().Done():
+				ob.Disconnected = true
+				return ob
+			case <-time.After(10 * time.Second):
+				unacked = 0
+			}
+		}
+		if _, err := w.Write(e); err != nil {
+			ob.Disconnected = true
+			return ob
+		}
+		fl.Flush()
+		ob.Events, ob.Bytes = ob.Events+1, ob.Bytes+len(e)
+		if isDelta(e) {
+			unacked++
+		}
+	}
+	if s.Step != nil {
+		// Wait for the client to read the end or to leave, so a late disconnect is seen.
+		select {
+		case <-r.Context().Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return ob
+}
+
+func (s *Server) window() int {
+	if s.Window <= 0 {
+		return 2
+	}
+	return s.Window
+}
+
+// isDelta reports whether an event carries answer text (the events a client acknowledges).
+func isDelta(e []byte) bool {
+	return bytes.Contains(e, []byte(`"content":`)) && !bytes.Contains(e, []byte(`"content":""`)) && !bytes.Contains(e, []byte(`"finish_reason":"`)) ||
+		bytes.Contains(e, []byte(`input_json_delta`))
+}
+
+func (s *Server) chunks(rep Reply) []string {
+	if rep.Chunks != nil {
+		return rep.Chunks
+	}
+	n := rep.ChunkBytes
+	if n <= 0 {
+		n = 8
+	}
+	var out []string
+	for t := rep.Text; len(t) > 0; {
+		c := t[:min(n, len(t))]
+		t = t[len(c):]
+		out = append(out, c)
+	}
+	return out
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (s *Server) errorBody(status int) []byte {
+	if s.api == Anthropic {
+		typ := map[int]string{400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}[status]
+		if typ == "" {
+			typ = "api_error"
+		}
+		return []byte(js(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": "scripted " + strconv.Itoa(status)}}))
+	}
+	return []byte(js(map[string]any{"error": map[string]any{"message": "scripted " + strconv.Itoa(status), "type": "invalid_request_error", "param": nil, "code": nil}}))
+}
+
+func (s *Server) completion(rep Reply) []byte {
+	if s.api == Anthropic {
+		content := []any{map[string]any{"type": "tool_use", "id": "toolu_01", "name": rep.tool, "input": json.RawMessage(rep.Text)}}
+		stop := "tool_use"
+		if rep.Refusal != "" || rep.Text == "" {
+			content, stop = []any{map[string]any{"type": "text", "text": rep.Refusal}}, "refusal"
+			if rep.Refusal == "" {
+				stop = "end_turn"
+			}
+		}
+		return []byte(js(map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": rep.Model,
+			"content": content, "stop_reason": stop, "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": rep.OutputTokens}}))
+	}
+	msg := map[string]any{"role": "assistant", "content": rep.Text, "refusal": nil}
+	if rep.Refusal != "" {
+		msg["content"], msg["refusal"] = nil, rep.Refusal
+	}
+	return []byte(js(map[string]any{"id": "chatcmpl-01", "object": "chat.completion", "created": 1767225600, "model": rep.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "stop"}},
+		"usage":   map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
+}
+
+func (s *Server) events(rep Reply) [][]byte {
+	if s.api == Anthropic {
+		return s.anthropicEvents(rep)
+	}
+	data := func(v any) []byte { return []byte("data: " + js(v) + "\n\n") }
+	chunk := func(delta map[string]any, finish any) []byte {
+		return data(map[string]any{"id": "chatcmpl-01", "object": "chat.completion.chunk", "created": 1767225600, "model": rep.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}})
+	}
+	ev := [][]byte{chunk(map[string]any{"role": "assistant", "content": ""}, nil)}
+	if rep.Refusal != "" {
+		ev = append(ev, chunk(map[string]any{"refusal": rep.Refusal}, nil))
+	}
+	for _, c := range s.chunks(rep) {
+		ev = append(ev, chunk(map[string]any{"content": c}, nil))
+	}
+	ev = append(ev, chunk(map[string]any{}, "stop"))
+	ev = append(ev, data(map[string]any{"id": "chatcmpl-01", "object": "chat.completion.chunk", "created": 1767225600, "model": rep.Model,
+		"choices": []any{}, "usage": map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
+	return append(ev, []byte("data: [DONE]\n\n"))
+}
+
+func (s *Server) anthropicEvents(rep Reply) [][]byte {
+	event := func(typ string, v map[string]any) []byte {
+		v["type"] = typ
+		return []byte(fmt.Sprintf("event: %s\ndata: %s\n\n", typ, js(v)))
+	}
+	ev := [][]byte{event("message_start", map[string]any{"message": map[string]any{"id": "msg_01", "type": "message", "role": "assistant",
+		"model": rep.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": 1}}})}
+	stop := "tool_use"
+	if rep.Refusal != "" {
+		stop = "refusal"
+		ev = append(ev, event("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}}),
+			event("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": rep.Refusal}}),
+			event("content_block_stop", map[string]any{"index": 0}))
+	} else if len(s.chunks(rep)) > 0 {
+		ev = append(ev, event("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "tool_use", "id": "toolu_01", "name": rep.tool, "input": map[string]any{}}}))
+		for _, c := range s.chunks(rep) {
+			ev = append(ev, event("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": c}}))
+		}
+		ev = append(ev, event("content_block_stop", map[string]any{"index": 0}))
+	} else {
+		stop = "end_turn"
+	}
+	ev = append(ev, event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rep.OutputTokens}}),
+		event("message_stop", map[string]any{}))
+	return ev
+}

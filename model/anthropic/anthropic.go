@@ -1,0 +1,257 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+
+	ant "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/provider"
+)
+
+// Model calls the Messages API. It is safe for concurrent use.
+type Model struct {
+	cfg    provider.Config
+	client ant.Client
+
+	mu    sync.Mutex
+	tools map[string]*tool // by schema digest
+}
+
+type tool struct {
+	profile *provider.Profile
+	param   ant.ToolUnionParam
+}
+
+// New returns a Model for cfg, reading its API key now (on the worker).
+func New(cfg provider.Config) (*Model, error) {
+	cfg = cfg.Resolved()
+	key, err := provider.LoadKey(cfg.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	opts := []option.RequestOption{option.WithMaxRetries(0)}
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	} else {
+		opts = append(opts, option.WithoutEnvironmentDefaults())
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	opts = append(opts, option.WithHTTPClient(hc))
+	return &Model{cfg: cfg, client: ant.NewClient(opts...), tools: map[string]*tool{}}, nil
+}
+
+// Profile returns the tool schema profile sent for req's schema (cached by digest).
+func (m *Model) Profile(req *model.Request) (*provider.Profile, error) {
+	t, err := m.tool(req)
+	if err != nil {
+		return nil, err
+	}
+	return t.profile, nil
+}
+
+func (m *Model) tool(req *model.Request) (*tool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.tools[req.SchemaDigest]; ok {
+		return t, nil
+	}
+	p, err := provider.NewProfile(provider.AnthropicTool, req.ResponseSchema)
+	if err != nil {
+		return nil, err
+	}
+	var root struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+		Defs       json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(p.Schema, &root); err != nil {
+		return nil, err
+	}
+	t := &tool{profile: p, param: ant.ToolUnionParam{OfTool: &ant.ToolParam{
+		Name:        p.Name,
+		Description: ant.String("Propose the next action. Call this tool exactly once; its input is the proposal."),
+		InputSchema: ant.ToolInputSchemaParam{
+			Properties:  root.Properties,
+			Required:    root.Required,
+			ExtraFields: map[string]any{"additionalProperties": false, "$defs": root.Defs},
+		},
+	}}}
+	m.tools[req.SchemaDigest] = t
+	return t, nil
+}
+
+func (m *Model) params(req *model.Request) (ant.MessageNewParams, *tool, error) {
+	t, err := m.tool(req)
+	if err != nil {
+		return ant.MessageNewParams{}, nil, provider.Typed(model.CodeProvider, "schema profile", err)
+	}
+	name := req.Model
+	if name == "" {
+		name = m.cfg.Model
+	}
+	maxTokens := req.Sampling.MaxOutputTokens
+	if maxTokens <= 0 {
+		maxTokens = provider.DefaultMaxTokens
+	}
+	params := ant.MessageNewParams{
+		Model:      ant.Model(name),
+		MaxTokens:  maxTokens,
+		Tools:      []ant.ToolUnionParam{t.param},
+		ToolChoice: ant.ToolChoiceParamOfTool(t.profile.Name),
+	}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case model.RoleSystem:
+			params.System = append(params.System, ant.TextBlockParam{Text: msg.Content})
+		case model.RoleAssistant:
+			params.Messages = append(params.Messages, ant.NewAssistantMessage(ant.NewTextBlock(msg.Content)))
+		default:
+			params.Messages = append(params.Messages, ant.NewUserMessage(ant.NewTextBlock(msg.Content)))
+		}
+	}
+	// This API version takes no temperature or top_p: only the output bound is sent.
+	return params, t, nil
+}
+
+// Generate makes a non-streaming call.
+func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	params, t, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp *model.Response
+	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
+		msg, err := m.client.Messages.New(actx, params)
+		if err != nil {
+			return err
+		}
+		resp, err = answer(msg, t.profile.Name)
+		return err
+	}, judge)
+	return resp, err
+}
+
+func answer(msg *ant.Message, toolName string) (*model.Response, error) {
+	if msg.StopReason == ant.StopReasonRefusal {
+		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
+	}
+	for _, b := range msg.Content {
+		if b.Type == "tool_use" && b.Name == toolName && len(b.Input) > 0 {
+			return &model.Response{
+				Text:         []byte(b.Input),
+				Usage:        model.Usage{InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens},
+				Model:        msg.Model,
+				FinishReason: string(msg.StopReason),
+			}, nil
+		}
+	}
+	return nil, provider.Typed(model.CodeRefusal, "the answer has no call of the proposal tool (stop reason "+string(msg.StopReason)+")", nil)
+}
+
+// Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
+// chunk). onChunk sees each input_json_delta; its error cancels the request.
+func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
+	if m.cfg.NoStream {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if err := onChunk(resp.Text); err != nil {
+			return nil, cancelled(err)
+		}
+		return resp, nil
+	}
+	params, t, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp *model.Response
+	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
+		var err error
+		resp, err = m.streamOnce(actx, params, t.profile.Name, onChunk)
+		return err
+	}, judge)
+	return resp, err
+}
+
+func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, toolName string, onChunk func([]byte) error) (*model.Response, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := m.client.Messages.NewStreaming(ctx, params)
+	defer st.Close()
+	var text strings.Builder
+	resp := &model.Response{}
+	toolBlock := int64(-1)
+	for st.Next() {
+		ev := st.Current()
+		switch ev.Type {
+		case "message_start":
+			resp.Model = ev.Message.Model
+			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+		case "content_block_start":
+			if ev.ContentBlock.Type == "tool_use" && ev.ContentBlock.Name == toolName {
+				toolBlock = ev.Index
+			}
+		case "content_block_delta":
+			if ev.Delta.Type != "input_json_delta" || ev.Index != toolBlock || ev.Delta.PartialJSON == "" {
+				continue
+			}
+			text.WriteString(ev.Delta.PartialJSON)
+			if err := onChunk([]byte(ev.Delta.PartialJSON)); err != nil {
+				cancel() // closes the connection before the rest is read
+				return nil, cancelled(err)
+			}
+		case "message_delta":
+			resp.FinishReason = string(ev.Delta.StopReason)
+			resp.Usage.OutputTokens = ev.Usage.OutputTokens
+			if ev.Usage.InputTokens > 0 {
+				resp.Usage.InputTokens = ev.Usage.InputTokens
+			}
+		}
+	}
+	if err := st.Err(); err != nil {
+		if text.Len() > 0 {
+			v := judge(ctx, err)
+			v.Err.Detail += " after the stream had begun"
+			return nil, v.Err
+		}
+		return nil, err
+	}
+	switch {
+	case resp.FinishReason == string(ant.StopReasonRefusal):
+		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
+	case text.Len() == 0:
+		return nil, provider.Typed(model.CodeRefusal, "the answer has no call of the proposal tool (stop reason "+resp.FinishReason+")", nil)
+	}
+	resp.Text = []byte(text.String())
+	return resp, nil
+}
+
+func cancelled(err error) error {
+	return &model.Error{Code: model.CodeCancelled, Detail: "stream cancelled by the caller", Err: err}
+}
+
+func judge(actx context.Context, err error) provider.Verdict {
+	var apiErr *ant.Error
+	if errors.As(err, &apiErr) {
+		var h http.Header
+		if apiErr.Response != nil {
+			h = apiErr.Response.Header
+		}
+		return provider.Judge(actx, err, apiErr.StatusCode, h)
+	}
+	return provider.Judge(actx, err, 0, nil)
+}

@@ -1,0 +1,6 @@
+// Package hosted chooses a model provider by name when a pipeline is launched: "scripted"
+// (the agent's own model), "openai" or "anthropic". Options are plain values that travel
+// inside the pipeline: the API key is only a reference, read on the worker by New.
+//
+// The rules in full: docs/models.md.
+package hosted

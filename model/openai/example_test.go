@@ -1,0 +1,39 @@
+package openai_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/beamagents/beamagents/examples/support"
+	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/openai"
+	"github.com/beamagents/beamagents/model/provider"
+)
+
+// A call to an OpenAI-compatible server (here a loopback one). The key is read from the
+// environment variable the reference names.
+func ExampleNew() {
+	srv := llmtest.New(llmtest.OpenAI, func(int, []byte) llmtest.Reply {
+		return llmtest.Reply{Text: `{"case":"support.reply","fields":{"support.reply.text":"Hi!"}}`, InputTokens: 12, OutputTokens: 9}
+	})
+	defer srv.Close()
+	os.Setenv("EXAMPLE_OPENAI_KEY", "sk-example")
+	m, err := openai.New(provider.Config{BaseURL: srv.BaseURL(), APIKey: "env:EXAMPLE_OPENAI_KEY", Model: "gpt-example"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, _ := support.Schema()
+	resp, err := m.Stream(context.Background(), &model.Request{
+		Messages:       []model.Message{{Role: model.RoleUser, Content: "Hello"}},
+		ResponseSchema: s.ProviderJSONSchema(), SchemaDigest: s.Digest(),
+	}, func([]byte) error { return nil })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(resp.Text), resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.FinishReason)
+	// Output: {"case":"support.reply","fields":{"support.reply.text":"Hi!"}} 12 9 stop
+}

@@ -1,0 +1,238 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/provider"
+)
+
+// Model calls a Chat Completions API. It is safe for concurrent use.
+type Model struct {
+	cfg    provider.Config
+	client oai.Client
+
+	mu       sync.Mutex
+	profiles map[string]*provider.Profile // by schema digest
+}
+
+// New returns a Model for cfg, reading its API key now (on the worker).
+func New(cfg provider.Config) (*Model, error) {
+	cfg = cfg.Resolved()
+	key, err := provider.LoadKey(cfg.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	opts := []option.RequestOption{option.WithMaxRetries(0)}
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	return &Model{cfg: cfg, client: oai.NewClient(opts...), profiles: map[string]*provider.Profile{}}, nil
+}
+
+// Profile returns the strict schema profile sent for req's schema (cached by digest).
+func (m *Model) Profile(req *model.Request) (*provider.Profile, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.profiles[req.SchemaDigest]; ok {
+		return p, nil
+	}
+	p, err := provider.NewProfile(provider.OpenAIStrict, req.ResponseSchema)
+	if err != nil {
+		return nil, err
+	}
+	m.profiles[req.SchemaDigest] = p
+	return p, nil
+}
+
+func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
+	p, err := m.Profile(req)
+	if err != nil {
+		return oai.ChatCompletionNewParams{}, provider.Typed(model.CodeProvider, "schema profile", err)
+	}
+	name := req.Model
+	if name == "" {
+		name = m.cfg.Model
+	}
+	params := oai.ChatCompletionNewParams{
+		Model:    shared.ChatModel(name),
+		Messages: messages(req.Messages),
+		ResponseFormat: oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: p.Name, Strict: oai.Bool(true), Schema: p.Schema},
+		}},
+	}
+	s := req.Sampling
+	if s.Temperature != nil {
+		params.Temperature = oai.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		params.TopP = oai.Float(*s.TopP)
+	}
+	if s.Seed != nil {
+		params.Seed = oai.Int(*s.Seed)
+	}
+	if s.MaxOutputTokens > 0 {
+		params.MaxCompletionTokens = oai.Int(s.MaxOutputTokens)
+	}
+	return params, nil
+}
+
+func messages(ms []model.Message) []oai.ChatCompletionMessageParamUnion {
+	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(ms))
+	for _, m := range ms {
+		switch m.Role {
+		case model.RoleSystem:
+			out = append(out, oai.SystemMessage(m.Content))
+		case model.RoleAssistant:
+			out = append(out, oai.AssistantMessage(m.Content))
+		default: // user, and tool results the prompt renders as text
+			out = append(out, oai.UserMessage(m.Content))
+		}
+	}
+	return out
+}
+
+// Generate makes a non-streaming call.
+func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp *model.Response
+	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
+		c, err := m.client.Chat.Completions.New(actx, params)
+		if err != nil {
+			return err
+		}
+		resp, err = completion(c)
+		return err
+	}, judge)
+	return resp, err
+}
+
+func completion(c *oai.ChatCompletion) (*model.Response, error) {
+	if len(c.Choices) == 0 {
+		return nil, provider.Typed(model.CodeMalformed, "the completion has no choices", nil)
+	}
+	ch := c.Choices[0]
+	if ch.Message.Refusal != "" {
+		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
+	}
+	if ch.Message.Content == "" {
+		return nil, provider.Typed(model.CodeRefusal, "the answer has no content (finish reason "+ch.FinishReason+")", nil)
+	}
+	return &model.Response{
+		Text:         []byte(ch.Message.Content),
+		Usage:        model.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens},
+		Model:        c.Model,
+		FinishReason: ch.FinishReason,
+	}, nil
+}
+
+// Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
+// chunk). onChunk sees each content delta; its error cancels the request.
+func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
+	if m.cfg.NoStream {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if err := onChunk(resp.Text); err != nil {
+			return nil, cancelled(err)
+		}
+		return resp, nil
+	}
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	params.StreamOptions.IncludeUsage = oai.Bool(true)
+	var resp *model.Response
+	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
+		var err error
+		resp, err = m.streamOnce(actx, params, onChunk)
+		return err
+	}, judge)
+	return resp, err
+}
+
+func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewParams, onChunk func([]byte) error) (*model.Response, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := m.client.Chat.Completions.NewStreaming(ctx, params)
+	defer st.Close()
+	var text strings.Builder
+	resp := &model.Response{}
+	for st.Next() {
+		ch := st.Current()
+		if ch.Model != "" {
+			resp.Model = ch.Model
+		}
+		if ch.JSON.Usage.Valid() {
+			resp.Usage = model.Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
+		}
+		if len(ch.Choices) == 0 {
+			continue
+		}
+		c := ch.Choices[0]
+		if c.FinishReason != "" {
+			resp.FinishReason = c.FinishReason
+		}
+		if c.Delta.Refusal != "" {
+			return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
+		}
+		if c.Delta.Content == "" {
+			continue
+		}
+		text.WriteString(c.Delta.Content)
+		if err := onChunk([]byte(c.Delta.Content)); err != nil {
+			cancel() // closes the connection before the rest is read
+			return nil, cancelled(err)
+		}
+	}
+	if err := st.Err(); err != nil {
+		if text.Len() > 0 {
+			// The caller has seen text; another attempt would repeat it.
+			v := judge(ctx, err)
+			v.Err.Detail += " after the stream had begun"
+			return nil, v.Err
+		}
+		return nil, err
+	}
+	if text.Len() == 0 {
+		return nil, provider.Typed(model.CodeRefusal, "the answer has no content (finish reason "+resp.FinishReason+")", nil)
+	}
+	resp.Text = []byte(text.String())
+	return resp, nil
+}
+
+func cancelled(err error) error {
+	return &model.Error{Code: model.CodeCancelled, Detail: "stream cancelled by the caller", Err: err}
+}
+
+// judge classifies an attempt's error.
+func judge(actx context.Context, err error) provider.Verdict {
+	var apiErr *oai.Error
+	if errors.As(err, &apiErr) {
+		var h http.Header
+		if apiErr.Response != nil {
+			h = apiErr.Response.Header
+		}
+		return provider.Judge(actx, err, apiErr.StatusCode, h)
+	}
+	return provider.Judge(actx, err, 0, nil)
+}

@@ -1,0 +1,65 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/beamagents/beamagents/model"
+)
+
+// LoadKey reads the key ref names: "env:VAR" from the environment, "file:PATH" from a file
+// (one trailing newline dropped). Errors name the reference, never the key.
+func LoadKey(ref string) (string, error) {
+	if ref == "" {
+		return "", nil
+	}
+	kind, arg, ok := strings.Cut(ref, ":")
+	if !ok || arg == "" {
+		return "", credErr("the key reference must be env:VAR or file:PATH")
+	}
+	switch kind {
+	case "env":
+		v, ok := os.LookupEnv(arg)
+		if !ok || v == "" {
+			return "", credErr(fmt.Sprintf("environment variable %s is not set", arg))
+		}
+		return v, nil
+	case "file":
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return "", credErr(fmt.Sprintf("cannot read the key file %s", arg))
+		}
+		v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		if v == "" {
+			return "", credErr(fmt.Sprintf("the key file %s is empty", arg))
+		}
+		return v, nil
+	}
+	return "", credErr(fmt.Sprintf("unknown key reference scheme %q, want env or file", kind))
+}
+
+// CheckKeyRef checks the form of a reference without reading it, for flag validation where
+// the key is not available (it is read on the workers).
+func CheckKeyRef(ref string) error {
+	if ref == "" {
+		return nil
+	}
+	kind, arg, ok := strings.Cut(ref, ":")
+	if !ok || arg == "" || kind != "env" && kind != "file" {
+		return credErr("the key reference must be env:VAR or file:PATH")
+	}
+	return nil
+}
+
+func refKind(ref string) string {
+	if ref == "" {
+		return "none"
+	}
+	kind, _, _ := strings.Cut(ref, ":")
+	return kind + ":…"
+}
+
+func credErr(detail string) error {
+	return &model.Error{Code: model.CodeCredentials, Detail: detail}
+}

@@ -1,0 +1,19 @@
+// Package provider holds what the hosted model providers (model/openai, model/anthropic)
+// share: their configuration, API keys by reference, the retry policy, the request byte
+// budget, the trace attribute names of a call, and the schema profiles each API is sent.
+//
+// Invariants:
+//   - A key is named by reference (env:VAR or file:PATH) and read on the worker that calls the
+//     model. Its value is never part of a Config's rendering, an error or a log line.
+//   - A call is retried only where retrying can help: 429 (after Retry-After when the server
+//     sends one), 5xx, a broken connection and an attempt's timeout. Never another 4xx, never
+//     a malformed or refused answer. Attempts are bounded and spaced by jittered exponential
+//     backoff; the SDKs' own retries are off, so these are the only ones.
+//   - A profile is derived from the proposal schema's one JSON Schema projection. What a
+//     dialect cannot express is listed in the profile's delta; the runtime's decoder enforces
+//     it on every answer, so a profile never widens what is admitted.
+//   - Models never see or copy the value envelope (format, root type id, schema digest): the
+//     profiles describe the value alone and the runtime adds the envelope.
+//
+// The rules in full: docs/models.md.
+package provider

@@ -1,0 +1,142 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/beamagents/beamagents/model"
+)
+
+// Verdict is what became of one attempt.
+type Verdict struct {
+	// Err is the attempt's typed error; nil for a success.
+	Err *model.Error
+	// Retry says another attempt may succeed.
+	Retry bool
+	// After is the wait the server asked for (Retry-After), 0 if none.
+	After time.Duration
+}
+
+// Stats describes a finished call.
+type Stats struct {
+	Attempts int
+}
+
+// Call runs attempt until it succeeds, fails for good, or MaxAttempts are spent. Each attempt
+// gets its own deadline (Timeout). judge turns an attempt's error into a Verdict; Judge is the
+// shared part of every provider's. When ctx ends, Call stops at once with CodeCancelled.
+func Call(ctx context.Context, c Config, attempt func(context.Context) error, judge func(ctx context.Context, err error) Verdict) (Stats, error) {
+	c = c.Resolved()
+	var st Stats
+	for {
+		st.Attempts++
+		actx, cancel := context.WithTimeout(ctx, c.Timeout)
+		err := attempt(actx)
+		var v Verdict
+		if err != nil {
+			v = judge(actx, err)
+		}
+		cancel()
+		switch {
+		case err == nil:
+			return st, nil
+		case ctx.Err() != nil:
+			return st, &model.Error{Code: model.CodeCancelled, Detail: "the caller's context ended", Err: ctx.Err()}
+		case !v.Retry || st.Attempts >= c.MaxAttempts:
+			if v.Retry {
+				v.Err.Detail = fmt.Sprintf("%s (after %d attempts)", v.Err.Detail, st.Attempts)
+			}
+			return st, v.Err
+		}
+		if err := sleep(ctx, delay(c, st.Attempts, v.After)); err != nil {
+			return st, &model.Error{Code: model.CodeCancelled, Detail: "the caller's context ended", Err: err}
+		}
+	}
+}
+
+// delay is the wait before attempt n+1: the server's Retry-After when it sent one (bounded by
+// MaxBackoff), else exponential backoff with jitter over its upper half.
+func delay(c Config, n int, after time.Duration) time.Duration {
+	if after > 0 {
+		return min(after, c.MaxBackoff)
+	}
+	d := c.Backoff << min(n-1, 20)
+	if d <= 0 || d > c.MaxBackoff {
+		d = c.MaxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Judge classifies the failures every provider shares: an attempt's deadline, a broken
+// connection, and an HTTP status (status 0: none was received). detail names the failure
+// without anything the server sent back.
+func Judge(actx context.Context, err error, status int, header http.Header) Verdict {
+	var final *model.Error
+	switch {
+	case errors.As(err, &final):
+		// Already decided by the provider: a refusal, a malformed answer, a caller's cancel, or
+		// a stream that failed after delivering text (its decoder cannot take the text again).
+		return Verdict{Err: final}
+	case status == http.StatusTooManyRequests:
+		return Verdict{Err: typed(model.CodeUnavailable, "rate limited (429)", err), Retry: true, After: RetryAfter(header)}
+	case status >= 500:
+		return Verdict{Err: typed(model.CodeUnavailable, fmt.Sprintf("server error (%d)", status), err), Retry: true, After: RetryAfter(header)}
+	case status >= 400:
+		return Verdict{Err: typed(model.CodeRejected, fmt.Sprintf("the request was refused (%d)", status), err)}
+	case errors.Is(actx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return Verdict{Err: typed(model.CodeTimeout, "the attempt's deadline passed", nil), Retry: true}
+	case connectionFailure(err):
+		return Verdict{Err: typed(model.CodeUnavailable, "the connection failed", err), Retry: true}
+	}
+	return Verdict{Err: typed(model.CodeMalformed, "the response is not the API's", err)}
+}
+
+func connectionFailure(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &oe) || errors.As(err, &ne)
+}
+
+// RetryAfter reads the wait a server asks for: retry-after-ms (OpenAI's), else Retry-After in
+// seconds. A date is not read (that would need the wall clock); the backoff applies then.
+func RetryAfter(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	if s, err := strconv.ParseFloat(h.Get("Retry-After"), 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	return 0
+}
+
+// typed wraps an SDK error. The SDKs' errors carry the request URL and the response body,
+// never the request headers, so the key cannot leak through them.
+func typed(code model.Code, detail string, err error) *model.Error {
+	return &model.Error{Code: code, Detail: detail, Err: err}
+}
+
+// Typed returns a provider error of code.
+func Typed(code model.Code, detail string, err error) *model.Error { return typed(code, detail, err) }
