@@ -3,6 +3,7 @@ module github.com/beamagents/beamagents
 go 1.26.7
 
 require (
+	cloud.google.com/go/pubsub/v2 v2.6.2
 	github.com/apache/beam/sdks/v2 v2.77.0
 	github.com/bufbuild/protocompile v0.14.2-0.20261013160345-b79bfe2f85df
 	github.com/google/go-cmp v0.7.0
@@ -22,6 +23,7 @@ require (
 	cloud.google.com/go/iam v1.12.0 // indirect
 	cloud.google.com/go/monitoring v1.30.0 // indirect
 	cloud.google.com/go/profiler v0.6.0 // indirect
+	cloud.google.com/go/pubsub v1.51.1 // indirect
 	cloud.google.com/go/storage v1.67.1 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.33.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/exporter/metric v0.57.0 // indirect
@@ -56,6 +58,7 @@ require (
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
 	github.com/spiffe/go-spiffe/v2 v2.7.0 // indirect
 	github.com/tidwall/btree v1.8.2 // indirect
+	go.opencensus.io v0.24.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/detectors/gcp v1.44.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect
