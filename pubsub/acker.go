@@ -32,17 +32,17 @@ type acker struct {
 	staleAfter time.Duration
 	recent     [64]string // first ack ids of the pulls acknowledged last
 	nrecent    int
-	next uint64
-	acks chan []string
-	stop chan struct{}
-	done chan struct{}
+	next       uint64
+	acks       chan []string
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 // ackTimeout bounds one acknowledgement (the client retries transient errors within it).
 const ackTimeout = 10 * time.Second
 
 type hold struct {
-	ids            []string
+	ids             []string
 	since, extended time.Time
 }
 

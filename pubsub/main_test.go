@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,9 +18,9 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -80,7 +80,7 @@ var seq atomic.Int64
 
 // env is one test's topics and subscription, uniquely named.
 type env struct {
-	in, sub                                          string
+	in, sub                                         string
 	intents, traces, finals, snapshots, errorsTopic string
 }
 
