@@ -3,8 +3,8 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"flag"
 	"os"
 	"strings"
