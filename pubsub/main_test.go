@@ -170,6 +170,7 @@ func stream(t testing.TB, o pipeline.Options, timeout time.Duration, cond func()
 		case <-tick.C:
 		}
 	}
+	t.Logf("status before the drain: %+v", run.Status())
 	run.Drain()
 	r := <-done
 	if r.err != nil {
@@ -216,13 +217,18 @@ func marshal(t testing.TB, m proto.Message) []byte {
 // records, sorted.
 func fileRun(t testing.TB, keyring string, input []byte) map[string][][]byte {
 	t.Helper()
+	return fileRunAgent(t, keyring, support.Name, input)
+}
+
+func fileRunAgent(t testing.TB, keyring, agentName string, input []byte) map[string][][]byte {
+	t.Helper()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	if err := os.WriteFile(in, input, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), "prism", pipeline.Options{Agent: support.Name, Keyring: keyring, Input: in, OutputDir: out}); err != nil {
+	if _, err := pipeline.Run(context.Background(), "prism", pipeline.Options{Agent: agentName, Keyring: keyring, Input: in, OutputDir: out}); err != nil {
 		t.Fatal(err)
 	}
 	recs := map[string][][]byte{}

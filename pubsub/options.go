@@ -19,7 +19,11 @@ type Options struct {
 
 	// MaxMessages is the most messages one Pull returns; default 1000.
 	MaxMessages int
-	// PullTimeout bounds one Pull while the subscription is empty; default 500ms.
+	// PollInterval is how long the reader waits after a Pull found nothing; default 100ms.
+	// Pulls return at once (a Pull left waiting and then cancelled by its caller can lose
+	// the messages the server handed it until their ack deadline runs out).
+	PollInterval time.Duration
+	// PullTimeout bounds one Pull call; default 10s.
 	PullTimeout time.Duration
 	// AckExtension is how far each ack-deadline extension reaches while a bundle holds
 	// messages (renewed at half of it); default 60s. MaxHold is when the source gives up
@@ -42,7 +46,8 @@ const (
 	DefaultDedupWindow  = time.Hour
 	DefaultDedupMaxIDs  = 1000
 	DefaultMaxMessages  = 1000
-	DefaultPullTimeout  = 500 * time.Millisecond
+	DefaultPollInterval = 100 * time.Millisecond
+	DefaultPullTimeout  = 10 * time.Second
 	DefaultAckExtension = 60 * time.Second
 	DefaultMaxHold      = 10 * time.Minute
 )
@@ -66,6 +71,9 @@ func (o Options) resolved() Options {
 	}
 	if o.MaxMessages <= 0 {
 		o.MaxMessages = DefaultMaxMessages
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
 	}
 	if o.PullTimeout <= 0 {
 		o.PullTimeout = DefaultPullTimeout

@@ -39,6 +39,7 @@ const endPos = int64(math.MaxInt64 - 1)
 type pullFn struct {
 	MaxMessages                     int
 	PullTimeoutMs, AckExtensionMs   int64
+	PollIntervalMs                  int64
 	MaxHoldMs, IdleLagMs            int64
 	EventTimeAttribute, EnvelopeIDs string
 	Run                             string
@@ -57,7 +58,7 @@ type pullFn struct {
 func newPullFn(o Options) *pullFn {
 	o = o.resolved()
 	return &pullFn{
-		MaxMessages: o.MaxMessages, PullTimeoutMs: o.PullTimeout.Milliseconds(),
+		MaxMessages: o.MaxMessages, PullTimeoutMs: o.PullTimeout.Milliseconds(), PollIntervalMs: o.PollInterval.Milliseconds(),
 		AckExtensionMs: o.AckExtension.Milliseconds(), MaxHoldMs: o.MaxHold.Milliseconds(),
 		IdleLagMs: o.IdleLag.Milliseconds(), EventTimeAttribute: o.EventTimeAttribute,
 		EnvelopeIDs: o.EnvelopeIDAttribute, Run: o.Run,
@@ -118,7 +119,7 @@ func (f *pullFn) connect(ctx context.Context, sub string) error {
 	}
 	f.client = c
 	f.acks = newAcker(c.SubscriptionAdminClient, sub, time.Duration(f.AckExtensionMs)*time.Millisecond, time.Duration(f.MaxHoldMs)*time.Millisecond,
-		max(5*time.Second, 10*time.Duration(f.PullTimeoutMs)*time.Millisecond))
+		max(30*time.Second, 10*time.Duration(f.PollIntervalMs)*time.Millisecond))
 	return nil
 }
 
@@ -158,7 +159,7 @@ func (f *pullFn) ProcessElement(ctx context.Context, we *sdf.ManualWatermarkEsti
 	}
 	if len(msgs) == 0 {
 		f.idle(we, run)
-		return sdf.ResumeProcessingIn(0), nil
+		return sdf.ResumeProcessingIn(time.Duration(f.PollIntervalMs) * time.Millisecond), nil
 	}
 	ids := make([]string, 0, len(msgs))
 	oldest, newest := int64(math.MaxInt64), int64(math.MinInt64)
@@ -194,11 +195,15 @@ func (f *pullFn) ProcessElement(ctx context.Context, we *sdf.ManualWatermarkEsti
 	return sdf.ResumeProcessingIn(0), nil
 }
 
-// pull makes one unary Pull, bounded by PullTimeout; a timeout is an empty pull.
+// pull makes one unary Pull that returns at once, bounded by PullTimeout. It does not wait
+// for messages on the server: a waiting Pull that its caller cancels can lose the messages
+// the server handed it (they stay leased until their ack deadline runs out), so the reader
+// polls instead (PollInterval).
 func (f *pullFn) pull(ctx context.Context, sub string) ([]*pubsubpb.ReceivedMessage, error) {
 	pctx, cancel := context.WithTimeout(ctx, time.Duration(f.PullTimeoutMs)*time.Millisecond)
 	defer cancel()
-	resp, err := f.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: int32(f.MaxMessages)})
+	//lint:ignore SA1019 returning at once is the point: see above.
+	resp, err := f.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: int32(f.MaxMessages), ReturnImmediately: true})
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(pctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded) {
 			return nil, nil
