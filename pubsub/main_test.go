@@ -36,7 +36,8 @@ import (
 var srv *pstest.Server
 
 func TestMain(m *testing.M) {
-	srv = pstest.NewServer(pstest.ServerReactorOption{FuncName: "Acknowledge", Reactor: ackFaults})
+	srv = pstest.NewServer(pstest.ServerReactorOption{FuncName: "Acknowledge", Reactor: ackFaults},
+		pstest.ServerReactorOption{FuncName: "Publish", Reactor: publishFaults})
 	os.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
 	code := ptest.MainRet(m)
 	srv.Close()
@@ -44,6 +45,19 @@ func TestMain(m *testing.M) {
 }
 
 const project = "projects/p"
+
+// publishFaults makes every Publish to one topic fail.
+var publishFaults = &publishFaulter{}
+
+type publishFaulter struct{ topic atomic.Value }
+
+func (f *publishFaulter) React(req any) (bool, any, error) {
+	r, ok := req.(*pubsubpb.PublishRequest)
+	if t, _ := f.topic.Load().(string); !ok || t == "" || r.GetTopic() != t {
+		return false, nil, nil
+	}
+	return true, &pubsubpb.PublishResponse{}, status.Error(codes.PermissionDenied, "publishing refused")
+}
 
 // ackFaults makes Acknowledge fail for one subscription after a number of successful calls:
 // from then on the pipeline's acknowledgements are lost, as when a worker dies after its
