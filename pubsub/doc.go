@@ -7,7 +7,8 @@
 // Invariants:
 //   - A message is acknowledged only after the bundle that emitted it committed: when the
 //     reader resumes from that bundle's checkpoint (the residual carries the ack ids), and at
-//     the bundle's finalization. A crash before that redelivers; nothing is lost.
+//     the bundle's finalization. A crash before that redelivers. (What a runner holds after
+//     the commit is as durable as the runner: on Prism, in memory.)
 //   - While the reader holds a message its ack deadline is extended; a reader that stopped
 //     running releases what it holds, so Pub/Sub redelivers at once.
 //   - A message's event time is the envelope's event_time_ms, else the configured attribute,
