@@ -62,6 +62,7 @@ func defineRunFlags() {
 	})
 	defineModeFlags()
 	defineRunCheckFlags()
+	definePubsubFlags()
 }
 
 var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
@@ -76,8 +77,8 @@ func runPipeline(e *env, args []string) int {
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return 2
 	}
-	if *runFlags.agent == "" || *runFlags.input == "" || *runFlags.outputDir == "" {
-		e.errorf("usage: beamagents run --agent NAME --input GLOB --output_dir DIR [--runner prism|dataflow|flink|universal] [--keyring REF] [Beam flags]\nregistered agents: %v", agent.Registered())
+	if *runFlags.agent == "" || *runFlags.input == "" && *pubsubFlags.sub == "" || *runFlags.outputDir == "" && !anyTopic() {
+		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [Beam flags]\nregistered agents: %v", agent.Registered())
 		return 2
 	}
 	opts := pipeline.Options{
@@ -107,12 +108,16 @@ func runPipeline(e *env, args []string) int {
 		}
 		opts.Config = b
 	}
+	applyPubsubFlags(&opts)
 	applyProductionFlags(&opts)
 	if unsignedIntents(opts) {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
 	}
 	beam.Init()
+	if opts.InputSubscription != "" {
+		return runStreaming(e, runnerName(), opts)
+	}
 	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {
 		e.errorf("pipeline failed: %v", err)

@@ -88,7 +88,9 @@ func TestStreamingThroughJobServiceCancels(t *testing.T) {
 	now := time.Now()
 	seq := periodic.Sequence(s, beam.Create(s, periodic.NewSequenceDefinition(now, now.Add(time.Hour), 50*time.Millisecond)))
 	records := beam.ParDo(s, tickEnvelope, seq)
-	pipeline.BuildFrom(s, pipeline.Options{Agent: "support-any", OutputDir: out, Shards: 2, Window: time.Second}, transforms.Binary, records)
+	if err := pipeline.BuildFrom(s, pipeline.Options{Agent: "support-any", OutputDir: out, Shards: 2, Window: time.Second}, transforms.Binary, records); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

@@ -12,8 +12,9 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/otlpexport"
+	"github.com/beamagents/beamagents/pubsub"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -66,6 +67,14 @@ type Options struct {
 	// Model chooses the model when the pipeline is launched (see transforms.Options.Model);
 	// the zero value keeps the agent's own.
 	Model hosted.Options
+
+	// InputSubscription (projects/P/subscriptions/S) adds a Pub/Sub input, which makes the
+	// pipeline a streaming one; the topics (projects/P/topics/T) add Pub/Sub outputs. Each is
+	// optional; files and Pub/Sub mix freely, given at least one input and one output.
+	InputSubscription                                                   string
+	IntentsTopic, TracesTopic, FinalsTopic, SnapshotsTopic, ErrorsTopic string
+	// PubSub configures the Pub/Sub steps; Run sets Native when the runner is dataflow.
+	PubSub pubsub.Options
 }
 
 // Mode selects how the pipeline runs the agent.
@@ -122,10 +131,10 @@ func (o Options) check() error {
 	switch {
 	case o.Agent == "":
 		return fmt.Errorf("pipeline: no agent")
-	case o.Input == "":
+	case o.Input == "" && o.InputSubscription == "":
 		return fmt.Errorf("pipeline: no input")
-	case o.OutputDir == "":
-		return fmt.Errorf("pipeline: no output directory")
+	case o.OutputDir == "" && len(o.topics()) == 0:
+		return fmt.Errorf("pipeline: no output directory or topic")
 	case o.Mode != "" && o.Mode != Streaming && o.Mode != Batch:
 		return fmt.Errorf("pipeline: unknown mode %q (streaming or batch)", o.Mode)
 	}
@@ -146,19 +155,33 @@ func Build(s beam.Scope, o Options) error {
 	if _, err := agent.Build(o.Agent, o.Config); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
-	records, readDead := ReadRecords(s, o.Input, o.format())
-	BuildFrom(s, o, o.format(), records, readDead)
-	return nil
+	var keyed beam.PCollection
+	var deads []beam.PCollection
+	if o.Input != "" {
+		records, readDead := ReadRecords(s, o.Input, o.format())
+		var decodeDead beam.PCollection
+		keyed, decodeDead = transforms.DecodeEnvelopes(s, o.format(), records)
+		deads = append(deads, readDead, decodeDead)
+	}
+	src, err := o.readPubSub(s)
+	if err != nil {
+		return err
+	}
+	return o.buildKeyed(s, flattenSome(s, keyed, src.Keyed), src, deads)
 }
 
 // BuildFrom adds everything after the source to s: decode the records (of format) → restore
 // → RunAgent → sinks. dead are the source's own dead letters, written with the others. Build
-// calls it with the file source; another source (an unbounded one, say) calls it with its own
-// records, and then needs Options.Shards and Options.Window, since the sorted single-file
-// sink waits for the end of the input.
-func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.PCollection, dead ...beam.PCollection) {
+// calls the same with the file and Pub/Sub sources; another source (an unbounded one, say)
+// calls it with its own records, and then needs Options.Shards and Options.Window, since the
+// sorted single-file sink waits for the end of the input.
+func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.PCollection, dead ...beam.PCollection) error {
 	keyed, decodeDead := transforms.DecodeEnvelopes(s, format, records)
-	deads := append(dead, decodeDead)
+	return o.buildKeyed(s, keyed, pubsub.Source{}, append(dead, decodeDead))
+}
+
+// buildKeyed adds restore → RunAgent → sinks for the keyed envelopes of the sources.
+func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Source, deads []beam.PCollection) error {
 	if o.Restore != "" {
 		snaps, snapReadDead := ReadRecords(s.Scope("Restore"), o.Restore, formatOf(o.Restore))
 		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
@@ -174,21 +197,25 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		AllowUnsignedIntents: o.AllowUnsignedIntents,
 	}, keyed)
+	dead := flattenSome(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{
-		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
-		SnapshotsName: out.Snapshots, DeadLettersName: beam.Flatten(s, append(deads, out.DeadLetters)...),
+		IntentsName: out.Intents, TracesName: flattenSome(s, out.Traces, src.Traces), FinalsName: out.Finals,
+		SnapshotsName: out.Snapshots, DeadLettersName: flattenSome(s, dead, src.DeadLetters),
 	}
 	CountDeadLetters(s, cols[DeadLettersName])
 	if o.OTLP.Endpoint != "" {
 		ExportTraces(s, o.OTLP, cols[TracesName])
 	}
 	for _, o2 := range Outputs() {
-		if o.Shards > 0 {
+		switch {
+		case o.OutputDir == "":
+		case o.Shards > 0:
 			WriteShards(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name], o.Shards, o.Window)
-		} else {
+		default:
 			WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
 		}
 	}
+	return o.publish(s, cols, dead, src)
 }
 
 // Result is what a run reports.
@@ -210,6 +237,10 @@ type Distribution struct {
 // Run builds the pipeline and runs it on runner ("prism" when empty; any registered Beam Go
 // runner: dataflow, flink, universal, ...), waiting for it to finish (see Execute).
 func Run(ctx context.Context, runner string, o Options) (*Result, error) {
+	if runner == "" {
+		runner = "prism"
+	}
+	o.PubSub.Native = o.PubSub.Native || runner == "dataflow"
 	p, s := beam.NewPipelineWithRoot()
 	if err := Build(s, o); err != nil {
 		return nil, err
