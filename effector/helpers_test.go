@@ -212,3 +212,5 @@ func openRedis(t testing.TB, addr string) *effector.Redis {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+func unmarshal(b []byte, m proto.Message) error { return proto.Unmarshal(b, m) }
