@@ -91,8 +91,14 @@ func (c *console) list(w http.ResponseWriter, r *http.Request) {
 		case ap.Expired:
 			st = "expired"
 		}
+		args := ti.GetArgsJson()
+		if b, ok := c.e.tools[ti.GetToolName()]; ok {
+			if shown, err := b.present(args); err == nil {
+				args = string(shown) // in the tool's own shape, as it would run
+			}
+		}
 		rows = append(rows, row{
-			ID: ti.GetIntentId(), Entity: string(ti.GetEntityKey()), Tool: ti.GetToolName(), Args: ti.GetArgsJson(),
+			ID: ti.GetIntentId(), Entity: string(ti.GetEntityKey()), Tool: ti.GetToolName(), Args: args,
 			Deadline: time.UnixMilli(ti.GetExpiresAtMs()).UTC().Format(time.RFC3339), State: st,
 			Escalations: ap.Escalations, Open: st == "pending",
 		})
