@@ -11,6 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/pubsub"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -37,6 +38,14 @@ type Options struct {
 
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords).
 	OutputDir string
+
+	// InputSubscription (projects/P/subscriptions/S) adds a Pub/Sub input, which makes the
+	// pipeline a streaming one; the topics (projects/P/topics/T) add Pub/Sub outputs. Each is
+	// optional; files and Pub/Sub mix freely, given at least one input and one output.
+	InputSubscription                                                  string
+	IntentsTopic, TracesTopic, FinalsTopic, SnapshotsTopic, ErrorsTopic string
+	// PubSub configures the Pub/Sub steps; Run sets Native when the runner is dataflow.
+	PubSub pubsub.Options
 }
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
@@ -84,10 +93,10 @@ func (o Options) check() error {
 	switch {
 	case o.Agent == "":
 		return fmt.Errorf("pipeline: no agent")
-	case o.Input == "":
+	case o.Input == "" && o.InputSubscription == "":
 		return fmt.Errorf("pipeline: no input")
-	case o.OutputDir == "":
-		return fmt.Errorf("pipeline: no output directory")
+	case o.OutputDir == "" && len(o.topics()) == 0:
+		return fmt.Errorf("pipeline: no output directory or topic")
 	}
 	return nil
 }
@@ -103,9 +112,19 @@ func Build(s beam.Scope, o Options) error {
 	if _, err := agent.Build(o.Agent, o.Config); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
-	records, readDead := ReadRecords(s, o.Input, o.format())
-	keyed, decodeDead := transforms.DecodeEnvelopes(s, o.format(), records)
-	deads := []beam.PCollection{readDead, decodeDead}
+	var keyed beam.PCollection
+	var deads []beam.PCollection
+	if o.Input != "" {
+		records, readDead := ReadRecords(s, o.Input, o.format())
+		var decodeDead beam.PCollection
+		keyed, decodeDead = transforms.DecodeEnvelopes(s, o.format(), records)
+		deads = append(deads, readDead, decodeDead)
+	}
+	src, err := o.readPubSub(s)
+	if err != nil {
+		return err
+	}
+	keyed = flattenSome(s, keyed, src.Keyed)
 	if o.Restore != "" {
 		snaps, snapReadDead := ReadRecords(s.Scope("Restore"), o.Restore, formatOf(o.Restore))
 		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
@@ -116,15 +135,17 @@ func Build(s beam.Scope, o Options) error {
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 	}, keyed)
-	dead := beam.Flatten(s, append(deads, out.DeadLetters)...)
+	dead := flattenSome(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{
-		IntentsName: out.Intents, TracesName: out.Traces, FinalsName: out.Finals,
-		SnapshotsName: out.Snapshots, DeadLettersName: dead,
+		IntentsName: out.Intents, TracesName: flattenSome(s, out.Traces, src.Traces), FinalsName: out.Finals,
+		SnapshotsName: out.Snapshots, DeadLettersName: flattenSome(s, dead, src.DeadLetters),
 	}
-	for _, o2 := range Outputs() {
-		WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+	if o.OutputDir != "" {
+		for _, o2 := range Outputs() {
+			WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+		}
 	}
-	return nil
+	return o.publish(s, cols, dead, src)
 }
 
 // Result is what a run reports.
@@ -140,6 +161,7 @@ func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	if runner == "" {
 		runner = "prism"
 	}
+	o.PubSub.Native = o.PubSub.Native || runner == "dataflow"
 	p, s := beam.NewPipelineWithRoot()
 	if err := Build(s, o); err != nil {
 		return nil, err

@@ -1,0 +1,80 @@
+package pubsub
+
+import "time"
+
+// Options configure the Pub/Sub source and sinks. The zero value works.
+type Options struct {
+	// EventTimeAttribute names an attribute holding the event time (decimal milliseconds
+	// since the epoch, or RFC 3339), used when the envelope's event_time_ms is zero. The
+	// envelope's event_time_ms wins, then this attribute, then the publish time.
+	EventTimeAttribute string
+	// EnvelopeIDAttribute names the producer's envelope id attribute, default
+	// DefaultEnvelopeIDAttribute; "-" turns it off (message ids only).
+	EnvelopeIDAttribute string
+	// DedupWindow is how long, in event time after a delivery, a second delivery of it is
+	// recognized; default DefaultDedupWindow. DedupMaxIDs bounds the ids kept per entity key
+	// (the oldest are forgotten first); default DefaultDedupMaxIDs.
+	DedupWindow time.Duration
+	DedupMaxIDs int
+
+	// MaxMessages is the most messages one Pull returns; default 1000.
+	MaxMessages int
+	// PullTimeout bounds one Pull while the subscription is empty; default 500ms.
+	PullTimeout time.Duration
+	// AckExtension is how far each ack-deadline extension reaches while a bundle holds
+	// messages (renewed at half of it); default 60s. MaxHold is when the source gives up
+	// extending a bundle that never committed, so Pub/Sub redelivers; default 10 minutes.
+	AckExtension, MaxHold time.Duration
+	// IdleLag holds the watermark this far behind the event time it extrapolates while the
+	// subscription is idle; default 0.
+	IdleLag time.Duration
+
+	// Native selects Beam's pubsubio (only Dataflow runs it) instead of this package's
+	// reader and publisher.
+	Native bool
+	// Run is the id of a process-local Run (NewRun) that the source and sinks report to and
+	// that can drain the source; empty for none.
+	Run string
+}
+
+// Defaults.
+const (
+	DefaultDedupWindow  = time.Hour
+	DefaultDedupMaxIDs  = 1000
+	DefaultMaxMessages  = 1000
+	DefaultPullTimeout  = 500 * time.Millisecond
+	DefaultAckExtension = 60 * time.Second
+	DefaultMaxHold      = 10 * time.Minute
+)
+
+func (o Options) envelopeIDAttribute() string {
+	switch o.EnvelopeIDAttribute {
+	case "":
+		return DefaultEnvelopeIDAttribute
+	case "-":
+		return ""
+	}
+	return o.EnvelopeIDAttribute
+}
+
+func (o Options) resolved() Options {
+	if o.DedupWindow <= 0 {
+		o.DedupWindow = DefaultDedupWindow
+	}
+	if o.DedupMaxIDs <= 0 {
+		o.DedupMaxIDs = DefaultDedupMaxIDs
+	}
+	if o.MaxMessages <= 0 {
+		o.MaxMessages = DefaultMaxMessages
+	}
+	if o.PullTimeout <= 0 {
+		o.PullTimeout = DefaultPullTimeout
+	}
+	if o.AckExtension <= 0 {
+		o.AckExtension = DefaultAckExtension
+	}
+	if o.MaxHold <= 0 {
+		o.MaxHold = DefaultMaxHold
+	}
+	return o
+}

@@ -1,0 +1,220 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"google.golang.org/protobuf/proto"
+)
+
+func init() {
+	register.DoFn6x2[context.Context, *sdf.ManualWatermarkEstimator, beam.BundleFinalization, *sdf.LockRTracker, string, func(beam.EventTime, []byte), sdf.ProcessContinuation, error](&pullFn{})
+	register.Emitter2[beam.EventTime, []byte]()
+}
+
+// endPos ends the reader's restriction: one position is claimed per pull, so it never runs
+// out; claiming it stops the reader (a drain).
+const endPos = int64(math.MaxInt64 - 1)
+
+// pullFn is the unbounded reader: a splittable DoFn over one subscription. Each call claims
+// one position, pulls once (unary Pull), emits the messages at their event time, holds their
+// ack ids until its bundle commits (the bundle finalization acknowledges them), updates the
+// watermark and checkpoints. It is stateless: Prism rejects a DoFn that is both splittable
+// and stateful.
+type pullFn struct {
+	MaxMessages                     int
+	PullTimeoutMs, AckExtensionMs   int64
+	MaxHoldMs, IdleLagMs            int64
+	EventTimeAttribute, EnvelopeIDs string
+	Run                             string
+
+	client *pubsub.Client
+	acks   *acker
+	pulls  beam.Counter
+
+	mu sync.Mutex
+	// newest is the newest event time pulled and when (wall clock) it was pulled: while the
+	// subscription is idle the watermark advances from there at the wall clock's pace.
+	newestMs int64
+	newestAt time.Time
+}
+
+func newPullFn(o Options) *pullFn {
+	o = o.resolved()
+	return &pullFn{
+		MaxMessages: o.MaxMessages, PullTimeoutMs: o.PullTimeout.Milliseconds(),
+		AckExtensionMs: o.AckExtension.Milliseconds(), MaxHoldMs: o.MaxHold.Milliseconds(),
+		IdleLagMs: o.IdleLag.Milliseconds(), EventTimeAttribute: o.EventTimeAttribute,
+		EnvelopeIDs: o.EnvelopeIDAttribute, Run: o.Run,
+	}
+}
+
+func (f *pullFn) options() Options {
+	return Options{EventTimeAttribute: f.EventTimeAttribute, EnvelopeIDAttribute: f.EnvelopeIDs}
+}
+
+func (f *pullFn) CreateInitialRestriction(string) offsetrange.Restriction {
+	return offsetrange.Restriction{Start: 0, End: endPos}
+}
+
+func (f *pullFn) SplitRestriction(_ string, r offsetrange.Restriction) []offsetrange.Restriction {
+	return []offsetrange.Restriction{r}
+}
+
+func (f *pullFn) RestrictionSize(string, offsetrange.Restriction) float64 { return 1 }
+
+func (f *pullFn) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(offsetrange.NewTracker(r))
+}
+
+// TruncateRestriction is what a runner's drain keeps of the restriction: nothing.
+func (f *pullFn) TruncateRestriction(*sdf.LockRTracker, string) offsetrange.Restriction {
+	return offsetrange.Restriction{}
+}
+
+func (f *pullFn) InitialWatermarkEstimatorState(beam.EventTime, offsetrange.Restriction, string) int64 {
+	return int64(mtime.MinTimestamp)
+}
+
+func (f *pullFn) CreateWatermarkEstimator(ms int64) *sdf.ManualWatermarkEstimator {
+	return &sdf.ManualWatermarkEstimator{State: mtime.Time(ms).ToTime()}
+}
+
+func (f *pullFn) WatermarkEstimatorState(e *sdf.ManualWatermarkEstimator) int64 {
+	return int64(mtime.FromTime(e.State))
+}
+
+func (f *pullFn) Setup(ctx context.Context) error {
+	f.pulls = beam.NewCounter("beamagents", "pubsub_pulls")
+	return nil
+}
+
+func (f *pullFn) connect(ctx context.Context, sub string) error {
+	if f.client != nil {
+		return nil
+	}
+	n, err := ParseSubscription(sub)
+	if err != nil {
+		return err
+	}
+	c, err := pubsub.NewClient(context.WithoutCancel(ctx), n.Project)
+	if err != nil {
+		return err
+	}
+	f.client = c
+	f.acks = newAcker(c.SubscriptionAdminClient, sub, time.Duration(f.AckExtensionMs)*time.Millisecond, time.Duration(f.MaxHoldMs)*time.Millisecond)
+	return nil
+}
+
+func (f *pullFn) Teardown() {
+	if f.acks != nil {
+		f.acks.close()
+	}
+	if f.client != nil {
+		f.client.Close()
+	}
+}
+
+func (f *pullFn) ProcessElement(ctx context.Context, we *sdf.ManualWatermarkEstimator, bf beam.BundleFinalization, rt *sdf.LockRTracker, sub string, emit func(beam.EventTime, []byte)) (sdf.ProcessContinuation, error) {
+	run := lookupRun(f.Run)
+	if run != nil && run.Draining() {
+		rt.TryClaim(endPos) // ends the restriction cleanly: the reader is done
+		return sdf.StopProcessing(), nil
+	}
+	pos := rt.GetRestriction().(offsetrange.Restriction).Start
+	if !rt.TryClaim(pos) {
+		return sdf.StopProcessing(), rt.GetError()
+	}
+	if err := f.connect(ctx, sub); err != nil {
+		return sdf.StopProcessing(), err
+	}
+	f.pulls.Inc(ctx, 1)
+	msgs, err := f.pull(ctx, sub)
+	if err != nil {
+		// Pub/Sub being unreachable is not a bundle failure: nothing was taken; try again.
+		log.Warnf(ctx, "pubsub: pulling %s: %v", sub, err)
+		return sdf.ResumeProcessingIn(time.Second), nil
+	}
+	if len(msgs) == 0 {
+		// Prism asks every bundle of this step to finalize; a no-op callback answers it.
+		bf.RegisterCallback(time.Minute, func() error { return nil })
+		f.idle(we, run)
+		return sdf.ResumeProcessingIn(0), nil
+	}
+	ids := make([]string, 0, len(msgs))
+	oldest, newest := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, rm := range msgs {
+		m := rm.GetMessage()
+		d, _ := DecodeMessage(m, f.options()) // a malformed message still has an event time
+		raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			return sdf.StopProcessing(), err
+		}
+		emit(mtime.FromMilliseconds(d.EventMs), raw)
+		ids = append(ids, rm.GetAckId())
+		oldest, newest = min(oldest, d.EventMs), max(newest, d.EventMs)
+	}
+	add(run, func(r *Run) *atomic.Int64 { return &r.in }, int64(len(msgs)))
+	h := f.acks.hold(ids)
+	bf.RegisterCallback(time.Duration(f.MaxHoldMs)*time.Millisecond, func() error {
+		return f.acks.ack(context.Background(), h)
+	})
+	f.mu.Lock()
+	if newest > f.newestMs || f.newestAt.IsZero() {
+		f.newestMs = newest
+	}
+	f.newestAt = time.Now()
+	f.mu.Unlock()
+	f.advance(we, run, oldest)
+	return sdf.ResumeProcessingIn(0), nil
+}
+
+// pull makes one unary Pull, bounded by PullTimeout; a timeout is an empty pull.
+func (f *pullFn) pull(ctx context.Context, sub string) ([]*pubsubpb.ReceivedMessage, error) {
+	pctx, cancel := context.WithTimeout(ctx, time.Duration(f.PullTimeoutMs)*time.Millisecond)
+	defer cancel()
+	resp, err := f.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: int32(f.MaxMessages)})
+	if err != nil {
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return resp.GetReceivedMessages(), nil
+}
+
+// idle advances the watermark of an idle subscription from the newest event time pulled, at
+// the wall clock's pace, less IdleLag; before the first message it stays where it is.
+func (f *pullFn) idle(we *sdf.ManualWatermarkEstimator, run *Run) {
+	f.mu.Lock()
+	newest, at := f.newestMs, f.newestAt
+	f.mu.Unlock()
+	if at.IsZero() {
+		return
+	}
+	f.advance(we, run, newest+time.Since(at).Milliseconds()-f.IdleLagMs)
+}
+
+// advance moves the watermark forward (never back) to ms.
+func (f *pullFn) advance(we *sdf.ManualWatermarkEstimator, run *Run, ms int64) {
+	cur := int64(mtime.FromTime(we.CurrentWatermark()))
+	if ms <= cur {
+		return
+	}
+	we.UpdateWatermark(mtime.Time(ms).ToTime())
+	if run != nil {
+		run.watermarkMs.Store(ms)
+	}
+}
