@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/beamagents/beamagents/interaction"
@@ -100,5 +99,3 @@ func CheckArgs(name string, s *interaction.Schema) error {
 	}
 	return nil
 }
-
-var errNoTool = errors.New("no such tool")
