@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/beamagents/beamagents/effector"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/testsvc"
 )
 
 const refundArgs = `{"payments.refund.order_id":"A-2002","payments.refund.amount_cents":"4599","payments.refund.reason":"arrived broken"}`
@@ -178,19 +178,7 @@ func TestConsoleBasicAuth(t *testing.T) {
 	}
 }
 
-// chromium returns the Chromium binary. CI installs it (.ci/run) and must never skip.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed (apt-get install chromium)")
-	}
-	t.Skip("chromium is not installed")
-	return ""
-}
+func chromium(t *testing.T) string { return testsvc.Chromium(t) }
 
 // artifactDir is where screenshots go: $BEAMAGENTS_TEST_ARTIFACTS, else a test temp dir.
 func artifactDir(t *testing.T) string {
