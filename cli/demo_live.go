@@ -2,12 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -80,6 +81,10 @@ func runLiveDemo(e *env, dir, consoleAddr string, timeout time.Duration) int {
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
+	}
+	if !verboseRunner() {
+		// The streaming runner logs every bundle finalization; --verbose_runner shows it.
+		slog.SetDefault(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
 	}
 	ctx, stop := effectorContext()
 	defer stop()
@@ -289,14 +294,17 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// replyText is the reply's text fields, or its action JSON when it has none.
+// replyText is the text of the reply's fields (its message is the admitted proposal
+// document), or the message itself when it has none.
 func replyText(f *pb.FinalReply) string {
-	var action struct {
-		Fields map[string]any `json:"fields"`
+	var doc struct {
+		Value struct {
+			Fields map[string]any `json:"fields"`
+		} `json:"value"`
 	}
-	if json.Unmarshal([]byte(f.GetActionJson()), &action) == nil {
+	if json.Unmarshal([]byte(f.GetMessage()), &doc) == nil {
 		var parts []string
-		for _, v := range action.Fields {
+		for _, v := range doc.Value.Fields {
 			if s, ok := v.(string); ok {
 				parts = append(parts, s)
 			}
@@ -306,5 +314,5 @@ func replyText(f *pb.FinalReply) string {
 			return strings.Join(parts, " ")
 		}
 	}
-	return strings.TrimSpace(f.GetActionJson())
+	return strings.TrimSpace(f.GetMessage())
 }

@@ -38,7 +38,7 @@ var effectorContext = func() (context.Context, context.CancelFunc) {
 type effectorFlags struct {
 	input, outputDir, subscription, resultsTopic *string
 	keyring, verify, dedup, console, agents      *string
-	approverHeader, approverUsers               *string
+	approverHeader, approverUsers                *string
 	lease, toolTimeout                           *time.Duration
 	workers                                      *int
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/beamagents/beamagents/effector"
 	"github.com/beamagents/beamagents/effector/tool"
-	"github.com/beamagents/beamagents/intent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
 )
 
 // memStore is the benchmarks' baseline: the same claim/complete protocol in memory, with no
@@ -95,4 +95,3 @@ func BenchmarkIntents(b *testing.B) {
 		})
 	}
 }
-

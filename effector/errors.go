@@ -7,9 +7,9 @@ type Code string
 
 // Codes.
 const (
-	CodeConfig  Code = "effector_config_invalid" // options, bindings or references are unusable
-	CodeStore   Code = "effector_store_failed"   // the dedup store failed
-	CodeInput   Code = "effector_input_invalid"  // an input file or message is not an intent
+	CodeConfig  Code = "effector_config_invalid"  // options, bindings or references are unusable
+	CodeStore   Code = "effector_store_failed"    // the dedup store failed
+	CodeInput   Code = "effector_input_invalid"   // an input file or message is not an intent
 	CodeConsole Code = "effector_console_refused" // a console request refused (origin, token, identity)
 
 	CodeApprovalUnknown Code = "approval_unknown" // no pending approval has that intent id

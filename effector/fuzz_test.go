@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/effector"
-	"github.com/beamagents/beamagents/intent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
 )
 
 // FuzzReadIntents feeds arbitrary bytes as a binary and a JSON Lines intent file: every

@@ -38,9 +38,9 @@ func testRing(t testing.TB) *intent.Keyring {
 // fakeClock is a settable clock (the effector reads it; tests move it).
 type fakeClock struct{ ms atomic.Int64 }
 
-func newClock(ms int64) *fakeClock { c := &fakeClock{}; c.ms.Store(ms); return c }
+func newClock(ms int64) *fakeClock  { c := &fakeClock{}; c.ms.Store(ms); return c }
 func (c *fakeClock) now() time.Time { return time.UnixMilli(c.ms.Load()) }
-func (c *fakeClock) set(ms int64)    { c.ms.Store(ms) }
+func (c *fakeClock) set(ms int64)   { c.ms.Store(ms) }
 
 // lookupIntent is a signed orders.lookup intent of the support agent (its args are the
 // proposal case's fields, as the agent writes them).

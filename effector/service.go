@@ -156,4 +156,3 @@ func decodeIntentMessage(m *pubsubpb.PubsubMessage) (*pb.ToolIntent, error) {
 	}
 	return ti, nil
 }
-
