@@ -2,6 +2,7 @@ package effector
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -117,7 +118,8 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 		return nil, &Error{Code: CodeApprovalExpired, Detail: "approval " + id + " expired"}
 	}
 	key := "approval:" + id
-	c, err := a.e.o.Store.Claim(ctx, key, a.e.o.Owner, now, a.e.o.Lease.Milliseconds())
+	owner := fmt.Sprintf("%s/%d", a.e.o.Owner, a.e.claims.Add(1))
+	c, err := a.e.o.Store.Claim(ctx, key, owner, now, a.e.o.Lease.Milliseconds())
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +142,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 			return nil, &Error{Code: CodeStore, Detail: "publishing the decision on " + id, Err: err}
 		}
 	}
-	if _, err := a.e.o.Store.Complete(ctx, key, a.e.o.Owner, b); err != nil {
+	if _, err := a.e.o.Store.Complete(ctx, key, owner, b); err != nil {
 		return nil, err
 	}
 	a.e.metrics.add(CountDecisions, 1)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -40,6 +41,7 @@ type Effector struct {
 	tools     map[string]*bound
 	metrics   Metrics
 	approvals *Approvals
+	claims    atomic.Int64 // numbers this process's claim tokens
 }
 
 // New validates o and negotiates every tool binding.
@@ -131,8 +133,11 @@ func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, erro
 // once executes ti under a claim, or answers from the recorded completion.
 func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error) {
 	id := ti.GetIntentId()
+	// Each delivery claims under its own token: deliveries of one intent inside this process
+	// exclude each other exactly as deliveries to two effectors do.
+	owner := fmt.Sprintf("%s/%d", e.o.Owner, e.claims.Add(1))
 	for {
-		c, err := e.o.Store.Claim(ctx, id, e.o.Owner, e.nowMs(), e.o.Lease.Milliseconds())
+		c, err := e.o.Store.Claim(ctx, id, owner, e.nowMs(), e.o.Lease.Milliseconds())
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -160,7 +165,7 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 		if err != nil {
 			return Outcome{}, &Error{Code: CodeStore, Detail: "encoding the result of " + id, Err: err}
 		}
-		rec, err := e.o.Store.Complete(ctx, id, e.o.Owner, b)
+		rec, err := e.o.Store.Complete(ctx, id, owner, b)
 		if err != nil {
 			return Outcome{}, err
 		}

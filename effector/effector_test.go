@@ -283,3 +283,26 @@ func TestTakeoverBolt(t *testing.T) {
 		t.Fatalf("counters %v", m)
 	}
 }
+
+// Concurrent deliveries of one intent inside one effector exclude each other like
+// deliveries to two effectors: the tool runs once (bbolt).
+func TestBoltStorm(t *testing.T) {
+	f := newFixture(t, intent.ModeRequire, openBolt(t))
+	ti := lookupIntent(t, f.kr, "storm", 1, "A-1001")
+	recs := make([]effector.Record, 100)
+	for i := range recs {
+		recs[i] = effector.Record{Intent: proto.CloneOf(ti)}
+	}
+	res, _, err := f.e.HandleAll(context.Background(), recs, 100)
+	if err != nil || len(res) != 100 {
+		t.Fatalf("%d results, %v", len(res), err)
+	}
+	for _, r := range res[1:] {
+		if !proto.Equal(r, res[0]) {
+			t.Fatal("deliveries answered differently")
+		}
+	}
+	if n := f.counts["orders.lookup"].n.Load(); n != 1 {
+		t.Fatalf("tool ran %d times", n)
+	}
+}
