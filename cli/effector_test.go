@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,39 @@ func TestEffectorDefaultStore(t *testing.T) {
 	cache, _ := os.UserCacheDir()
 	if _, err := os.Stat(filepath.Join(cache, "beamagents", "effector.db")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With --console, a files run lists the approval, waits for the decision made in the console
+// (basic auth from --approver_users) and writes it with the results.
+func TestEffectorFilesConsole(t *testing.T) {
+	dir := t.TempDir()
+	ring, _ := writeIntents(t, dir)
+	users := filepath.Join(dir, "users")
+	os.WriteFile(users, []byte("# approvers\nops:pa55word\n"), 0o600)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	go approveThroughConsoleAs(t, "http://"+addr+"/", "ops", "pa55word", map[string]string{"customer-3": "approve"})
+	code, out, errOut := runCLI(t, "", "effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", filepath.Join(dir, "out"),
+		"--keyring", "file:"+ring, "--dedup", "bbolt:"+filepath.Join(dir, "d.db"), "--console", addr, "--approver_users", "file:"+users,
+		"--agents", "support", "--lease", "10s", "--tool_timeout", "5s", "--workers", "4")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "approval console on http://"+addr) || !strings.Contains(out, "3 results and 1 decisions") || !strings.Contains(out, "decisions                    1") {
+		t.Fatalf("output:\n%s", out)
+	}
+	results, _ := os.ReadFile(filepath.Join(dir, "out", "results.jsonl"))
+	if !strings.Contains(string(results), `"approver":"ops"`) || !strings.Contains(string(results), `"approved":true`) {
+		t.Fatalf("the decision is not in the results:\n%s", results)
+	}
+	os.WriteFile(users, []byte("nocolon\n"), 0o600)
+	if code, _, errOut := runCLI(t, "", "effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", dir, "--keyring", "file:"+ring,
+		"--dedup", "bbolt:"+filepath.Join(dir, "d2.db"), "--console", "127.0.0.1:0", "--approver_users", "file:"+users); code != 2 || !strings.Contains(errOut, "user:password") {
+		t.Fatalf("bad users file: exit %d %s", code, errOut)
 	}
 }
