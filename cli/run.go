@@ -56,6 +56,7 @@ func defineRunFlags() {
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
 	})
+	definePubsubFlags()
 }
 
 var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
@@ -75,8 +76,8 @@ func runPipeline(e *env, args []string) int {
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return 2
 	}
-	if *runFlags.agent == "" || *runFlags.input == "" || *runFlags.outputDir == "" {
-		e.errorf("usage: beamagents run --agent NAME --input GLOB --output_dir DIR [--runner prism|dataflow|flink|universal] [--keyring REF] [Beam flags]\nregistered agents: %v", agent.Registered())
+	if *runFlags.agent == "" || *runFlags.input == "" && *pubsubFlags.sub == "" || *runFlags.outputDir == "" && !anyTopic() {
+		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [Beam flags]\nregistered agents: %v", agent.Registered())
 		return 2
 	}
 	opts := pipeline.Options{
@@ -92,7 +93,11 @@ func runPipeline(e *env, args []string) int {
 		}
 		opts.Config = b
 	}
+	applyPubsubFlags(&opts)
 	beam.Init()
+	if opts.InputSubscription != "" {
+		return runStreaming(e, runnerName(), opts)
+	}
 	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {
 		e.errorf("pipeline failed: %v", err)

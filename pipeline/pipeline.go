@@ -42,7 +42,7 @@ type Options struct {
 	// InputSubscription (projects/P/subscriptions/S) adds a Pub/Sub input, which makes the
 	// pipeline a streaming one; the topics (projects/P/topics/T) add Pub/Sub outputs. Each is
 	// optional; files and Pub/Sub mix freely, given at least one input and one output.
-	InputSubscription                                                  string
+	InputSubscription                                                   string
 	IntentsTopic, TracesTopic, FinalsTopic, SnapshotsTopic, ErrorsTopic string
 	// PubSub configures the Pub/Sub steps; Run sets Native when the runner is dataflow.
 	PubSub pubsub.Options

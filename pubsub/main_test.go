@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,8 +18,11 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -32,7 +36,7 @@ import (
 var srv *pstest.Server
 
 func TestMain(m *testing.M) {
-	srv = pstest.NewServer()
+	srv = pstest.NewServer(pstest.ServerReactorOption{FuncName: "Acknowledge", Reactor: ackFaults})
 	os.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
 	code := ptest.MainRet(m)
 	srv.Close()
@@ -41,11 +45,42 @@ func TestMain(m *testing.M) {
 
 const project = "projects/p"
 
+// ackFaults makes Acknowledge fail for one subscription after a number of successful calls:
+// from then on the pipeline's acknowledgements are lost, as when a worker dies after its
+// bundles committed but before their finalization reached Pub/Sub.
+var ackFaults = &ackFaulter{}
+
+type ackFaulter struct {
+	mu    sync.Mutex
+	sub   string
+	allow int
+}
+
+func (f *ackFaulter) set(sub string, allow int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sub, f.allow = sub, allow
+}
+
+func (f *ackFaulter) React(req any) (bool, any, error) {
+	r, ok := req.(*pubsubpb.AcknowledgeRequest)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !ok || r.GetSubscription() != f.sub {
+		return false, nil, nil
+	}
+	if f.allow > 0 {
+		f.allow--
+		return false, nil, nil
+	}
+	return true, &emptypb.Empty{}, status.Error(codes.FailedPrecondition, "acknowledgements lost")
+}
+
 var seq atomic.Int64
 
 // env is one test's topics and subscription, uniquely named.
 type env struct {
-	in, sub                                          string
+	in, sub                                         string
 	intents, traces, finals, snapshots, errorsTopic string
 }
 

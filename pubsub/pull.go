@@ -13,9 +13,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -24,15 +25,17 @@ func init() {
 	register.Emitter2[beam.EventTime, []byte]()
 }
 
-// endPos ends the reader's restriction: one position is claimed per pull, so it never runs
-// out; claiming it stops the reader (a drain).
+// endPos is the position whose claim stops the reader (a drain); one position is claimed
+// per pull, so the reader never runs out of them.
 const endPos = int64(math.MaxInt64 - 1)
 
-// pullFn is the unbounded reader: a splittable DoFn over one subscription. Each call claims
-// one position, pulls once (unary Pull), emits the messages at their event time, holds their
-// ack ids until its bundle commits (the bundle finalization acknowledges them), updates the
-// watermark and checkpoints. It is stateless: Prism rejects a DoFn that is both splittable
-// and stateful.
+// pullFn is the unbounded reader: a splittable DoFn over one subscription. Each call
+// acknowledges what the previous call emitted (its bundle has committed, see
+// readRestriction), claims one position, pulls once (unary Pull), emits the messages at their
+// event time, holds their ack ids (extending their deadlines) until its bundle commits,
+// updates the watermark and checkpoints. The bundle finalization acknowledges them as well,
+// on runners that finalize every bundle. It is stateless: Prism rejects a DoFn that is both
+// splittable and stateful.
 type pullFn struct {
 	MaxMessages                     int
 	PullTimeoutMs, AckExtensionMs   int64
@@ -65,26 +68,26 @@ func (f *pullFn) options() Options {
 	return Options{EventTimeAttribute: f.EventTimeAttribute, EnvelopeIDAttribute: f.EnvelopeIDs}
 }
 
-func (f *pullFn) CreateInitialRestriction(string) offsetrange.Restriction {
-	return offsetrange.Restriction{Start: 0, End: endPos}
+func (f *pullFn) CreateInitialRestriction(string) readRestriction { return readRestriction{} }
+
+func (f *pullFn) SplitRestriction(_ string, r readRestriction) []readRestriction {
+	return []readRestriction{r}
 }
 
-func (f *pullFn) SplitRestriction(_ string, r offsetrange.Restriction) []offsetrange.Restriction {
-	return []offsetrange.Restriction{r}
+func (f *pullFn) RestrictionSize(string, readRestriction) float64 { return 1 }
+
+func (f *pullFn) CreateTracker(r readRestriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(&readTracker{rest: r})
 }
 
-func (f *pullFn) RestrictionSize(string, offsetrange.Restriction) float64 { return 1 }
-
-func (f *pullFn) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
-	return sdf.NewLockRTracker(offsetrange.NewTracker(r))
+// TruncateRestriction is what a runner's drain keeps of the restriction: the pending
+// acknowledgements, and nothing to read.
+func (f *pullFn) TruncateRestriction(rt *sdf.LockRTracker, _ string) readRestriction {
+	r := rt.GetRestriction().(readRestriction)
+	return readRestriction{Pos: r.Pos, Acks: r.Acks}
 }
 
-// TruncateRestriction is what a runner's drain keeps of the restriction: nothing.
-func (f *pullFn) TruncateRestriction(*sdf.LockRTracker, string) offsetrange.Restriction {
-	return offsetrange.Restriction{}
-}
-
-func (f *pullFn) InitialWatermarkEstimatorState(beam.EventTime, offsetrange.Restriction, string) int64 {
+func (f *pullFn) InitialWatermarkEstimatorState(beam.EventTime, readRestriction, string) int64 {
 	return int64(mtime.MinTimestamp)
 }
 
@@ -114,7 +117,8 @@ func (f *pullFn) connect(ctx context.Context, sub string) error {
 		return err
 	}
 	f.client = c
-	f.acks = newAcker(c.SubscriptionAdminClient, sub, time.Duration(f.AckExtensionMs)*time.Millisecond, time.Duration(f.MaxHoldMs)*time.Millisecond)
+	f.acks = newAcker(c.SubscriptionAdminClient, sub, time.Duration(f.AckExtensionMs)*time.Millisecond, time.Duration(f.MaxHoldMs)*time.Millisecond,
+		max(5*time.Second, 10*time.Duration(f.PullTimeoutMs)*time.Millisecond))
 	return nil
 }
 
@@ -128,17 +132,22 @@ func (f *pullFn) Teardown() {
 }
 
 func (f *pullFn) ProcessElement(ctx context.Context, we *sdf.ManualWatermarkEstimator, bf beam.BundleFinalization, rt *sdf.LockRTracker, sub string, emit func(beam.EventTime, []byte)) (sdf.ProcessContinuation, error) {
+	// Prism asks every bundle of this step to finalize; a bundle without a callback makes the
+	// SDK log an error, so each registers at least this no-op one.
+	bf.RegisterCallback(time.Minute, func() error { return nil })
+	rest := rt.GetRestriction().(readRestriction)
+	if err := f.connect(ctx, sub); err != nil {
+		return sdf.StopProcessing(), err
+	}
+	f.acks.touch()
+	f.acks.ackAsync(rest.Acks)
 	run := lookupRun(f.Run)
 	if run != nil && run.Draining() {
 		rt.TryClaim(endPos) // ends the restriction cleanly: the reader is done
 		return sdf.StopProcessing(), nil
 	}
-	pos := rt.GetRestriction().(offsetrange.Restriction).Start
-	if !rt.TryClaim(pos) {
+	if !rt.TryClaim(rest.Pos) {
 		return sdf.StopProcessing(), rt.GetError()
-	}
-	if err := f.connect(ctx, sub); err != nil {
-		return sdf.StopProcessing(), err
 	}
 	f.pulls.Inc(ctx, 1)
 	msgs, err := f.pull(ctx, sub)
@@ -148,8 +157,6 @@ func (f *pullFn) ProcessElement(ctx context.Context, we *sdf.ManualWatermarkEsti
 		return sdf.ResumeProcessingIn(time.Second), nil
 	}
 	if len(msgs) == 0 {
-		// Prism asks every bundle of this step to finalize; a no-op callback answers it.
-		bf.RegisterCallback(time.Minute, func() error { return nil })
 		f.idle(we, run)
 		return sdf.ResumeProcessingIn(0), nil
 	}
@@ -167,9 +174,15 @@ func (f *pullFn) ProcessElement(ctx context.Context, we *sdf.ManualWatermarkEsti
 		oldest, newest = min(oldest, d.EventMs), max(newest, d.EventMs)
 	}
 	add(run, func(r *Run) *atomic.Int64 { return &r.in }, int64(len(msgs)))
-	h := f.acks.hold(ids)
+	f.acks.hold(ids)
+	rt.Mu.Lock()
+	rt.Rt.(*readTracker).next = ids
+	rt.Mu.Unlock()
 	bf.RegisterCallback(time.Duration(f.MaxHoldMs)*time.Millisecond, func() error {
-		return f.acks.ack(context.Background(), h)
+		// Never an error: a failed finalization stops a Prism job, while a failed
+		// acknowledgement only means a redelivery, which dedup absorbs.
+		f.acks.ackAsync(ids)
+		return nil
 	})
 	f.mu.Lock()
 	if newest > f.newestMs || f.newestAt.IsZero() {
@@ -187,7 +200,7 @@ func (f *pullFn) pull(ctx context.Context, sub string) ([]*pubsubpb.ReceivedMess
 	defer cancel()
 	resp, err := f.client.SubscriptionAdminClient.Pull(pctx, &pubsubpb.PullRequest{Subscription: sub, MaxMessages: int32(f.MaxMessages)})
 	if err != nil {
-		if errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		if ctx.Err() == nil && (errors.Is(pctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded) {
 			return nil, nil
 		}
 		return nil, err

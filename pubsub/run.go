@@ -19,7 +19,7 @@ type Run struct {
 	once    sync.Once
 
 	in, rejected, duplicates, activations, intents, deadLetters, published atomic.Int64
-	watermarkMs                                                             atomic.Int64
+	watermarkMs                                                            atomic.Int64
 }
 
 var runs sync.Map // id → *Run

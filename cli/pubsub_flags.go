@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/pubsub"
+)
+
+// pubsubFlags are run's Pub/Sub flags, on the process-wide flag set like runFlags.
+var pubsubFlags struct {
+	once                                                 sync.Once
+	sub, intents, traces, finals, snapshots, errorsTopic *string
+	eventTimeAttr, envelopeIDAttr                        *string
+	dedupWindow, statusEvery                             *time.Duration
+	orderResolutionMs                                    *int64
+}
+
+func definePubsubFlags() {
+	pubsubFlags.once.Do(func() {
+		f := &pubsubFlags
+		f.sub = flag.String("input_subscription", "", "Pub/Sub input: projects/P/subscriptions/S (makes run a streaming job that runs until interrupted)")
+		f.intents = flag.String("intents_topic", "", "Pub/Sub topic for intents: projects/P/topics/T")
+		f.traces = flag.String("traces_topic", "", "Pub/Sub topic for trace events")
+		f.finals = flag.String("finals_topic", "", "Pub/Sub topic for final replies")
+		f.snapshots = flag.String("snapshots_topic", "", "Pub/Sub topic for state snapshots")
+		f.errorsTopic = flag.String("errors_topic", "", "Pub/Sub topic for dead letters and rejected input messages")
+		f.eventTimeAttr = flag.String("event_time_attribute", "", "input attribute holding the event time when the envelope has none (ms since the epoch or RFC 3339)")
+		f.envelopeIDAttr = flag.String("envelope_id_attribute", pubsub.DefaultEnvelopeIDAttribute, "input attribute naming a delivery for dedup (\"-\": message ids only)")
+		f.dedupWindow = flag.Duration("dedup_window", pubsub.DefaultDedupWindow, "how long (event time) a second delivery of a message is recognized")
+		f.statusEvery = flag.Duration("status_interval", time.Second, "how often a streaming run prints its status line")
+		f.orderResolutionMs = flag.Int64("order_resolution_ms", 0, "event-time ordering resolution in ms (default 1000)")
+	})
+}
+
+// applyPubsubFlags copies the Pub/Sub flags into o.
+func applyPubsubFlags(o *pipeline.Options) {
+	f := &pubsubFlags
+	o.InputSubscription = *f.sub
+	o.IntentsTopic, o.TracesTopic, o.FinalsTopic = *f.intents, *f.traces, *f.finals
+	o.SnapshotsTopic, o.ErrorsTopic = *f.snapshots, *f.errorsTopic
+	o.PubSub.EventTimeAttribute = *f.eventTimeAttr
+	o.PubSub.EnvelopeIDAttribute = *f.envelopeIDAttr
+	o.PubSub.DedupWindow = *f.dedupWindow
+	o.OrderResolutionMs = *f.orderResolutionMs
+}
+
+// anyTopic reports whether a Pub/Sub output is set.
+func anyTopic() bool {
+	f := &pubsubFlags
+	return *f.intents != "" || *f.traces != "" || *f.finals != "" || *f.snapshots != "" || *f.errorsTopic != ""
+}
+
+// runStreaming runs a pipeline with a Pub/Sub input until it is interrupted: the first
+// SIGINT or SIGTERM drains it (the source stops pulling, in-flight bundles finish and their
+// messages are acknowledged, then the job ends as a bounded one does), a second one stops it
+// at once. A status line on stderr shows what it did so far.
+func runStreaming(e *env, runner string, opts pipeline.Options) int {
+	run := pubsub.NewRun()
+	defer run.Close()
+	opts.PubSub.Run = run.ID()
+	quietRunner(e)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+
+	type result struct {
+		res *pipeline.Result
+		err error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		res, err := pipeline.Run(ctx, runner, opts)
+		done <- result{res, err}
+	}()
+	fmt.Fprintf(e.stderr, "streaming from %s on %s; Ctrl-C drains\n", opts.InputSubscription, runner)
+	tick := time.NewTicker(*pubsubFlags.statusEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sig:
+			if run.Draining() {
+				fmt.Fprintln(e.stderr, "\nstopping now")
+				cancel()
+				continue
+			}
+			fmt.Fprintln(e.stderr, "\ndraining: no more pulls; in-flight bundles finish and are acknowledged (Ctrl-C again stops at once)")
+			run.Drain()
+		case <-tick.C:
+			fmt.Fprintf(e.stderr, "\r%s", statusLine(run.Status(), time.Now()))
+		case r := <-done:
+			fmt.Fprintf(e.stderr, "\r%s\n", statusLine(run.Status(), time.Now()))
+			switch {
+			case r.err != nil && ctx.Err() != nil:
+				e.errorf("stopped before the drain finished: unacknowledged messages will be redelivered")
+				return 130
+			case r.err != nil:
+				e.errorf("pipeline failed: %v", r.err)
+				return 1
+			}
+			fmt.Fprintf(e.stdout, "drained after %s on %s\n", time.Since(start).Round(time.Millisecond), runner)
+			if r.res != nil {
+				printCounters(e, r.res)
+			}
+			return 0
+		}
+	}
+}
+
+// statusLine is the one-line live status of a streaming run.
+func statusLine(s pubsub.Status, now time.Time) string {
+	lag := "-"
+	if !s.Watermark.IsZero() {
+		lag = now.Sub(s.Watermark).Round(100 * time.Millisecond).String()
+	}
+	return fmt.Sprintf("envelopes in %d | activations %d | intents out %d | dead letters %d | duplicates %d | watermark lag %s   ",
+		s.EnvelopesIn, s.Activations, s.IntentsOut, s.DeadLetters+s.Rejected, s.Duplicates, lag)
+}
+
+// quietRunner keeps the runner's informational logging off the terminal (unless
+// --verbose_runner), and the Go SDK's error about bundles Prism asks to finalize that
+// registered nothing to finalize (the reader's restriction-pairing bundles), which is noise.
+func quietRunner(e *env) {
+	if verboseRunner() {
+		return
+	}
+	h := slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	slog.SetDefault(slog.New(&dropHandler{Handler: h}))
+}
+
+type dropHandler struct{ slog.Handler }
+
+func (d *dropHandler) Handle(ctx context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "couldn't find plan in finalizing map") {
+		return nil
+	}
+	return d.Handler.Handle(ctx, r)
+}
+
+func (d *dropHandler) WithAttrs(a []slog.Attr) slog.Handler {
+	return &dropHandler{Handler: d.Handler.WithAttrs(a)}
+}
+
+func (d *dropHandler) WithGroup(n string) slog.Handler {
+	return &dropHandler{Handler: d.Handler.WithGroup(n)}
+}

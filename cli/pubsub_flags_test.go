@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"flag"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+
+	"github.com/beamagents/beamagents/examples/support"
+	"github.com/beamagents/beamagents/pubsub"
+)
+
+// `run --input_subscription` streams until interrupted: the demo's envelopes go in through
+// Pub/Sub, replies and intents come out on their topics, the status line counts them, and
+// SIGINT drains the job (exit 0) with every input message acknowledged.
+func TestRunStreamingDrainsOnInterrupt(t *testing.T) {
+	srv := pstest.NewServer()
+	defer srv.Close()
+	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
+	ctx := context.Background()
+	const (
+		in     = "projects/p/topics/in"
+		sub    = "projects/p/subscriptions/in"
+		finals = "projects/p/topics/finals"
+		ints   = "projects/p/topics/intents"
+		errs   = "projects/p/topics/errors"
+	)
+	for _, topic := range []string{in, finals, ints, errs} {
+		if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub, Topic: in, AckDeadlineSeconds: 10}); err != nil {
+		t.Fatal(err)
+	}
+	ring := t.TempDir() + "/ring.json"
+	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32))
+	if err := os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+secret+`"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(support.Envelopes))
+	for sc.Scan() {
+		srv.Publish(in, bytes.Clone(sc.Bytes()), map[string]string{pubsub.AttrContentType: pubsub.ContentTypeJSON})
+		n++
+	}
+	t.Cleanup(func() {
+		for _, f := range []string{"input_subscription", "intents_topic", "finals_topic", "errors_topic", "status_interval", "agent", "keyring"} {
+			flag.Set(f, flag.Lookup(f).DefValue)
+		}
+	})
+
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input_subscription", sub,
+			"--intents_topic", ints, "--finals_topic", finals, "--errors_topic", errs, "--status_interval", "100ms", "--keyring", "file:"+ring)
+		done <- result{code, out, errOut}
+	}()
+	deadline := time.After(90 * time.Second)
+	for !allAcked(srv, in, n) || count(srv, finals) < 4 {
+		select {
+		case r := <-done:
+			t.Fatalf("run ended early: exit %d\n%s\n%s", r.code, r.out, r.errOut)
+		case <-deadline:
+			t.Fatal("no outputs within 90s")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.out, r.errOut)
+	}
+	for _, want := range []string{"envelopes in 10 | activations ", "dead letters ", "watermark lag ", "draining:"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+		}
+	}
+	if !strings.Contains(r.out, "drained after") {
+		t.Errorf("stdout: %s", r.out)
+	}
+	// After the drain every deadline has fired: customer-4's approval fails closed.
+	if got := count(srv, finals); got != 4 {
+		t.Errorf("%d finals, want 4", got)
+	}
+	if got := count(srv, ints); got != 6 {
+		t.Errorf("%d intents, want 6", got)
+	}
+	if got := count(srv, errs); got != 2 {
+		t.Errorf("%d error messages, want 2 (the malformed line, the approval timeout)", got)
+	}
+}
+
+func count(srv *pstest.Server, topic string) int {
+	n := 0
+	for _, m := range srv.Messages() {
+		if m.Topic == topic {
+			n++
+		}
+	}
+	return n
+}
+
+func allAcked(srv *pstest.Server, topic string, n int) bool {
+	acked := 0
+	for _, m := range srv.Messages() {
+		if m.Topic == topic && m.Acks > 0 {
+			acked++
+		}
+	}
+	return acked == n
+}
