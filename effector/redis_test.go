@@ -3,6 +3,7 @@ package effector_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -137,4 +138,24 @@ func withTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// One decision wins across effectors sharing a store: the second effector's console refuses
+// a decision the first one already published.
+func TestRedisOneDecision(t *testing.T) {
+	addr := redisServer(t)
+	a := newFixture(t, intent.ModeRequire, openRedis(t, addr))
+	b := newFixture(t, intent.ModeRequire, openRedis(t, addr))
+	ti := refundIntent(t, a.kr, "customer-3", pb.ToolIntent_APPROVAL, refundArgs)
+	for _, f := range []*fixture{a, b} {
+		if out, err := f.e.Handle(context.Background(), ti); err != nil || !out.Pending {
+			t.Fatal(out, err)
+		}
+	}
+	if _, err := a.e.Approvals().Decide(context.Background(), ti.GetIntentId(), true, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.e.Approvals().Decide(context.Background(), ti.GetIntentId(), false, "bob"); !errors.Is(err, effector.ErrApprovalDecided) {
+		t.Fatalf("second effector's decision: %v", err)
+	}
 }
