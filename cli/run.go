@@ -174,8 +174,9 @@ func printCounters(e *env, res *pipeline.Result) {
 }
 
 func runDemo(e *env, args []string) int {
-	fs := newFlags(e, "demo", "demo [--output_dir DIR]")
+	fs := newFlags(e, "demo", "demo [--output_dir DIR] [--live [--console ADDR]]")
 	out := fs.String("output_dir", "", "directory for inputs and outputs (default: a new temporary directory)")
+	live := defineLiveFlags(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -190,6 +191,10 @@ func runDemo(e *env, args []string) int {
 			e.errorf("%v", err)
 			return 1
 		}
+	}
+	if *live.on {
+		beam.Init()
+		return runLiveDemo(e, dir, *live.console, *live.timeout)
 	}
 	opts, kr, err := prepareDemo(dir)
 	if err != nil {

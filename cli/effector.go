@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	pubsub "cloud.google.com/go/pubsub/v2"
+
+	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/tool"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	bapubsub "github.com/beamagents/beamagents/pubsub"
+)
+
+func init() {
+	register(&command{name: "effector", summary: "execute signed tool intents once and write their results (files or Pub/Sub)", run: runEffector})
+}
+
+// effectorContext is the life of a service run: until SIGINT or SIGTERM. Tests replace it.
+var effectorContext = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+type effectorFlags struct {
+	input, outputDir, subscription, resultsTopic *string
+	keyring, verify, dedup, console, agents      *string
+	approverHeader, approverUsers                *string
+	lease, toolTimeout                           *time.Duration
+	workers                                      *int
+}
+
+func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
+	fs := newFlags(e, "effector", "effector (--input GLOB --output_dir DIR | --input_subscription SUB --results_topic TOPIC) [flags]")
+	f := &effectorFlags{
+		input:          fs.String("input", "", "intent files: a glob of JSON Lines (*.jsonl) or length-delimited binary files, as `run` writes them"),
+		outputDir:      fs.String("output_dir", "", "directory for results.binpb and results.jsonl"),
+		subscription:   fs.String("input_subscription", "", "Pub/Sub subscription delivering intents (projects/P/subscriptions/S)"),
+		resultsTopic:   fs.String("results_topic", "", "Pub/Sub topic for result and approval envelopes (projects/P/topics/T)"),
+		keyring:        fs.String("keyring", "", "keyring reference for verifying intents: env:VAR or file:PATH"),
+		verify:         fs.String("verify", "require", "signature verification: off, permissive or require"),
+		dedup:          fs.String("dedup", "", "dedup store: bbolt:PATH or redis:HOST:PORT (default: a bbolt file under the user cache directory)"),
+		console:        fs.String("console", "", "serve the approval console on this address (for example 127.0.0.1:8080)"),
+		agents:         fs.String("agents", "", "comma-separated agents whose tools to run (default: every agent with registered tools)"),
+		approverHeader: fs.String("approver_header", "", "console: request header carrying the approver's identity (set by an authenticating proxy)"),
+		approverUsers:  fs.String("approver_users", "", "console: basic-auth users, env:VAR or file:PATH holding user:password lines"),
+		lease:          fs.Duration("lease", 30*time.Second, "how long a claim holds before another effector may take it over"),
+		toolTimeout:    fs.Duration("tool_timeout", 30*time.Second, "bound of one tool call"),
+		workers:        fs.Int("workers", 64, "intents handled at once"),
+	}
+	return f, func(args []string) (int, bool) { return parse(fs, args) }
+}
+
+func runEffector(e *env, args []string) int {
+	f, parseArgs := defineEffectorFlags(e)
+	if code, ok := parseArgs(args); !ok {
+		return code
+	}
+	files := *f.input != "" || *f.outputDir != ""
+	service := *f.subscription != "" || *f.resultsTopic != ""
+	if files == service || (files && (*f.input == "" || *f.outputDir == "")) || (service && (*f.subscription == "" || *f.resultsTopic == "")) {
+		e.errorf("usage: beamagents effector (--input GLOB --output_dir DIR | --input_subscription SUB --results_topic TOPIC) [--keyring REF] [--verify off|permissive|require] [--dedup bbolt:PATH|redis:ADDR] [--console ADDR]")
+		return 2
+	}
+	eff, store, err := buildEffector(f)
+	if err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
+	defer store.Close()
+	ctx, stop := effectorContext()
+	defer stop()
+	var console *http.Server
+	if *f.console != "" {
+		if console, err = serveConsole(e, eff, f); err != nil {
+			e.errorf("%v", err)
+			return 2
+		}
+		defer console.Close()
+	}
+	if service {
+		err = serveEffector(ctx, e, eff, f)
+	} else {
+		err = runEffectorFiles(ctx, e, eff, f, console != nil)
+	}
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	printEffectorCounters(e.stdout, eff.Metrics().Snapshot())
+	return 0
+}
+
+func buildEffector(f *effectorFlags) (*effector.Effector, effector.Store, error) {
+	mode, err := intent.ParseMode(*f.verify)
+	if err != nil {
+		return nil, nil, err
+	}
+	var kr *intent.Keyring
+	switch {
+	case *f.keyring != "":
+		if kr, err = intent.LoadKeyring(*f.keyring); err != nil {
+			return nil, nil, err
+		}
+	case mode != intent.ModeOff:
+		return nil, nil, fmt.Errorf("--verify %s needs --keyring (or --verify off)", mode)
+	}
+	names := tool.AgentsWithTools()
+	if *f.agents != "" {
+		names = strings.Split(*f.agents, ",")
+	}
+	bindings, err := effector.AgentBindings(names...)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref := *f.dedup
+	if ref == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, nil, fmt.Errorf("no user cache directory for the default dedup store (set --dedup): %v", err)
+		}
+		ref = "bbolt:" + filepath.Join(dir, "beamagents", "effector.db")
+	}
+	store, err := effector.OpenStore(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	eff, err := effector.New(effector.Options{
+		Keyring: kr, Verify: mode, Store: store, Tools: bindings, Lease: *f.lease, ToolTimeout: *f.toolTimeout,
+	})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return eff, store, nil
+}
+
+func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Server, error) {
+	o := effector.ConsoleOptions{ApproverHeader: *f.approverHeader}
+	if *f.approverUsers != "" {
+		users, err := loadUsers(*f.approverUsers)
+		if err != nil {
+			return nil, err
+		}
+		o.BasicAuth = users
+	}
+	h, err := eff.Console(o)
+	if err != nil {
+		return nil, fmt.Errorf("--console needs --approver_header or --approver_users: %w", err)
+	}
+	l, err := net.Listen("tcp", *f.console)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	fmt.Fprintf(e.stdout, "approval console on http://%s/\n", l.Addr())
+	return srv, nil
+}
+
+// loadUsers reads user:password lines from env:VAR or file:PATH.
+func loadUsers(ref string) (map[string]string, error) {
+	kind, arg, _ := strings.Cut(ref, ":")
+	var data string
+	switch kind {
+	case "env":
+		data = os.Getenv(arg)
+	case "file":
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, err
+		}
+		data = string(b)
+	default:
+		return nil, fmt.Errorf("--approver_users %q: want env:VAR or file:PATH", ref)
+	}
+	users := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		u, p, ok := strings.Cut(line, ":")
+		if !ok || u == "" || p == "" {
+			return nil, fmt.Errorf("--approver_users: a line is not user:password")
+		}
+		users[u] = p
+	}
+	if len(users) == 0 {
+		return nil, fmt.Errorf("--approver_users %s holds no users", ref)
+	}
+	return users, nil
+}
+
+// runEffectorFiles handles every intent of the input once; with a console it then waits
+// until every approval is decided or expired (or the process is interrupted), and writes the
+// results with the decisions.
+func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *effectorFlags, console bool) error {
+	recs, err := effector.ReadIntents(*f.input)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	var decisions []*pb.AgentEnvelope
+	eff.Approvals().SetSink(func(_ context.Context, env *pb.AgentEnvelope) error {
+		mu.Lock()
+		decisions = append(decisions, env)
+		mu.Unlock()
+		return nil
+	})
+	results, malformed, err := eff.HandleAll(ctx, recs, *f.workers)
+	if err != nil {
+		return err
+	}
+	for _, m := range malformed {
+		e.errorf("%v", m.Err)
+	}
+	if console {
+		for eff.Approvals().Open() > 0 && ctx.Err() == nil {
+			fmt.Fprintf(e.stdout, "waiting for %d approval decision(s) in the console\n", eff.Approvals().Open())
+			select {
+			case <-eff.Approvals().Changed():
+			case <-ctx.Done():
+			case <-time.After(time.Second): // deadlines pass without an event
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if err := effector.WriteResults(*f.outputDir, append(results, decisions...), malformed); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%d intents, %d results and %d decisions in %s/%s.{binpb,jsonl}\n", len(recs), len(results), len(decisions), *f.outputDir, effector.ResultsName)
+	return nil
+}
+
+func serveEffector(ctx context.Context, e *env, eff *effector.Effector, f *effectorFlags) error {
+	sub, err := bapubsub.ParseSubscription(*f.subscription)
+	if err != nil {
+		return err
+	}
+	client, err := pubsub.NewClient(ctx, sub.Project)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	fmt.Fprintf(e.stdout, "effector serving %s → %s\n", *f.subscription, *f.resultsTopic)
+	err = eff.Serve(ctx, client, effector.ServiceOptions{Subscription: *f.subscription, ResultsTopic: *f.resultsTopic, Workers: *f.workers})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func printEffectorCounters(w io.Writer, m map[string]int64) {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-28s %d\n", n, m[n])
+	}
+}

@@ -1,0 +1,157 @@
+package effector
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// Approval is one APPROVAL intent as the console shows it.
+type Approval struct {
+	Intent *pb.ToolIntent
+	// Escalations is the highest attempt seen for the intent (the runtime re-emits an
+	// approval intent with attempt+1 at each deadline escalation).
+	Escalations uint32
+	// Expired is set once the effector's clock passed the intent's expires_at_ms: such an
+	// approval can no longer be decided.
+	Expired bool
+	// Decision is "approved" or "rejected" once decided here, else "".
+	Decision string
+	Approver string
+}
+
+// Approvals holds APPROVAL intents until a human decides them. Decisions are claimed in the
+// dedup store under "approval:<intent id>", so one decision wins across effectors sharing a
+// store. Decided approvals stay listed (with their decision) for the console.
+type Approvals struct {
+	e       *Effector
+	mu      sync.Mutex
+	byID    map[string]*Approval
+	order   []string
+	sink    func(context.Context, *pb.AgentEnvelope) error
+	changed chan struct{}
+}
+
+func newApprovals(e *Effector) *Approvals {
+	return &Approvals{e: e, byID: map[string]*Approval{}, changed: make(chan struct{})}
+}
+
+// SetSink sets where decisions go (the results output); it must be set before Decide.
+func (a *Approvals) SetSink(f func(context.Context, *pb.AgentEnvelope) error) {
+	a.mu.Lock()
+	a.sink = f
+	a.mu.Unlock()
+}
+
+func (a *Approvals) add(ti *pb.ToolIntent) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur, ok := a.byID[ti.GetIntentId()]
+	if !ok {
+		a.byID[ti.GetIntentId()] = &Approval{Intent: proto.CloneOf(ti), Escalations: ti.GetAttempt()}
+		a.order = append(a.order, ti.GetIntentId())
+	} else if ti.GetAttempt() > cur.Escalations {
+		cur.Intent, cur.Escalations = proto.CloneOf(ti), ti.GetAttempt()
+	}
+	a.notifyLocked()
+}
+
+func (a *Approvals) notifyLocked() {
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+// List returns the approvals in arrival order, with expiry evaluated now.
+func (a *Approvals) List() []Approval {
+	now := a.e.nowMs()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]Approval, 0, len(a.order))
+	for _, id := range a.order {
+		ap := *a.byID[id]
+		ap.Expired = ap.Decision == "" && ap.Intent.GetExpiresAtMs() > 0 && now >= ap.Intent.GetExpiresAtMs()
+		out = append(out, ap)
+	}
+	return out
+}
+
+// Open counts approvals neither decided nor expired.
+func (a *Approvals) Open() int {
+	return len(slices.DeleteFunc(a.List(), func(ap Approval) bool { return ap.Decision != "" || ap.Expired }))
+}
+
+// Changed returns a channel closed at the next change (a new approval or a decision).
+func (a *Approvals) Changed() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changed
+}
+
+// Decide records a human decision on a pending approval and publishes it as an Approval
+// envelope on the intent's entity key. It refuses unknown, expired and already decided
+// approvals (ErrApprovalUnknown, ErrApprovalExpired, ErrApprovalDecided).
+func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approver string) (*pb.AgentEnvelope, error) {
+	a.mu.Lock()
+	ap, ok := a.byID[id]
+	var ti *pb.ToolIntent
+	if ok {
+		ti = ap.Intent
+	}
+	decided := ok && ap.Decision != ""
+	sink := a.sink
+	a.mu.Unlock()
+	switch {
+	case !ok:
+		return nil, &Error{Code: CodeApprovalUnknown, Detail: "no pending approval " + id}
+	case decided:
+		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is already decided"}
+	case approver == "":
+		return nil, &Error{Code: CodeConsole, Detail: "a decision needs an approver"}
+	}
+	now := a.e.nowMs()
+	if exp := ti.GetExpiresAtMs(); exp > 0 && now >= exp {
+		return nil, &Error{Code: CodeApprovalExpired, Detail: "approval " + id + " expired"}
+	}
+	key := "approval:" + id
+	owner := fmt.Sprintf("%s/%d", a.e.o.Owner, a.e.claims.Add(1))
+	c, err := a.e.o.Store.Claim(ctx, key, owner, now, a.e.o.Lease.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+	if c.State != Claimed {
+		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is decided by another effector"}
+	}
+	env := &pb.AgentEnvelope{
+		EntityKey:   ti.GetEntityKey(),
+		EventTimeMs: now,
+		Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{
+			IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: now,
+		}},
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+	if err != nil {
+		return nil, &Error{Code: CodeStore, Detail: "encoding decision", Err: err}
+	}
+	if sink != nil {
+		if err := sink(ctx, env); err != nil {
+			return nil, &Error{Code: CodeStore, Detail: "publishing the decision on " + id, Err: err}
+		}
+	}
+	if _, err := a.e.o.Store.Complete(ctx, key, owner, b); err != nil {
+		return nil, err
+	}
+	a.e.metrics.add(CountDecisions, 1)
+	a.mu.Lock()
+	ap.Decision, ap.Approver = "rejected", approver
+	if approved {
+		ap.Decision = "approved"
+	}
+	a.notifyLocked()
+	a.mu.Unlock()
+	return env, nil
+}

@@ -1,0 +1,19 @@
+// Package effector executes signed ToolIntents and turns their outcomes into AgentEnvelopes
+// (ToolResult, or Approval for a human decision) on the intent's entity key. The rules are in
+// docs/effector.md.
+//
+// Invariants:
+//   - Order per intent: verify the signature (intent.Mode), refuse an expired intent against
+//     the effector's clock, list APPROVAL intents for a decision (never executed), claim the
+//     intent id in the durable Store, execute, record the completion, publish.
+//   - Every refusal is a ToolResult (EXPIRED, or REJECTED whose error_message starts with a
+//     stable reason) and has its own counter; nothing is dropped. Input that is not an
+//     intent is counted as malformed and reported.
+//   - A tool runs at most once per intent id while completions are recorded: a redelivered
+//     intent with a recorded completion gets the recorded bytes again. The one window left —
+//     a crash between a tool's effect and its completion record — reruns the tool after the
+//     lease; tools idempotent on the intent id close it.
+//   - Arguments are decoded strictly in the producer's schema and negotiated to the tool's
+//     declared schema before the tool runs; a tool never sees arguments its schema refuses.
+//   - Results carry event_time_ms = completed_at_ms = the effector's clock at completion.
+package effector

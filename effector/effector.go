@@ -1,0 +1,221 @@
+package effector
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/effector/tool"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+)
+
+// Options configure an Effector. The zero value of each field selects its default.
+type Options struct {
+	Keyring *intent.Keyring
+	Verify  intent.Mode // default intent.ModeRequire (the zero Mode)
+	Store   Store       // required
+	Tools   []Binding
+	// Clock is the effector's clock (expiry, leases, completion times); default time.Now.
+	Clock func() time.Time
+	// Owner names this effector in claims; default a random id.
+	Owner string
+	// Lease is how long a claim holds before another effector may take it over; default 30s.
+	Lease time.Duration
+	// ToolTimeout bounds one tool call; default 30s.
+	ToolTimeout time.Duration
+	// Poll is the wait between claims of an intent another effector holds; default 20ms.
+	Poll time.Duration
+}
+
+// Effector executes signed intents at most once per intent id and turns each into a
+// ToolResult envelope. It is safe for concurrent use.
+type Effector struct {
+	o         Options
+	tools     map[string]*bound
+	metrics   Metrics
+	approvals *Approvals
+	claims    atomic.Int64 // numbers this process's claim tokens
+}
+
+// New validates o and negotiates every tool binding.
+func New(o Options) (*Effector, error) {
+	if o.Store == nil {
+		return nil, &Error{Code: CodeConfig, Detail: "no dedup store"}
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Owner == "" {
+		b := make([]byte, 8)
+		rand.Read(b)
+		o.Owner = "effector-" + hex.EncodeToString(b)
+	}
+	if o.Lease == 0 {
+		o.Lease = 30 * time.Second
+	}
+	if o.ToolTimeout == 0 {
+		o.ToolTimeout = 30 * time.Second
+	}
+	if o.Poll == 0 {
+		o.Poll = 20 * time.Millisecond
+	}
+	e := &Effector{o: o, tools: map[string]*bound{}}
+	for _, b := range o.Tools {
+		bd, err := bind(b)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := e.tools[b.Tool.Name()]; dup {
+			return nil, &Error{Code: CodeConfig, Detail: "tool " + b.Tool.Name() + " bound twice"}
+		}
+		e.tools[b.Tool.Name()] = bd
+	}
+	e.approvals = newApprovals(e)
+	return e, nil
+}
+
+// Metrics returns the effector's counters.
+func (e *Effector) Metrics() *Metrics { return &e.metrics }
+
+// Approvals returns the approvals waiting for a human decision.
+func (e *Effector) Approvals() *Approvals { return e.approvals }
+
+// Outcome is what handling one intent produced.
+type Outcome struct {
+	// Envelope is the ToolResult envelope to publish on the intent's entity key; nil when
+	// the intent is an APPROVAL waiting for a decision.
+	Envelope *pb.AgentEnvelope
+	// Pending is set for an APPROVAL intent now listed in Approvals.
+	Pending bool
+}
+
+func (e *Effector) nowMs() int64 { return e.o.Clock().UnixMilli() }
+
+// Handle runs one intent through verify → expiry → dedup → execute and returns its result.
+// Every refusal is a result (EXPIRED or REJECTED naming the reason). It returns an error only
+// when the store fails or ctx ends while another effector holds the intent's claim: the
+// intent must then be delivered again.
+func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, error) {
+	if ti.GetIntentId() == "" || len(ti.GetEntityKey()) == 0 {
+		e.metrics.add(CountMalformed, 1)
+		return e.refuse(ti, pb.ToolResult_REJECTED, ReasonMalformed, "the intent has no intent_id or no entity_key"), nil
+	}
+	if e.o.Verify == intent.ModeOff {
+		e.metrics.add(countSignatureOff, 1)
+	} else {
+		e.metrics.signature(intent.Verify(ti, e.o.Keyring))
+	}
+	if err := e.o.Verify.Check(ti, e.o.Keyring); err != nil {
+		var ie *intent.Error
+		errors.As(err, &ie)
+		return e.refuse(ti, pb.ToolResult_REJECTED, ie.Outcome.Reason(), err.Error()), nil
+	}
+	now := e.nowMs()
+	if exp := ti.GetExpiresAtMs(); exp > 0 && now >= exp {
+		e.metrics.add(CountExpired, 1)
+		return e.result(ti, pb.ToolResult_EXPIRED, nil, fmt.Sprintf("%s: expired at %d, effector clock %d", ReasonExpired, exp, now), now), nil
+	}
+	if intent.RoutesToApproval(ti) {
+		e.metrics.add(CountApprovals, 1)
+		e.approvals.add(ti)
+		return Outcome{Pending: true}, nil
+	}
+	return e.once(ctx, ti)
+}
+
+// once executes ti under a claim, or answers from the recorded completion.
+func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error) {
+	id := ti.GetIntentId()
+	// Each delivery claims under its own token: deliveries of one intent inside this process
+	// exclude each other exactly as deliveries to two effectors do.
+	owner := fmt.Sprintf("%s/%d", e.o.Owner, e.claims.Add(1))
+	for {
+		c, err := e.o.Store.Claim(ctx, id, owner, e.nowMs(), e.o.Lease.Milliseconds())
+		if err != nil {
+			return Outcome{}, err
+		}
+		switch c.State {
+		case Done:
+			env := &pb.AgentEnvelope{}
+			if err := proto.Unmarshal(c.Result, env); err != nil {
+				return Outcome{}, &Error{Code: CodeStore, Detail: "recorded result of " + id + " is not an envelope", Err: err}
+			}
+			e.metrics.add(CountDeduplicated, 1)
+			return Outcome{Envelope: env}, nil
+		case Busy:
+			select {
+			case <-ctx.Done():
+				return Outcome{}, &Error{Code: CodeStore, Detail: "intent " + id + " is claimed by another effector", Err: ctx.Err()}
+			case <-time.After(e.o.Poll):
+			}
+			continue
+		}
+		if c.TakenOver {
+			e.metrics.add(CountTakenOver, 1)
+		}
+		out := e.execute(ctx, ti)
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(out.Envelope)
+		if err != nil {
+			return Outcome{}, &Error{Code: CodeStore, Detail: "encoding the result of " + id, Err: err}
+		}
+		rec, err := e.o.Store.Complete(ctx, id, owner, b)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if string(rec) != string(b) {
+			env := &pb.AgentEnvelope{}
+			if err := proto.Unmarshal(rec, env); err != nil {
+				return Outcome{}, &Error{Code: CodeStore, Detail: "recorded result of " + id + " is not an envelope", Err: err}
+			}
+			out.Envelope = env
+		}
+		return out, nil
+	}
+}
+
+// execute runs the claimed intent's tool; refusals found here are recorded like results.
+func (e *Effector) execute(ctx context.Context, ti *pb.ToolIntent) Outcome {
+	b, ok := e.tools[ti.GetToolName()]
+	if !ok {
+		return e.refuse(ti, pb.ToolResult_REJECTED, ReasonUnknownTool, fmt.Sprintf("no tool %q is registered", ti.GetToolName()))
+	}
+	args, err := b.present(ti.GetArgsJson())
+	if err != nil {
+		return e.refuse(ti, pb.ToolResult_REJECTED, ReasonBadArguments, err.Error())
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.o.ToolTimeout)
+	defer cancel()
+	payload, err := b.Tool.Invoke(ctx, tool.Call{IntentID: ti.GetIntentId(), EntityKey: ti.GetEntityKey(), Tool: ti.GetToolName(), Args: args})
+	now := e.nowMs()
+	e.metrics.add(CountExecuted, 1)
+	if err != nil {
+		e.metrics.add(CountToolErrors, 1)
+		return e.result(ti, pb.ToolResult_ERROR, nil, ReasonToolFailed+": "+err.Error(), now)
+	}
+	return e.result(ti, pb.ToolResult_OK, payload, "", now)
+}
+
+func (e *Effector) refuse(ti *pb.ToolIntent, status pb.ToolResult_Status, reason, detail string) Outcome {
+	if status == pb.ToolResult_REJECTED {
+		e.metrics.rejected(reason)
+	}
+	return e.result(ti, status, nil, reason+": "+detail, e.nowMs())
+}
+
+func (e *Effector) result(ti *pb.ToolIntent, status pb.ToolResult_Status, payload []byte, msg string, now int64) Outcome {
+	return Outcome{Envelope: &pb.AgentEnvelope{
+		EntityKey:   ti.GetEntityKey(),
+		EventTimeMs: now,
+		Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
+			IntentId: ti.GetIntentId(), EntityKey: ti.GetEntityKey(), Seq: ti.GetSeq(), Status: status,
+			Payload: payload, ErrorMessage: msg, CompletedAtMs: now,
+		}},
+	}}
+}

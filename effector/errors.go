@@ -1,0 +1,64 @@
+package effector
+
+import "fmt"
+
+// Code is a stable error code of this package.
+type Code string
+
+// Codes.
+const (
+	CodeConfig  Code = "effector_config_invalid"  // options, bindings or references are unusable
+	CodeStore   Code = "effector_store_failed"    // the dedup store failed
+	CodeInput   Code = "effector_input_invalid"   // an input file or message is not an intent
+	CodeConsole Code = "effector_console_refused" // a console request refused (origin, token, identity)
+
+	CodeApprovalUnknown Code = "approval_unknown" // no pending approval has that intent id
+	CodeApprovalExpired Code = "approval_expired" // the approval's deadline has passed
+	CodeApprovalDecided Code = "approval_decided" // a decision was already made (here or elsewhere)
+)
+
+// Error is a typed error of this package.
+type Error struct {
+	Code   Code
+	Detail string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("effector: %s: %s", e.Code, e.Detail)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrConfig  = &Error{Code: CodeConfig}
+	ErrStore   = &Error{Code: CodeStore}
+	ErrInput   = &Error{Code: CodeInput}
+	ErrConsole = &Error{Code: CodeConsole}
+
+	ErrApprovalUnknown = &Error{Code: CodeApprovalUnknown}
+	ErrApprovalExpired = &Error{Code: CodeApprovalExpired}
+	ErrApprovalDecided = &Error{Code: CodeApprovalDecided}
+)
+
+// Reasons a ToolResult names in its error_message (before ": detail"); stable API.
+const (
+	ReasonExpired      = "expired"
+	ReasonUnknownTool  = "unknown_tool"
+	ReasonBadArguments = "bad_arguments"
+	ReasonMalformed    = "malformed_intent"
+	ReasonToolFailed   = "tool_failed"
+	// Signature refusals use intent.Outcome.Reason(): intent_unsigned, intent_bad_signature,
+	// intent_unknown_key, intent_unsupported_scheme.
+)
