@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -14,7 +16,9 @@ import (
 	"github.com/beamagents/beamagents/model"
 )
 
-func Example() {
+// exampleAgent builds the examples' agent, with a scripted model for activation 0 of key
+// "customer-1", and a keyring to sign its intents.
+func exampleAgent() (*agent.Agent, *intent.Keyring) {
 	// The proposal schema: what the model may answer (testdata/proto/assist.proto).
 	files, err := prototest.Compile(filepath.Join("testdata", "proto"), "assist.proto")
 	if err != nil {
@@ -55,6 +59,11 @@ func Example() {
 		panic(err)
 	}
 	kr, _ := intent.NewKeyring("k1", map[string][]byte{"k1": bytes.Repeat([]byte{1}, 32)})
+	return a, kr
+}
+
+func Example() {
+	a, kr := exampleAgent()
 	deps := agent.Deps{Keyring: kr}
 	state := agent.MapStore{}
 	key := []byte("customer-1")
@@ -72,4 +81,34 @@ func Example() {
 	// Output:
 	// TOOL lookup_order {"assist.lookup.order_id":"A-1"} ok
 	// {"kind":"final","message":"{\"schema\":\"beam_agents.interaction-value.v1\",\"root_type_id\":\"assist.proposal\",\"schema_digest\":\"sha256:10d6d4812e2b58103c0d2fe65c0edb91c15516406f511016bee27fe9758edd0f\",\"value\":{\"case\":\"assist.reply\",\"fields\":{\"assist.reply.text\":\"A-1 ships today.\"}}}\n"}
+}
+
+// A batch runs the inputs of one firing against the key's state, each as its own atomic
+// activation; what they changed is committed once.
+func ExampleAgent_NewBatch() {
+	a, kr := exampleAgent()
+	state := agent.MapStore{}
+	key := []byte("customer-1")
+	ti := intent.ID(key, 0, 0) // the intent the first input emits
+	b := a.NewBatch(state, agent.Deps{Keyring: kr})
+	for _, env := range []*pb.AgentEnvelope{
+		{EntityKey: key, EventTimeMs: 1000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("where is A-1?")}},
+		{EntityKey: key, EventTimeMs: 2000, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{IntentId: ti, Status: pb.ToolResult_OK, Payload: []byte(`{"status":"packed"}`)}}},
+	} {
+		res, err := b.Activate(context.Background(), env)
+		fmt.Println(len(res.Intents), "intents,", len(res.Finals), "finals,", err)
+	}
+	// The suspension came and went within the batch: the key ends with its counter and its
+	// replay cache, no deadline timer, and the idle TTL of the last input.
+	state.Apply(&agent.Result{Writes: b.Writes()})
+	fmt.Println(slices.Sorted(maps.Keys(state)))
+	for _, op := range b.Timers() {
+		fmt.Println(op.Tag, op.Set, op.AtMs)
+	}
+	// Output:
+	// 1 intents, 0 finals, <nil>
+	// 0 intents, 1 finals, <nil>
+	// [llm_cache.v1 seq.v1]
+	// deadline false 0
+	// ttl true 2592002000
 }

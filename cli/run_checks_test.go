@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,33 +71,54 @@ func TestRunRefusesUnsignedIntentsWithoutConsent(t *testing.T) {
 	}
 }
 
-// With --allow_unsigned_intents the intents are emitted unsigned: a permissive (or off)
-// verifier admits them, a requiring one refuses them, and none is dead-lettered.
-func TestRunAllowUnsignedIntents(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, errOut := runCLI(t, "", runArgs(writeEnvelopes(t), out, "--allow_unsigned_intents")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
-	}
-	intents, err := readOutput(out, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
-	if err != nil || len(intents) == 0 {
-		t.Fatalf("%d intents, %v", len(intents), err)
-	}
-	for _, ti := range intents {
-		if o := intent.Verify(ti, nil); o != intent.Unsigned {
-			t.Errorf("intent %s verifies %s, want unsigned", ti.GetIntentId(), o)
-		}
-		if intent.ModePermissive.Check(ti, nil) != nil || intent.ModeOff.Check(ti, nil) != nil || intent.ModeRequire.Check(ti, nil) == nil {
-			t.Errorf("intent %s: permissive and off must admit it, require refuse it", ti.GetIntentId())
-		}
-	}
-	dead, err := readOutput(out, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
+// With --keyring every intent is signed and verifies; with --allow_unsigned_intents instead
+// the intents are emitted unsigned: a permissive (or off) verifier admits them, a requiring
+// one refuses them. Either way no intent is dead-lettered.
+func TestRunSignsOrAllowsUnsignedIntents(t *testing.T) {
+	dir := t.TempDir()
+	ringPath := filepath.Join(dir, "ring.json")
+	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	os.WriteFile(ringPath, []byte(`{"active":"k1","keys":[{"id":"k1","secret":"`+secret+`"}]}`), 0o600)
+	kr, err := intent.LoadKeyring("file:" + ringPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range dead {
-		if d.GetReason() == "signing_failed" {
-			t.Errorf("dead letter %s", d.GetReason())
-		}
+	for _, tc := range []struct {
+		name string
+		flag string
+		want intent.Outcome
+	}{
+		{"keyring", "--keyring=file:" + ringPath, intent.OK},
+		{"allow unsigned", "--allow_unsigned_intents", intent.Unsigned},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, errOut := runCLI(t, "", runArgs(writeEnvelopes(t), out, tc.flag)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+			}
+			intents, err := readOutput(out, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
+			if err != nil || len(intents) == 0 {
+				t.Fatalf("%d intents, %v", len(intents), err)
+			}
+			for _, ti := range intents {
+				if o := intent.Verify(ti, kr); o != tc.want {
+					t.Errorf("intent %s verifies %s, want %s", ti.GetIntentId(), o, tc.want)
+				}
+				if tc.want == intent.Unsigned && (intent.ModePermissive.Check(ti, kr) != nil ||
+					intent.ModeOff.Check(ti, kr) != nil || intent.ModeRequire.Check(ti, kr) == nil) {
+					t.Errorf("intent %s: permissive and off must admit it, require refuse it", ti.GetIntentId())
+				}
+			}
+			dead, err := readOutput(out, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range dead {
+				if d.GetReason() == "signing_failed" {
+					t.Errorf("dead letter %s", d.GetReason())
+				}
+			}
+		})
 	}
 }
