@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"strings"
@@ -37,7 +38,8 @@ func portable(runner string) bool {
 // and ending ctx cancels it through the Job API's Cancel, then waits for the job to stop and
 // returns ErrCancelled; for prism without --endpoint the job service is one started in this
 // process. On other runners (dataflow) ending ctx stops the wait only: cancel or drain the
-// job with the runner's own tools.
+// job with the runner's own tools. Runs on the portable runners pin Beam's process-wide job
+// options for their duration, so they run one at a time within a process.
 func Execute(ctx context.Context, runner string, p *beam.Pipeline) (beam.PipelineResult, error) {
 	if runner == "" {
 		runner = "prism"
@@ -50,6 +52,8 @@ func Execute(ctx context.Context, runner string, p *beam.Pipeline) (beam.Pipelin
 		return nil, err
 	}
 	defer restore()
+	// Jobs of the same name already on the job service are someone else's: never cancel them.
+	earlier := jobsNamed(endpoint, name)
 	done := make(chan struct{})
 	cancelled := make(chan error, 1)
 	go func() {
@@ -57,7 +61,7 @@ func Execute(ctx context.Context, runner string, p *beam.Pipeline) (beam.Pipelin
 		case <-done:
 			cancelled <- nil
 		case <-ctx.Done():
-			cancelled <- cancelJob(endpoint, name, done)
+			cancelled <- cancelJob(endpoint, name, earlier, done)
 		}
 	}()
 	pr, err := beam.Run(context.WithoutCancel(ctx), runner, p)
@@ -120,9 +124,29 @@ func localJobServer(ctx context.Context) (string, error) {
 	return local.endpoint, local.err
 }
 
-// cancelJob finds the job named name on the job service (it may not be submitted yet) and
-// cancels it, until the run ends (done).
-func cancelJob(endpoint, name string, done <-chan struct{}) error {
+// jobsNamed returns the ids of the jobs named name on the job service (none when it cannot
+// be asked).
+func jobsNamed(endpoint, name string) map[string]bool {
+	ids := map[string]bool{}
+	cc, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return ids
+	}
+	defer cc.Close()
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	jobs, _ := jobpb.NewJobServiceClient(cc).GetJobs(ctx, &jobpb.GetJobsRequest{})
+	for _, j := range jobs.GetJobInfo() {
+		if j.GetJobName() == name {
+			ids[j.GetJobId()] = true
+		}
+	}
+	return ids
+}
+
+// cancelJob finds the job named name on the job service that is not one of earlier (it may not
+// be submitted yet) and cancels it, until the run ends (done).
+func cancelJob(endpoint, name string, earlier map[string]bool, done <-chan struct{}) error {
 	cc, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -131,15 +155,18 @@ func cancelJob(endpoint, name string, done <-chan struct{}) error {
 	client := jobpb.NewJobServiceClient(cc)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	cancelled := map[string]bool{}
+	cancelled := maps.Clone(earlier)
 	for {
+		// Errors are retried on the next tick: the job service may be busy or the job not
+		// submitted yet.
 		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		jobs, err := client.GetJobs(ctx, &jobpb.GetJobsRequest{})
+		jobs, _ := client.GetJobs(ctx, &jobpb.GetJobsRequest{})
 		for _, j := range jobs.GetJobInfo() {
-			if j.GetJobName() == name && !cancelled[j.GetJobId()] {
-				if _, err = client.Cancel(ctx, &jobpb.CancelJobRequest{JobId: j.GetJobId()}); err == nil {
-					cancelled[j.GetJobId()] = true
-				}
+			if j.GetJobName() != name || cancelled[j.GetJobId()] {
+				continue
+			}
+			if _, err := client.Cancel(ctx, &jobpb.CancelJobRequest{JobId: j.GetJobId()}); err == nil {
+				cancelled[j.GetJobId()] = true
 			}
 		}
 		stop()

@@ -91,7 +91,10 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard 
 		if line, err = appendJSONLine(line[:0], mt, r); err != nil {
 			return err
 		}
-		if _, err := bin.Write(append(frame, r...)); err != nil {
+		if _, err := bin.Write(frame); err != nil {
+			return err
+		}
+		if _, err := bin.Write(r); err != nil {
 			return err
 		}
 		if _, err := js.Write(line); err != nil {
