@@ -86,6 +86,11 @@ func runPipeline(e *env, args []string) int {
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
 		Restore: *runFlags.restore, AllowUnsignedIntents: *runCheckFlags.allowUnsigned, Mode: runMode(),
 	}
+	var err error
+	if opts.Model, err = modelOptions(); err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
 	for _, g := range [][2]string{{"input", opts.Input}, {"restore", opts.Restore}} {
 		if g[1] == "" {
 			continue
@@ -94,11 +99,6 @@ func runPipeline(e *env, args []string) int {
 			e.errorf("%v", err)
 			return 1
 		}
-	}
-	var err error
-	if opts.Model, err = modelOptions(); err != nil {
-		e.errorf("%v", err)
-		return 2
 	}
 	if *runFlags.conf != "" {
 		b, err := os.ReadFile(*runFlags.conf)

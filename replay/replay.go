@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/tracing"
 )
 
 // ErrMiss is the model error of a request the caches cannot answer.
@@ -35,9 +36,10 @@ func (m Miss) String() string {
 	return fmt.Sprintf("cache miss at seq %d step %d (%s, key %s)", m.Seq, m.Step, why, m.CacheKey)
 }
 
+// usage is what the recorded run's LLM_CALL trace said of a provider's answer.
 type usage struct {
-	in, out int64
-	model   string
+	in, out       int64
+	model, finish string
 }
 
 // Model answers requests from recorded replay caches and never calls a provider. It is safe
@@ -66,13 +68,14 @@ func NewModel(snaps []*pb.StateSnapshot, traces []*pb.TraceEvent) *Model {
 		}
 	}
 	for _, t := range traces {
-		if t.GetEventType() != pb.TraceEvent_LLM_CALL || t.GetAttributes()["beamagents.cache_hit"] == "true" {
+		if t.GetEventType() != pb.TraceEvent_LLM_CALL || t.GetAttributes()[tracing.AttrCacheHit] == "true" {
 			continue
 		}
 		a := t.GetAttributes()
-		in, _ := strconv.ParseInt(a["gen_ai.usage.input_tokens"], 10, 64)
-		out, _ := strconv.ParseInt(a["gen_ai.usage.output_tokens"], 10, 64)
-		m.usage[stepKey(t.GetEntityKey(), t.GetSeq(), t.GetStepIndex())] = usage{in: in, out: out, model: a["gen_ai.response.model"]}
+		in, _ := strconv.ParseInt(a[tracing.AttrInputTokens], 10, 64)
+		out, _ := strconv.ParseInt(a[tracing.AttrOutputTokens], 10, 64)
+		m.usage[stepKey(t.GetEntityKey(), t.GetSeq(), t.GetStepIndex())] = usage{in: in, out: out,
+			model: a[tracing.AttrResponseModel], finish: a[tracing.AttrResponseFinishReasons]}
 	}
 	return m
 }
@@ -93,7 +96,7 @@ func (m *Model) Generate(_ context.Context, req *model.Request) (*model.Response
 	}
 	m.answered++
 	u := m.usage[stepKey(req.EntityKey, req.Seq, req.Step)]
-	return &model.Response{Text: slices.Clone(text), Model: u.model, Usage: model.Usage{InputTokens: u.in, OutputTokens: u.out}}, nil
+	return &model.Response{Text: slices.Clone(text), Model: u.model, FinishReason: u.finish, Usage: model.Usage{InputTokens: u.in, OutputTokens: u.out}}, nil
 }
 
 // Answered counts the requests answered from the caches.
