@@ -170,7 +170,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 			return nil, err
 		}
 		if err := onChunk(resp.Text); err != nil {
-			return nil, cancelled(err)
+			return nil, provider.Cancelled(err)
 		}
 		return resp, nil
 	}
@@ -212,7 +212,7 @@ func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, too
 			text.WriteString(ev.Delta.PartialJSON)
 			if err := onChunk([]byte(ev.Delta.PartialJSON)); err != nil {
 				cancel() // closes the connection before the rest is read
-				return nil, cancelled(err)
+				return nil, provider.Cancelled(err)
 			}
 		case "message_delta":
 			resp.FinishReason = string(ev.Delta.StopReason)
@@ -238,10 +238,6 @@ func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, too
 	}
 	resp.Text = []byte(text.String())
 	return resp, nil
-}
-
-func cancelled(err error) error {
-	return &model.Error{Code: model.CodeCancelled, Detail: "stream cancelled by the caller", Err: err}
 }
 
 func judge(actx context.Context, err error) provider.Verdict {

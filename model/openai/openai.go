@@ -152,7 +152,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 			return nil, err
 		}
 		if err := onChunk(resp.Text); err != nil {
-			return nil, cancelled(err)
+			return nil, provider.Cancelled(err)
 		}
 		return resp, nil
 	}
@@ -201,7 +201,7 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 		text.WriteString(c.Delta.Content)
 		if err := onChunk([]byte(c.Delta.Content)); err != nil {
 			cancel() // closes the connection before the rest is read
-			return nil, cancelled(err)
+			return nil, provider.Cancelled(err)
 		}
 	}
 	if err := st.Err(); err != nil {
@@ -218,10 +218,6 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 	}
 	resp.Text = []byte(text.String())
 	return resp, nil
-}
-
-func cancelled(err error) error {
-	return &model.Error{Code: model.CodeCancelled, Detail: "stream cancelled by the caller", Err: err}
 }
 
 // judge classifies an attempt's error.

@@ -138,5 +138,11 @@ func typed(code model.Code, detail string, err error) *model.Error {
 	return &model.Error{Code: code, Detail: detail, Err: err}
 }
 
+// Cancelled is the error of a stream the caller cancelled (a refusal found mid-stream, or the
+// activation's own context).
+func Cancelled(err error) error {
+	return &model.Error{Code: model.CodeCancelled, Detail: "stream cancelled by the caller", Err: err}
+}
+
 // Typed returns a provider error of code.
 func Typed(code model.Code, detail string, err error) *model.Error { return typed(code, detail, err) }
