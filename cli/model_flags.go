@@ -16,7 +16,7 @@ import (
 var modelFlags struct {
 	once                            sync.Once
 	provider, name, baseURL, apiKey *string
-	timeout                         *time.Duration
+	timeout, callTimeout            *time.Duration
 	maxAttempts                     *int
 	stream                          *bool
 }
@@ -28,6 +28,7 @@ func defineModelFlags() {
 		modelFlags.baseURL = flag.String("base_url", "", "the API's base URL, for any compatible server (for example http://127.0.0.1:8080/v1)")
 		modelFlags.apiKey = flag.String("api_key", "", "reference to the API key, read on the workers: env:VAR or file:PATH (never the key itself)")
 		modelFlags.timeout = flag.Duration("model_timeout", provider.DefaultTimeout, "deadline of each model request attempt")
+		modelFlags.callTimeout = flag.Duration("model_call_timeout", provider.DefaultCallTimeout, "deadline of a whole model call, its retries and backoff included")
 		modelFlags.maxAttempts = flag.Int("model_max_attempts", provider.DefaultMaxAttempts, "attempts per model call (retries only on 429, 5xx, broken connections and timeouts)")
 		modelFlags.stream = flag.Bool("model_stream", true, "stream model answers (server-sent events); false for servers without streaming")
 	})
@@ -38,7 +39,7 @@ func modelOptions() (hosted.Options, error) {
 	defineModelFlags()
 	o := hosted.Options{
 		Provider: *modelFlags.provider, Name: *modelFlags.name, BaseURL: *modelFlags.baseURL, APIKey: *modelFlags.apiKey,
-		TimeoutMs: modelFlags.timeout.Milliseconds(), MaxAttempts: *modelFlags.maxAttempts, NoStream: !*modelFlags.stream,
+		TimeoutMs: modelFlags.timeout.Milliseconds(), MaxAttempts: *modelFlags.maxAttempts, CallTimeoutMs: modelFlags.callTimeout.Milliseconds(), NoStream: !*modelFlags.stream,
 	}
 	if err := o.Check(); err != nil {
 		// The error never repeats the flag's value: it may be a key pasted by mistake.

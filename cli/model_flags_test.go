@@ -104,7 +104,7 @@ func TestRunWithOpenAI(t *testing.T) {
 	srv := scriptServer(t)
 	t.Setenv("BEAMAGENTS_E2E_KEY", e2eKey)
 	openai, logs := run("openai", "--model", "openai", "--model_name", "gpt-test", "--base_url", srv.BaseURL(),
-		"--api_key", "env:BEAMAGENTS_E2E_KEY", "--model_timeout", "30s", "--model_max_attempts", "2", "--model_stream=true")
+		"--api_key", "env:BEAMAGENTS_E2E_KEY", "--model_timeout", "30s", "--model_max_attempts", "2", "--model_call_timeout", "2m", "--model_stream=true")
 	defineModelFlags()
 	*modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", "" // flags are process-wide
 

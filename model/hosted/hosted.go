@@ -23,13 +23,14 @@ func Providers() []string { return []string{Scripted, OpenAI, Anthropic} }
 // Options choose and configure the model of a pipeline. The zero value keeps each agent's
 // own model.
 type Options struct {
-	Provider    string // Scripted (or ""), OpenAI or Anthropic
-	Name        string // the model id; empty keeps the agent's
-	BaseURL     string
-	APIKey      string // a reference: env:VAR or file:PATH
-	TimeoutMs   int64  // per attempt; 0: provider.DefaultTimeout
-	MaxAttempts int    // 0: provider.DefaultMaxAttempts
-	NoStream    bool   // plain requests instead of server-sent events
+	Provider      string // Scripted (or ""), OpenAI or Anthropic
+	Name          string // the model id; empty keeps the agent's
+	BaseURL       string
+	APIKey        string // a reference: env:VAR or file:PATH
+	TimeoutMs     int64  // per attempt; 0: provider.DefaultTimeout
+	MaxAttempts   int    // 0: provider.DefaultMaxAttempts
+	CallTimeoutMs int64  // the whole call, retries included; 0: provider.DefaultCallTimeout
+	NoStream      bool   // plain requests instead of server-sent events
 }
 
 // Hosted reports whether o names a hosted provider.
@@ -42,7 +43,7 @@ func (o Options) Check() error {
 	default:
 		return fmt.Errorf("unknown model provider %q (want one of %v)", o.Provider, Providers())
 	}
-	if o.TimeoutMs < 0 || o.MaxAttempts < 0 {
+	if o.TimeoutMs < 0 || o.MaxAttempts < 0 || o.CallTimeoutMs < 0 {
 		return fmt.Errorf("model timeout and attempts must not be negative")
 	}
 	return provider.CheckKeyRef(o.APIKey)
@@ -52,7 +53,7 @@ func (o Options) Check() error {
 func (o Options) Config() provider.Config {
 	return provider.Config{
 		Model: o.Name, BaseURL: o.BaseURL, APIKey: o.APIKey,
-		Timeout: time.Duration(o.TimeoutMs) * time.Millisecond, MaxAttempts: o.MaxAttempts, NoStream: o.NoStream,
+		Timeout: time.Duration(o.TimeoutMs) * time.Millisecond, MaxAttempts: o.MaxAttempts, CallTimeout: time.Duration(o.CallTimeoutMs) * time.Millisecond, NoStream: o.NoStream,
 	}
 }
 

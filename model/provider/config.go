@@ -10,6 +10,8 @@ import (
 const (
 	DefaultTimeout     = 60 * time.Second
 	DefaultMaxAttempts = 4
+	// DefaultCallTimeout bounds a whole call: every attempt and the waits between them.
+	DefaultCallTimeout = 5 * time.Minute
 	DefaultBackoff     = 500 * time.Millisecond
 	DefaultMaxBackoff  = 20 * time.Second
 	DefaultMaxTokens   = 4096
@@ -28,6 +30,9 @@ type Config struct {
 	Timeout time.Duration
 	// MaxAttempts bounds the attempts of one call; 0 means DefaultMaxAttempts.
 	MaxAttempts int
+	// CallTimeout bounds the whole call, retries and backoff included; 0 means
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 	// Backoff is the first retry's mean delay, doubled per attempt up to MaxBackoff; 0 means
 	// the defaults.
 	Backoff, MaxBackoff time.Duration
@@ -46,6 +51,9 @@ func (c Config) Resolved() Config {
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
 	if c.Backoff <= 0 {
 		c.Backoff = DefaultBackoff
 	}
@@ -57,6 +65,6 @@ func (c Config) Resolved() Config {
 
 // String renders c without its key's value (only the reference's kind is shown).
 func (c Config) String() string {
-	return fmt.Sprintf("model=%q base_url=%q api_key=%s timeout=%s max_attempts=%d stream=%t",
-		c.Model, c.BaseURL, refKind(c.APIKey), c.Timeout, c.MaxAttempts, !c.NoStream)
+	return fmt.Sprintf("model=%q base_url=%q api_key=%s timeout=%s max_attempts=%d call_timeout=%s stream=%t",
+		c.Model, c.BaseURL, refKind(c.APIKey), c.Timeout, c.MaxAttempts, c.CallTimeout, !c.NoStream)
 }

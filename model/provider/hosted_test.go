@@ -270,6 +270,8 @@ func TestFailures(t *testing.T) {
 		{"400 is not retried", provider.Config{}, []llmtest.Reply{{Status: 400}, ok}, model.ErrRejected, 1},
 		{"401 is not retried", provider.Config{}, []llmtest.Reply{{Status: 401}, ok}, model.ErrRejected, 1},
 		{"timeout on every attempt", provider.Config{Timeout: 100 * time.Millisecond, MaxAttempts: 2}, []llmtest.Reply{{Hang: 5 * time.Second}}, model.ErrTimeout, 2},
+		// The call's own deadline ends it in the first attempt, though 9 attempts remain.
+		{"the call's deadline", provider.Config{Timeout: 2 * time.Second, MaxAttempts: 10, CallTimeout: 300 * time.Millisecond}, []llmtest.Reply{{Hang: 5 * time.Second}}, model.ErrTimeout, 1},
 		{"timeout, then success", provider.Config{Timeout: 100 * time.Millisecond}, []llmtest.Reply{{Hang: 5 * time.Second}, ok}, nil, 2},
 		{"refusal", provider.Config{}, []llmtest.Reply{{Refusal: "I can't help with that."}}, model.ErrRefusal, 1},
 		{"empty content", provider.Config{}, []llmtest.Reply{{}}, model.ErrRefusal, 1},

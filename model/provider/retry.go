@@ -31,10 +31,20 @@ type Stats struct {
 }
 
 // Call runs attempt until it succeeds, fails for good, or MaxAttempts are spent. Each attempt
-// gets its own deadline (Timeout). judge turns an attempt's error into a Verdict; Judge is the
+// gets its own deadline (Timeout), and the whole call one more (CallTimeout), which ends it
+// with CodeTimeout however many attempts are left. judge turns an attempt's error into a Verdict; Judge is the
 // shared part of every provider's. When ctx ends, Call stops at once with CodeCancelled.
 func Call(ctx context.Context, c Config, attempt func(context.Context) error, judge func(ctx context.Context, err error) Verdict) (Stats, error) {
 	c = c.Resolved()
+	outer := ctx
+	ctx, cancelCall := context.WithTimeout(outer, c.CallTimeout)
+	defer cancelCall()
+	ended := func(st Stats, err error) error {
+		if outer.Err() != nil {
+			return &model.Error{Code: model.CodeCancelled, Detail: "the caller's context ended", Err: outer.Err()}
+		}
+		return typed(model.CodeTimeout, fmt.Sprintf("the call's deadline (%s) passed after %d attempts", c.CallTimeout, st.Attempts), err)
+	}
 	var st Stats
 	for {
 		st.Attempts++
@@ -49,7 +59,7 @@ func Call(ctx context.Context, c Config, attempt func(context.Context) error, ju
 		case err == nil:
 			return st, nil
 		case ctx.Err() != nil:
-			return st, &model.Error{Code: model.CodeCancelled, Detail: "the caller's context ended", Err: ctx.Err()}
+			return st, ended(st, ctx.Err())
 		case !v.Retry || st.Attempts >= c.MaxAttempts:
 			if v.Retry {
 				v.Err.Detail = fmt.Sprintf("%s (after %d attempts)", v.Err.Detail, st.Attempts)
@@ -57,7 +67,7 @@ func Call(ctx context.Context, c Config, attempt func(context.Context) error, ju
 			return st, v.Err
 		}
 		if err := sleep(ctx, delay(c, st.Attempts, v.After)); err != nil {
-			return st, &model.Error{Code: model.CodeCancelled, Detail: "the caller's context ended", Err: err}
+			return st, ended(st, err)
 		}
 	}
 }
