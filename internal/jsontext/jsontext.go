@@ -396,26 +396,14 @@ func (p *parser) escape(buf []byte) ([]byte, *SyntaxError) {
 	}
 	e := p.s[p.i]
 	p.i++
-	var r rune
-	switch e {
-	case '"', '\\', '/':
-		r = rune(e)
-	case 'b':
-		r = '\b'
-	case 'f':
-		r = '\f'
-	case 'n':
-		r = '\n'
-	case 'r':
-		r = '\r'
-	case 't':
-		r = '\t'
-	case 'u':
+	r, ok := Unescape(e)
+	switch {
+	case e == 'u':
 		var err *SyntaxError
 		if r, err = p.unicodeEscape(); err != nil {
 			return nil, err
 		}
-	default:
+	case !ok:
 		p.i--
 		return nil, p.fail("invalid escape character %q", rune(e))
 	}
@@ -423,6 +411,27 @@ func (p *parser) escape(buf []byte) ([]byte, *SyntaxError) {
 		p.dev.Escaped = true
 	}
 	return utf8.AppendRune(buf, r), nil
+}
+
+// Unescape returns the character that the one-letter JSON escape e (the byte after a
+// backslash) stands for. ok is false for 'u', whose four hex digits follow, and for every byte
+// that starts no JSON escape.
+func Unescape(e byte) (r rune, ok bool) {
+	switch e {
+	case '"', '\\', '/':
+		return rune(e), true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }
 
 // unicodeEscape reads the four hex digits of a \u escape (p.i is just past the 'u'), pairing

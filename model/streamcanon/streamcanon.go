@@ -7,6 +7,7 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/internal/canonjson"
+	"github.com/beamagents/beamagents/internal/jsontext"
 )
 
 // Lexer states.
@@ -195,25 +196,13 @@ func (w *Writer) stringByte(b byte) {
 
 func (w *Writer) escape(b byte) {
 	w.state = stString
-	var r rune
-	switch b {
-	case 'u':
+	r, ok := jsontext.Unescape(b)
+	switch {
+	case b == 'u':
 		w.state = stUnicode
 		w.hex = w.hex[:0]
 		return
-	case '"', '\\', '/':
-		r = rune(b)
-	case 'b':
-		r = '\b'
-	case 'f':
-		r = '\f'
-	case 'n':
-		r = '\n'
-	case 'r':
-		r = '\r'
-	case 't':
-		r = '\t'
-	default:
+	case !ok:
 		// Not a JSON escape: pass it on for the decoder to refuse.
 		w.out = append(w.out, '\\', b)
 		return
