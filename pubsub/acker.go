@@ -32,7 +32,6 @@ type acker struct {
 	staleAfter time.Duration
 	recent     [64]string // first ack ids of the pulls acknowledged last
 	nrecent    int
-	next       uint64
 	acks       chan []string
 	stop       chan struct{}
 	done       chan struct{}
