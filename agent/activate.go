@@ -160,7 +160,8 @@ func (c *call) finish() *Result {
 	if c.cells.wrote.has(contCell) {
 		after := c.cells.overlay[contCell]
 		before, _ := c.cells.initial(contCell)
-		if d0, d1 := deadlineOf(before), deadlineOf(after); d0 != d1 {
+		opts := statecodec.ContinuationOptions{Schema: c.a.schema}
+		if d0, d1 := deadlineOf(opts, before), deadlineOf(opts, after); d0 != d1 {
 			op := TimerOp{Tag: TagDeadline}
 			if d1 != 0 {
 				op.Set, op.AtMs = true, d1
@@ -173,8 +174,8 @@ func (c *call) finish() *Result {
 
 // deadlineOf reads the deadline of a committed continuation cell; 0 when not suspended. The
 // cell was decoded successfully during the call, so errors cannot occur here.
-func deadlineOf(b []byte) int64 {
-	cont, err := statecodec.DecodeContinuation(b)
+func deadlineOf(opts statecodec.ContinuationOptions, b []byte) int64 {
+	cont, err := opts.Decode(b)
 	if err != nil || cont == nil {
 		return 0
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/testschema"
+	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
@@ -209,6 +211,13 @@ func TestNewValidatesBindings(t *testing.T) {
 			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
 				Protocol: negotiate.TransformAll, Moves: map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"}}}}
 		}, ""},
+		{"a state schema", func(d *agent.Definition) { d.StateSchema = testschema.V2() }, ""},
+		{"the same state schema in the limits", func(d *agent.Definition) {
+			d.StateSchema, d.Limits.Memory.Schema, d.Limits.Cache.Schema = testschema.V2(), testschema.V2(), testschema.V2()
+		}, ""},
+		{"another state schema in the limits", func(d *agent.Definition) {
+			d.StateSchema, d.Limits.Cache.Schema = testschema.V2(), migrate.Default()
+		}, "Limits.Cache.Schema differs from StateSchema"},
 		{"remember field of another case", func(d *agent.Definition) {
 			d.Bindings["assist.note"] = agent.Remember("assist.reply.text", "assist.note.value")
 		}, "not a string field"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
+	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
@@ -211,6 +212,14 @@ type Definition struct {
 	// PinModel keeps Model when a pipeline is launched with a model of its own choosing
 	// (WithModel): for an agent that must always talk to one model.
 	PinModel bool
+	// StateSchema is the keyed-state schema this agent writes: every state blob is stamped
+	// with its current version, and a blob of an older version is migrated through its
+	// registered steps when first read. nil selects migrate.Default(), the schema of this
+	// build. A build that changes the state schema registers the new version's steps here;
+	// state of a newer version than StateSchema's is refused, never overwritten (see
+	// docs/wire-and-state.md). Limits.Memory.Schema and Limits.Cache.Schema must be nil or
+	// the same registry.
+	StateSchema *migrate.Registry
 }
 
 // ToolSpec is a tool's declared argument schema and the agreement under which proposals
@@ -230,6 +239,7 @@ type Agent struct {
 	admitter       *negotiate.Admitter
 	boundaries     map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
 	grammar        *stream.Grammar                // for early refusal of streamed FAIL_FAST output
+	schema         *migrate.Registry              // the state schema: def.StateSchema or the default
 }
 
 // New validates def: a name, a schema, a model, every case of the schema bound and every
@@ -261,11 +271,21 @@ func New(def Definition) (*Agent, error) {
 			problems = append(problems, fmt.Sprintf("binding %s: %s", id, err))
 		}
 	}
+	schema := def.StateSchema
+	if schema == nil {
+		schema = migrate.Default()
+	}
+	for name, s := range map[string]*migrate.Registry{"Limits.Memory.Schema": def.Limits.Memory.Schema, "Limits.Cache.Schema": def.Limits.Cache.Schema} {
+		if s != nil && s != schema {
+			problems = append(problems, name+" differs from StateSchema")
+		}
+	}
 	if len(problems) > 0 {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
 	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, providerSchema: def.Schema.ProviderJSONSchema()}
+	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, providerSchema: def.Schema.ProviderJSONSchema(), schema: schema}
+	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
 	if a.prompt == nil {
 		a.prompt = DefaultPrompt("")
 	}
@@ -348,6 +368,10 @@ func (a *Agent) EmitsIntents() bool {
 
 // Limits returns the agent's resolved limits.
 func (a *Agent) Limits() Limits { return a.limits }
+
+// StateSchema returns the keyed-state schema the agent writes (Definition.StateSchema, or
+// migrate.Default()).
+func (a *Agent) StateSchema() *migrate.Registry { return a.schema }
 
 // caseFields maps each bindable id to its fields: the cases of a variant root, or the root
 // type id of a record root.

@@ -16,6 +16,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testschema"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
@@ -97,6 +98,13 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		def.OutputProtocol = p
 	}
 	def.Stream = sc.Stream
+	switch sc.StateSchema {
+	case "":
+	case "v2":
+		def.StateSchema = testschema.V2()
+	default:
+		tb.Fatalf("unknown state schema %q", sc.StateSchema)
+	}
 	if sc.ToolArgs {
 		def.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(tb), Agreement: negotiate.Agreement{
 			Protocol: negotiate.TransformAll,

@@ -207,7 +207,7 @@ func (act *activation) suspend(step uint32, ti *pb.ToolIntent) error {
 	if err != nil {
 		return fail(ReasonStateCorrupt, err, "encoding resume state")
 	}
-	cont, err := statecodec.Suspend(statecodec.Suspension{
+	cont, err := act.v.contOpts().Suspend(statecodec.Suspension{
 		Seq: act.seq, StepIndex: step, PendingIntentIDs: []string{ti.IntentId}, Adapter: adapter,
 		Snapshot: snap, SuspendedAtMs: act.c.now, DeadlineMs: ti.ExpiresAtMs,
 	})

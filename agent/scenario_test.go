@@ -40,6 +40,7 @@ type scenario struct {
 	ToolArgs    bool                       `json:"declare_lookup_args"`
 	NoKeyring   bool                       `json:"no_keyring"`
 	PanicPrompt bool                       `json:"panic_prompt"`
+	StateSchema string                     `json:"state_schema"` // "v2": internal/testschema
 	State       map[string]json.RawMessage `json:"state"`
 	Model       []modelRule                `json:"model"`
 	Inputs      []input                    `json:"inputs"`

@@ -52,7 +52,7 @@ var cellTable = [numCells]struct {
 	},
 	contCell: {
 		statecodec.CellContinuation, func(m *pb.AgentStateCells) *[]byte { return &m.Continuation },
-		func(v *view, b []byte) (err error) { v.cont, err = statecodec.DecodeContinuation(b); return err },
+		func(v *view, b []byte) (err error) { v.cont, err = v.contOpts().Decode(b); return err },
 		func(v *view) ([]byte, error) { return v.cont.Encode() }, // nil (not suspended) clears the cell
 	},
 	pendingCell: {
@@ -234,6 +234,12 @@ type view struct {
 
 func newView(cs *cells, l Limits) *view {
 	return &view{cells: cs, mopts: l.Memory, copts: l.Cache}
+}
+
+// contOpts are the continuation's codec options: every cell of an agent has the agent's one
+// state schema, which agent.New put into the memory and cache options.
+func (v *view) contOpts() statecodec.ContinuationOptions {
+	return statecodec.ContinuationOptions{Schema: v.mopts.Schema}
 }
 
 func (v *view) raw(c cell) ([]byte, error) { return v.cells.committed(c) }

@@ -29,6 +29,9 @@ type CacheOptions struct {
 	// MaxResponseBytes caps total_response_bytes; a single response larger than it is kept as
 	// digest only. ≤ 0 selects DefaultCacheMaxResponseBytes.
 	MaxResponseBytes int64
+	// Schema is the state schema the cache is stamped with and migrated to; nil selects
+	// migrate.Default(), the schema of this build.
+	Schema *migrate.Registry
 }
 
 func (o CacheOptions) resolved() CacheOptions {
@@ -54,11 +57,11 @@ type Cache struct {
 	stats Stats
 }
 
-// NewCache returns an empty cache stamped with the current state_schema_version.
+// NewCache returns an empty cache stamped with the current version of opts.Schema.
 func NewCache(opts CacheOptions) *Cache {
 	opts = opts.resolved()
 	return &Cache{
-		blob:  &pb.LlmCacheBlob{StateSchemaVersion: migrate.CurrentStateSchemaVersion},
+		blob:  &pb.LlmCacheBlob{StateSchemaVersion: schemaOf(opts.Schema).Current()},
 		opts:  opts,
 		ttlMs: max(1, opts.TTL.Milliseconds()),
 	}
@@ -77,7 +80,7 @@ func DecodeCache(b []byte, opts CacheOptions) (*Cache, error) {
 		return c, nil
 	}
 	blob := &pb.LlmCacheBlob{}
-	if err := decodeVersioned(CellLLMCache, b, blob, &c.stats); err != nil {
+	if err := decodeVersioned(CellLLMCache, b, blob, opts.Schema, &c.stats); err != nil {
 		return nil, err
 	}
 	c.blob = blob

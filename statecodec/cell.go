@@ -25,13 +25,21 @@ const (
 // fields (written by a newer binary within the same version) are re-emitted, never dropped.
 var marshal = proto.MarshalOptions{Deterministic: true}
 
-// decodeVersioned parses b into m, then checks and migrates its version: parse → version
-// check → migrate. It records what migration did in st.
-func decodeVersioned(cell Cell, b []byte, m proto.Message, st *Stats) error {
+// schemaOf returns r, or the built-in schema's registry when r is nil.
+func schemaOf(r *migrate.Registry) *migrate.Registry {
+	if r == nil {
+		return migrate.Default()
+	}
+	return r
+}
+
+// decodeVersioned parses b into m, then checks and migrates its version to the schema's
+// current one: parse → version check → migrate. It records what migration did in st.
+func decodeVersioned(cell Cell, b []byte, m proto.Message, schema *migrate.Registry, st *Stats) error {
 	if err := proto.Unmarshal(b, m); err != nil {
 		return &Error{Code: CodeCorrupt, Cell: cell, Err: err}
 	}
-	res, err := migrate.Migrate(m)
+	res, err := schemaOf(schema).Migrate(m)
 	switch {
 	case errors.Is(err, migrate.ErrFutureVersion):
 		return &Error{Code: CodeFutureVersion, Cell: cell, Err: err}

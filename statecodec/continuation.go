@@ -29,10 +29,22 @@ type Continuation struct {
 	stats Stats
 }
 
-// Suspend returns the continuation of s, stamped with the current state_schema_version. It
+// ContinuationOptions select the state schema of a continuation. The zero value selects the
+// schema of this build.
+type ContinuationOptions struct {
+	// Schema is the state schema the continuation is stamped with and migrated to; nil
+	// selects migrate.Default().
+	Schema *migrate.Registry
+}
+
+// Suspend returns the continuation of s with the default options; see
+// [ContinuationOptions.Suspend].
+func Suspend(s Suspension) (*Continuation, error) { return ContinuationOptions{}.Suspend(s) }
+
+// Suspend returns the continuation of s, stamped with the current version of o.Schema. It
 // refuses with [ErrInvalidArgument] a negative seq, no pending intent, an empty, non-UTF-8 or
 // repeated intent id, a non-UTF-8 adapter, and a deadline not after the suspension.
-func Suspend(s Suspension) (*Continuation, error) {
+func (o ContinuationOptions) Suspend(s Suspension) (*Continuation, error) {
 	switch {
 	case s.Seq < 0:
 		return nil, invalid(CellContinuation, "negative seq")
@@ -51,7 +63,7 @@ func Suspend(s Suspension) (*Continuation, error) {
 		seen[id] = true
 	}
 	return &Continuation{c: &pb.Continuation{
-		StateSchemaVersion: migrate.CurrentStateSchemaVersion,
+		StateSchemaVersion: schemaOf(o.Schema).Current(),
 		Seq:                s.Seq,
 		StepIndex:          s.StepIndex,
 		PendingIntentIds:   slices.Clone(s.PendingIntentIDs),
@@ -62,16 +74,20 @@ func Suspend(s Suspension) (*Continuation, error) {
 	}}, nil
 }
 
-// DecodeContinuation decodes a [CellContinuation] cell: parse, version check, migrate. Empty
+// DecodeContinuation decodes a [CellContinuation] cell with the default options; see
+// [ContinuationOptions.Decode].
+func DecodeContinuation(b []byte) (*Continuation, error) { return ContinuationOptions{}.Decode(b) }
+
+// Decode decodes a [CellContinuation] cell: parse, version check, migrate to o.Schema. Empty
 // bytes (not suspended) give nil and no error. A pending id listed twice is kept once (counted
 // in Stats.DuplicatesDropped). Errors: [ErrCorrupt], [ErrFutureVersion], [ErrMigration]; b is
 // never modified.
-func DecodeContinuation(b []byte) (*Continuation, error) {
+func (o ContinuationOptions) Decode(b []byte) (*Continuation, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	c := &Continuation{c: &pb.Continuation{}}
-	if err := decodeVersioned(CellContinuation, b, c.c, &c.stats); err != nil {
+	if err := decodeVersioned(CellContinuation, b, c.c, o.Schema, &c.stats); err != nil {
 		return nil, err
 	}
 	var dropped []string

@@ -35,9 +35,11 @@
 //     [*Error] naming the cell ([ErrCorrupt]), a blob from a newer binary gives
 //     [ErrFutureVersion], and a failed migration [ErrMigration]; decoding never panics and
 //     never modifies its input, so a refused cell stays exactly as committed.
-//   - Every constructor stamps migrate.CurrentStateSchemaVersion, and every decoded versioned
-//     blob is migrated to it, so encoding always writes the current version. A blob decoded
-//     at version 0 is upgraded explicitly and counted as pre-versioned.
+//   - Every constructor stamps the current version of its options' state schema (a
+//     migrate.Registry; by default migrate.Default(), whose version is
+//     migrate.CurrentStateSchemaVersion), and every decoded versioned blob is migrated to it,
+//     so encoding always writes that version. A blob decoded at version 0 is upgraded
+//     explicitly and counted as pre-versioned.
 //   - Encoding is deterministic, and unknown fields (written by a newer binary within the same
 //     schema version) are re-emitted, never dropped.
 //   - Entry order is LRU order, least recently used first, for memory and cache alike;

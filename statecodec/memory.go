@@ -20,6 +20,9 @@ type MemoryOptions struct {
 	MaxValueBytes int64
 	// MaxEntries caps the number of keys; ≤ 0 selects DefaultMemoryMaxEntries.
 	MaxEntries int
+	// Schema is the state schema the memory is stamped with and migrated to; nil selects
+	// migrate.Default(), the schema of this build.
+	Schema *migrate.Registry
 }
 
 func (o MemoryOptions) resolved() MemoryOptions {
@@ -41,9 +44,9 @@ type Memory struct {
 	stats Stats
 }
 
-// NewMemory returns an empty memory stamped with the current state_schema_version.
+// NewMemory returns an empty memory stamped with the current version of opts.Schema.
 func NewMemory(opts MemoryOptions) *Memory {
-	return &Memory{blob: &pb.MemoryBlob{StateSchemaVersion: migrate.CurrentStateSchemaVersion}, opts: opts.resolved()}
+	return &Memory{blob: &pb.MemoryBlob{StateSchemaVersion: schemaOf(opts.Schema).Current()}, opts: opts.resolved()}
 }
 
 // DecodeMemory decodes a [CellMemory] cell: parse, version check, migrate, then verify. Empty
@@ -57,7 +60,7 @@ func DecodeMemory(b []byte, opts MemoryOptions) (*Memory, error) {
 		return m, nil
 	}
 	blob := &pb.MemoryBlob{}
-	if err := decodeVersioned(CellMemory, b, blob, &m.stats); err != nil {
+	if err := decodeVersioned(CellMemory, b, blob, opts.Schema, &m.stats); err != nil {
 		return nil, err
 	}
 	m.blob = blob
