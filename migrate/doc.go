@@ -3,8 +3,11 @@
 // of an older version to the current one.
 //
 // Invariants:
-//   - [CurrentStateSchemaVersion] is the version every runtime constructor stamps and every
-//     encoder writes. It equals the newest frozen golden corpus directory (golden/v<N>/).
+//   - [CurrentStateSchemaVersion] is the current version of this build's own schema,
+//     [Default]: the version every runtime constructor stamps and every encoder writes unless
+//     an agent names a registry of its own (agent.Definition.StateSchema, built with
+//     [NewRegistry] on [Steps]), whose current version is then stamped instead. It equals the
+//     newest frozen golden corpus directory (golden/v<N>/).
 //   - Only the messages listed by [Versioned] carry a migratable version. The wire messages
 //     (ToolIntent, ToolResult, TraceEvent, AgentEnvelope, ActivationErrorRecord) and the
 //     StateSnapshot envelope evolve additively only: a [Registry] refuses a step for them, and

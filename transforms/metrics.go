@@ -45,6 +45,9 @@ func (m *meters) result(ctx context.Context, res *agent.Result) {
 		beam.NewCounter(MetricsNamespace, "intents."+ti.GetKind().String()).Inc(ctx, 1)
 	}
 	m.finals.Inc(ctx, int64(len(res.Finals)))
+	for name, n := range res.Stats.All() {
+		beam.NewCounter(MetricsNamespace, "state."+name).Inc(ctx, n)
+	}
 	for _, ev := range res.Traces {
 		if ev.GetEventType() != pb.TraceEvent_LLM_CALL {
 			continue
