@@ -255,9 +255,9 @@ func TestRunDataflowDryRun(t *testing.T) {
 }
 
 // The documented rolling upgrade, by command: version A exports every key (binary input,
-// event-time ordering, the model script given through --agent_config), version B restores
-// the snapshots (--restore) and runs the rest in arrival order into windowed shards; B's key
-// continues at the next seq with nothing refused.
+// arrival ordering, the model script given through --agent_config), version B restores the
+// snapshots (--restore, which needs event-time ordering and refuses arrival order) and runs
+// the rest into windowed shards; B's key continues at the next seq with nothing refused.
 func TestRunRollingUpgradeCommands(t *testing.T) {
 	dir := t.TempDir()
 	ring := filepath.Join(dir, "ring.json")
@@ -281,16 +281,20 @@ func TestRunRollingUpgradeCommands(t *testing.T) {
 		&pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1767225700000, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: "after"}}})
 	outA, outB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	common := []string{"run", "--agent", support.Name, "--keyring", "file:" + ring, "--agent_config", conf, "--input_format", "binary"}
-	if code, o, e := runCLI(t, "", append(common, "--input", filepath.Join(dir, "a.bin"), "--output_dir", outA, "--ordering", "event_time")...); code != 0 {
+	if code, o, e := runCLI(t, "", append(common, "--input", filepath.Join(dir, "a.bin"), "--output_dir", outA, "--ordering", "arrival")...); code != 0 {
 		t.Fatalf("version A: exit %d\n%s\n%s", code, o, e)
 	}
-	code, o, e := runCLI(t, "", append(common, "--input", filepath.Join(dir, "b.bin"), "--output_dir", outB, "--ordering", "arrival",
-		"--restore", filepath.Join(outA, "snapshots.binpb"), "--shards", "2", "--window", "1m")...)
+	b := append(common, "--input", filepath.Join(dir, "b.bin"), "--output_dir", outB,
+		"--restore", filepath.Join(outA, "snapshots.binpb"), "--shards", "2", "--window", "1m")
+	if code, _, e := runCLI(t, "", append(b, "--ordering", "arrival")...); code != 1 || !strings.Contains(e, "--ordering event_time") {
+		t.Fatalf("a restore in arrival order: exit %d\n%s", code, e)
+	}
+	code, o, e := runCLI(t, "", append(b, "--ordering", "event_time")...)
 	if code != 0 || strings.Contains(o, "dead_letters.") {
 		t.Fatalf("version B: exit %d\n%s\n%s", code, o, e)
 	}
-	// In arrival order an output keeps its input's timestamp, and records read from files
-	// have none (the start of time): B's one window is the first.
+	// In event-time order an output is timestamped at its input's event time: B's one
+	// window is the minute of its export request.
 	files, _ := filepath.Glob(filepath.Join(outB, "snapshots-*-*-0000?-of-00002.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("B's snapshot windows: %v", files)

@@ -41,27 +41,15 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		m, err := model.ParseScript(script)
+		def, err := support.Definition(script)
 		if err != nil {
 			return nil, err
 		}
-		schema, err := support.Schema()
-		if err != nil {
-			return nil, err
-		}
-		refundArgs, err := support.RefundArgs()
-		if err != nil {
-			return nil, err
-		}
-		prompt := support.SystemPrompt
+		def.Model = downFor{def.Model, cfg.Down}
 		if cfg.Prompt != "" {
-			prompt = cfg.Prompt
+			def.Prompt = agent.DefaultPrompt(cfg.Prompt)
 		}
-		return agent.New(agent.Definition{
-			Name: support.Name, Schema: schema, Model: downFor{m, cfg.Down}, ModelID: "support-scripted-1",
-			Prompt: agent.DefaultPrompt(prompt), Bindings: support.Bindings(), Limits: support.Limits,
-			Tools: map[string]agent.ToolSpec{support.ToolRefund: {Args: refundArgs, Agreement: support.RefundAgreement}},
-		})
+		return agent.New(def)
 	})
 }
 

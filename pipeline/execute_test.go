@@ -22,7 +22,6 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -31,20 +30,12 @@ func init() {
 	register.Function3x0(tickEnvelope)
 	// "support-any" is the support agent with a model that replies to anyone, any time.
 	agent.Register("support-any", func([]byte) (*agent.Agent, error) {
-		schema, err := support.Schema()
+		def, err := support.Definition([]byte(`{"response":{"case":"support.reply","fields":{"support.reply.text":"Hello!"}},"input_tokens":12,"output_tokens":3}`))
 		if err != nil {
 			return nil, err
 		}
-		args, err := support.RefundArgs()
-		if err != nil {
-			return nil, err
-		}
-		m, err := model.ParseScript([]byte(`{"response":{"case":"support.reply","fields":{"support.reply.text":"Hello!"}},"input_tokens":12,"output_tokens":3}`))
-		if err != nil {
-			return nil, err
-		}
-		return agent.New(agent.Definition{Name: "support-any", Schema: schema, Model: m, Bindings: support.Bindings(),
-			Tools: map[string]agent.ToolSpec{support.ToolRefund: {Args: args, Agreement: support.RefundAgreement}}})
+		def.Name = "support-any"
+		return agent.New(def)
 	})
 }
 

@@ -137,6 +137,10 @@ func (o Options) check() error {
 		return fmt.Errorf("pipeline: no output directory or topic")
 	case o.Mode != "" && o.Mode != Streaming && o.Mode != Batch:
 		return fmt.Errorf("pipeline: unknown mode %q (streaming or batch)", o.Mode)
+	case o.Restore != "" && o.Ordering == transforms.ArrivalOrder && o.Mode != Batch:
+		// A restore applies only to a key without state: in arrival order an envelope that
+		// arrives first would run on fresh state and the restore would then be refused.
+		return fmt.Errorf("pipeline: a restore needs event-time ordering (--ordering event_time), which runs a key's restore before its envelopes")
 	}
 	if err := o.Model.Check(); err != nil {
 		return fmt.Errorf("pipeline: %w", err)

@@ -18,7 +18,6 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/pipeline"
 )
@@ -29,19 +28,15 @@ func TestMain(m *testing.M) { ptest.Main(m) }
 // service's tighter order-id bound is a non-empty delta, so the agent cannot be built.
 func init() {
 	agent.Register("support-fail-fast", func([]byte) (*agent.Agent, error) {
-		schema, err := support.Schema()
+		def, err := support.Definition(support.ModelScript)
 		if err != nil {
 			return nil, err
 		}
-		args, err := support.RefundArgs()
-		if err != nil {
-			return nil, err
-		}
-		strict := support.RefundAgreement
-		strict.Protocol = negotiate.FailFast
-		m, _ := model.ParseScript(support.ModelScript)
-		return agent.New(agent.Definition{Name: "support-fail-fast", Schema: schema, Model: m, Bindings: support.Bindings(),
-			Tools: map[string]agent.ToolSpec{support.ToolRefund: {Args: args, Agreement: strict}}})
+		def.Name = "support-fail-fast"
+		spec := def.Tools[support.ToolRefund]
+		spec.Agreement.Protocol = negotiate.FailFast
+		def.Tools = map[string]agent.ToolSpec{support.ToolRefund: spec}
+		return agent.New(def)
 	})
 }
 

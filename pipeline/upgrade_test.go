@@ -20,55 +20,28 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testschema"
 	"github.com/beamagents/beamagents/migrate"
-	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
 // "support-v2" is the next version of the support agent: a new build whose model id changed
-// (so its replay-cache keys differ and it calls its model afresh).
+// (so its replay-cache keys differ and it calls its model afresh). "support-state-v2" is the
+// support agent built with the test-only state schema version 2 (internal/testschema): same
+// model, prompt and tools, but every state blob it writes is stamped 2 and every version 1
+// blob it reads is migrated first (memory keys move to the "fact/" namespace).
 func init() {
-	agent.Register("support-v2", func([]byte) (*agent.Agent, error) {
-		schema, err := support.Schema()
-		if err != nil {
-			return nil, err
-		}
-		args, err := support.RefundArgs()
-		if err != nil {
-			return nil, err
-		}
-		m, err := model.ParseScript(support.ModelScript)
-		if err != nil {
-			return nil, err
-		}
-		return agent.New(agent.Definition{Name: "support-v2", Schema: schema, Model: m, ModelID: "support-scripted-2",
-			Prompt: agent.DefaultPrompt(support.SystemPrompt), Bindings: support.Bindings(), Limits: support.Limits,
-			Tools: map[string]agent.ToolSpec{support.ToolRefund: {Args: args, Agreement: support.RefundAgreement}}})
-	})
-}
-
-// "support-state-v2" is the support agent built with the test-only state schema version 2
-// (internal/testschema): same model, prompt and tools, but every state blob it writes is
-// stamped 2 and every version 1 blob it reads is migrated first (memory keys move to the
-// "fact/" namespace).
-func init() {
-	agent.Register("support-state-v2", func([]byte) (*agent.Agent, error) {
-		schema, err := support.Schema()
-		if err != nil {
-			return nil, err
-		}
-		args, err := support.RefundArgs()
-		if err != nil {
-			return nil, err
-		}
-		m, err := model.ParseScript(support.ModelScript)
-		if err != nil {
-			return nil, err
-		}
-		return agent.New(agent.Definition{Name: "support-state-v2", Schema: schema, Model: m, ModelID: "support-scripted-1",
-			Prompt: agent.DefaultPrompt(support.SystemPrompt), Bindings: support.Bindings(), Limits: support.Limits,
-			Tools:       map[string]agent.ToolSpec{support.ToolRefund: {Args: args, Agreement: support.RefundAgreement}},
-			StateSchema: testschema.V2()})
-	})
+	variant := func(name string, change func(*agent.Definition)) {
+		agent.Register(name, func([]byte) (*agent.Agent, error) {
+			def, err := support.Definition(support.ModelScript)
+			if err != nil {
+				return nil, err
+			}
+			def.Name = name
+			change(&def)
+			return agent.New(def)
+		})
+	}
+	variant("support-v2", func(d *agent.Definition) { d.ModelID = "support-scripted-2" })
+	variant("support-state-v2", func(d *agent.Definition) { d.StateSchema = testschema.V2() })
 }
 
 // upgradeAt splits the example's envelopes at event time cut: version A gets those before it

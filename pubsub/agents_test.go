@@ -3,7 +3,6 @@ package pubsub_test
 import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
-	"github.com/beamagents/beamagents/model"
 )
 
 // quickAgent is the support agent with one-second tool and approval deadlines, and a script
@@ -18,23 +17,12 @@ const quickScript = `{"step":0,"contains":"ORDER-LOOKUP","response":{"case":"sup
 
 func init() {
 	agent.Register(quickAgent, func([]byte) (*agent.Agent, error) {
-		schema, err := support.Schema()
+		def, err := support.Definition([]byte(quickScript))
 		if err != nil {
 			return nil, err
 		}
-		args, err := support.RefundArgs()
-		if err != nil {
-			return nil, err
-		}
-		m, err := model.ParseScript([]byte(quickScript))
-		if err != nil {
-			return nil, err
-		}
-		return agent.New(agent.Definition{
-			Name: quickAgent, Schema: schema, Model: m, ModelID: "quick-1",
-			Prompt: agent.DefaultPrompt(support.SystemPrompt), Bindings: support.Bindings(),
-			Tools:  map[string]agent.ToolSpec{support.ToolRefund: {Args: args, Agreement: support.RefundAgreement}},
-			Limits: agent.Limits{ToolTimeoutMs: 1000, ApprovalTimeoutMs: 1000, MaxEscalations: 2},
-		})
+		def.Name, def.ModelID = quickAgent, "quick-1"
+		def.Limits = agent.Limits{ToolTimeoutMs: 1000, ApprovalTimeoutMs: 1000, MaxEscalations: 2}
+		return agent.New(def)
 	})
 }

@@ -98,19 +98,29 @@ func New(config []byte) (*agent.Agent, error) {
 		}
 		script = b
 	}
-	m, err := model.ParseScript(script)
+	def, err := Definition(script)
 	if err != nil {
 		return nil, err
+	}
+	return agent.New(def)
+}
+
+// Definition is the agent's definition with a scripted model answering from script (a
+// model.Scripted script): the starting point of a variant of the agent.
+func Definition(script []byte) (agent.Definition, error) {
+	m, err := model.ParseScript(script)
+	if err != nil {
+		return agent.Definition{}, err
 	}
 	schema, err := Schema()
 	if err != nil {
-		return nil, err
+		return agent.Definition{}, err
 	}
 	refundArgs, err := RefundArgs()
 	if err != nil {
-		return nil, err
+		return agent.Definition{}, err
 	}
-	return agent.New(agent.Definition{
+	return agent.Definition{
 		Name:     Name,
 		Schema:   schema,
 		Model:    m,
@@ -119,5 +129,5 @@ func New(config []byte) (*agent.Agent, error) {
 		Bindings: Bindings(),
 		Tools:    map[string]agent.ToolSpec{ToolRefund: {Args: refundArgs, Agreement: RefundAgreement}},
 		Limits:   Limits,
-	})
+	}, nil
 }
