@@ -1,0 +1,74 @@
+package drive
+
+import (
+	"bytes"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// checkTrace requires marshalTrace to give the runtime's deterministic bytes, or to fail
+// where it fails.
+func checkTrace(t *testing.T, tr *pb.TraceEvent) {
+	t.Helper()
+	want, werr := deterministic.Marshal(tr)
+	got, err := marshalTrace(tr)
+	if (err != nil) != (werr != nil) {
+		t.Fatalf("error %v, the runtime's %v", err, werr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("bytes differ from the runtime's deterministic serialization\n got %x\nwant %x", got, want)
+	}
+}
+
+func TestMarshalTrace(t *testing.T) {
+	full := func() *pb.TraceEvent {
+		return &pb.TraceEvent{TraceId: []byte("0123456789abcdef"), SpanId: []byte("span0001"), ParentSpanId: []byte("parent01"),
+			EntityKey: []byte("k"), Seq: 7, StepIndex: 2, EventType: pb.TraceEvent_LLM_CALL, StartMs: 1767225600000, EndMs: 1767225600100,
+			Attributes: map[string]string{"z": "last", "a": "first", "": "empty key", "m": "", "gen_ai.operation.name": "chat", "é": "ü"}}
+	}
+	withUnknown := full()
+	withUnknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 3000, protowire.VarintType), 9))
+	long := full()
+	for i := range 300 {
+		long.Attributes[string(rune('a'+i%26))+string(bytes.Repeat([]byte("x"), i))] = string(bytes.Repeat([]byte("v"), i*3))
+	}
+	for _, tc := range []struct {
+		name string
+		tr   *pb.TraceEvent
+	}{
+		{"every field", full()},
+		{"no attributes", &pb.TraceEvent{Seq: 1, StartMs: 5}},
+		{"one attribute", &pb.TraceEvent{Attributes: map[string]string{"a": "b"}, EndMs: 3}},
+		{"only attributes", &pb.TraceEvent{Attributes: map[string]string{"b": "2", "a": "1"}}},
+		{"unknown fields", withUnknown},
+		{"long keys and values", long},
+		{"key not UTF-8", &pb.TraceEvent{Attributes: map[string]string{"\xff": "v", "a": "b"}}},
+		{"value not UTF-8", &pb.TraceEvent{Attributes: map[string]string{"k": "\xc3", "a": "b"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkTrace(t, tc.tr) })
+	}
+}
+
+// Any trace (decoded from fuzzed bytes, unknown fields kept) with an extra attribute
+// serializes as the runtime serializes it.
+func FuzzMarshalTrace(f *testing.F) {
+	seed, _ := proto.Marshal(&pb.TraceEvent{TraceId: []byte("t"), Seq: 3, EventType: pb.TraceEvent_ACTIVATION_END,
+		Attributes: map[string]string{"x": "1", "y": "2"}, StartMs: 4, EndMs: 5})
+	f.Add(seed, "k", "v")
+	f.Add([]byte{0xc0, 0xbb, 0x01, 0x05}, "", "")
+	f.Fuzz(func(t *testing.T, b []byte, k, v string) {
+		tr := &pb.TraceEvent{}
+		if proto.Unmarshal(b, tr) != nil {
+			return
+		}
+		if tr.Attributes == nil {
+			tr.Attributes = map[string]string{}
+		}
+		tr.Attributes[k] = v
+		checkTrace(t, tr)
+	})
+}
