@@ -12,8 +12,9 @@ import (
 // Batch runs several inputs of one key, in order, against the key's committed state in a
 // Store: each input is atomic exactly as with Agent.Activate, Agent.Fire and Agent.Restore,
 // and sees what the inputs before it committed. Each cell is read from the store at most
-// once. Writes and Timers are what the whole batch changed, to commit once. A Batch is not
-// safe for concurrent use.
+// once, and the decoded memory and replay cache are kept from one input to the next. Writes
+// and Timers are what the whole batch changed, to commit once. A Batch is not safe for
+// concurrent use.
 type Batch struct {
 	a     *Agent
 	store Store
@@ -21,7 +22,9 @@ type Batch struct {
 
 	cells       [numCells][]byte // as read from the store, or as the batch's inputs wrote them
 	read, wrote cellSet          // cells read from the store; cells written
+	live        liveCells        // decoded values of cells
 	timers      []TimerOp        // every timer operation of the inputs, in order
+	deferred    bool             // see DeferEncoding
 }
 
 // NewBatch starts a batch over the key's committed state in store.
@@ -44,9 +47,26 @@ func (b *Batch) Restore(ctx context.Context, snap *pb.StateSnapshot) (*Result, e
 	return b.end(b.restore(ctx, snap))
 }
 
+// DeferEncoding makes the batch encode its memory and replay cache only when Writes asks for
+// them, instead of after every input that changed them; the results of its inputs then carry
+// no Writes. For a caller that commits once, after many inputs of the key.
+func (b *Batch) DeferEncoding() { b.deferred = true }
+
 // Writes returns the cells the batch changed, by state id (an empty value clears the cell);
 // nil when it changed none.
-func (b *Batch) Writes() map[statecodec.Cell][]byte { return byID(&b.cells, b.wrote) }
+//
+// With DeferEncoding, Writes encodes the changed memory and replay cache. Their encoding
+// cannot fail, since every string in them was checked when it entered them (the runtime's
+// deterministic serialization refuses only invalid UTF-8); should it fail all the same, Writes
+// panics rather than commit a state that was never decided.
+func (b *Batch) Writes() map[statecodec.Cell][]byte {
+	for c := range numCells {
+		if err := b.live.materialize(c, &b.cells[c]); err != nil {
+			panic(err)
+		}
+	}
+	return byID(&b.cells, b.wrote)
+}
 
 // Timers returns the batch's timer operations, the last one per tag, ordered by tag.
 func (b *Batch) Timers() []TimerOp {
@@ -67,6 +87,7 @@ func (b *Batch) end(c *call, err error) (*Result, error) {
 	for i := range numCells {
 		if c.cells.wrote.has(i) {
 			b.cells[i] = c.cells.overlay[i]
+			b.live.set(i, c.cells.liveVals.vals[i], c.cells.liveVals.stale.has(i))
 			b.wrote = b.wrote.with(i)
 		}
 	}
@@ -77,7 +98,8 @@ func (b *Batch) end(c *call, err error) (*Result, error) {
 // committed returns cell c as the batch's previous inputs left it.
 func (b *Batch) committed(c cell) ([]byte, error) {
 	if (b.read | b.wrote).has(c) {
-		return b.cells[c], nil
+		err := b.live.materialize(c, &b.cells[c])
+		return b.cells[c], err
 	}
 	v, err := b.store.Read(cellTable[c].id)
 	if err != nil {

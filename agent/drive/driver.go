@@ -17,16 +17,20 @@ type Driver struct {
 	OrderResolutionMs int64
 	// OutputsOnly skips the work that can change no output: a last firing of the idle TTL,
 	// with nothing else armed and nothing buffered, only drops the key's memory and replay
-	// cache. Stats.Cells is then the state before it.
+	// cache, and the state at the end is never encoded. Stats.Cells is then empty.
 	OutputsOnly bool
 }
 
 // key is one key's in-memory image of RunAgent's Beam state: the committed cells, the
-// ordering buffer (a bag) and the armed Beam timers.
+// ordering buffer (a bag) and the armed Beam timers. The cells live in one batch for the
+// whole input, which keeps the decoded memory and replay cache between firings and encodes
+// them once, at the end (agent.Batch.DeferEncoding): every input is still atomic, and sees
+// what the inputs before it committed, exactly as when each firing commits its own batch.
 type key struct {
 	d      *Driver
 	id     []byte
-	cells  agent.MapStore
+	cells  agent.MapStore // the state before the first input: none
+	batch  *agent.Batch
 	buffer [][]byte
 	timers []beamTimer // armed, in the order they were set
 	stats  Stats
@@ -51,11 +55,16 @@ type beamTimer struct {
 // to emit as (kind, deterministic bytes), in emission order.
 func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(kind int64, b []byte)) Stats {
 	k := &key{d: d, id: id, cells: agent.MapStore{}}
+	k.batch = d.Batch(k.cells)
+	k.batch.DeferEncoding()
 	for _, v := range values {
 		k.element(ctx, v, emit)
 	}
 	for len(k.timers) > 0 && !(d.OutputsOnly && k.onlyIdleLeft()) {
 		k.fire(ctx, emit)
+	}
+	if !d.OutputsOnly {
+		commit(k.cells, k.batch)
 	}
 	k.stats.Cells = k.cells
 	return k.stats
@@ -77,9 +86,7 @@ func (k *key) element(ctx context.Context, value []byte, emit func(int64, []byte
 		emit(OutDeadLetter, Marshal(in.Dead))
 	case in.Snapshot != nil:
 		timers := Timers{}
-		b := k.d.Batch(k.cells)
-		k.d.Restore(ctx, b, in.Snapshot, timers, k.sink(emit))
-		commit(k.cells, b)
+		k.d.Restore(ctx, k.batch, in.Snapshot, timers, k.sink(emit))
 		if len(timers) > 0 {
 			k.buffer = append(k.buffer, AppendTimers(nil, timers))
 			for _, op := range Changes(nil, timers) {
@@ -114,9 +121,7 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	timers.Woken(t.tag, t.at)
 	k.stats.Firings++
 	k.stats.Activations += len(due)
-	b := k.d.Batch(k.cells)
-	k.d.Firing(ctx, b, k.id, due, timers, t.at, k.sink(emit))
-	commit(k.cells, b)
+	k.d.Firing(ctx, k.batch, k.id, due, timers, t.at, k.sink(emit))
 	ops := Changes(before, timers)
 	if len(due) > 0 || bad > 0 || len(ops) > 0 {
 		k.buffer = nil
