@@ -72,3 +72,35 @@ func FuzzMarshalTrace(f *testing.F) {
 		checkTrace(t, tr)
 	})
 }
+
+// llmCallTrace is a trace shaped like a model call's: 25 attributes.
+func llmCallTrace() *pb.TraceEvent {
+	attrs := map[string]string{}
+	for _, k := range []string{"beam_agents.agent", "beam_agents.billed", "beam_agents.cache", "beam_agents.cache_hit", "beam_agents.case",
+		"beam_agents.conformance.conforming", "beam_agents.conformance.delta_digest", "beam_agents.conformance.input_sha256",
+		"beam_agents.conformance.manifest_digest", "beam_agents.conformance.output_sha256", "beam_agents.conformance.producer_case",
+		"beam_agents.conformance.producer_digest", "beam_agents.conformance.protocol", "beam_agents.conformance.reason",
+		"beam_agents.conformance.receipt_digest", "beam_agents.conformance.receiver_digest", "beam_agents.conformance.transformations",
+		"beam_agents.conformance.verdict", "beam_agents.conformance.warnings", "gen_ai.operation.name", "gen_ai.request.model",
+		"gen_ai.response.finish_reasons", "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"} {
+		attrs[k] = "sha256:32d0c9a8044dcb03105df5f077ef180af10aa4f5ed070893a3dc45adce5ede6c"
+	}
+	return &pb.TraceEvent{TraceId: []byte("0123456789abcdef"), SpanId: []byte("span0001"), ParentSpanId: []byte("parent01"),
+		EntityKey: []byte("customer-00001"), Seq: 7, EventType: pb.TraceEvent_LLM_CALL, Attributes: attrs, StartMs: 1767225600000, EndMs: 1767225600000}
+}
+
+// BenchmarkMarshalTrace compares the runtime's deterministic serialization of a model call's
+// trace with Marshal's.
+func BenchmarkMarshalTrace(b *testing.B) {
+	tr := llmCallTrace()
+	b.Run("runtime", func(b *testing.B) {
+		for range b.N {
+			deterministic.Marshal(tr)
+		}
+	})
+	b.Run("Marshal", func(b *testing.B) {
+		for range b.N {
+			Marshal(tr)
+		}
+	})
+}
