@@ -2,13 +2,12 @@ package drive
 
 import (
 	"fmt"
-	"maps"
 	"slices"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
@@ -31,58 +30,120 @@ func Marshal(m proto.Message) []byte {
 	return b
 }
 
-var attributesField = (&pb.TraceEvent{}).ProtoReflect().Descriptor().Fields().ByName("attributes")
-
 // marshalTrace is deterministic.Marshal(t), byte for byte, without the reflective sort of the
-// attributes map that dominates the cost of a trace with many attributes: the runtime
-// serializes known fields in field-number order and unknown fields last, and a map field as
-// one key-value entry message per key, key then value, each always present. So the bytes are
-// the fields numbered below the map's, the entries in key order, the fields numbered above
-// it, then the unknown fields. A key or value that is not valid UTF-8 takes the runtime's own
-// path, which refuses it.
+// attributes map that dominates the runtime's cost for a trace with many attributes. It writes
+// the wire format the runtime writes: the set fields in field-number order, each scalar only
+// when it is not zero, the map as one entry message per key (key, then value, both always
+// present) in key order, and the unknown fields last. A key or value that is not valid UTF-8
+// takes the runtime's path, which refuses it. TestMarshalTrace sets every field the message
+// has, so a field added to TraceEvent fails it until it is written here.
 func marshalTrace(t *pb.TraceEvent) ([]byte, error) {
-	attrs := t.GetAttributes()
-	if len(attrs) < 2 {
+	keys, ok := sortedKeys(t.Attributes)
+	if !ok {
 		return deterministic.Marshal(t)
 	}
-	size := 0
-	for k, v := range attrs {
-		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return deterministic.Marshal(t)
-		}
-		size += 1 + protowire.SizeBytes(entrySize(k, v))
+	size := sizeBytes(t.TraceId) + sizeBytes(t.SpanId) + sizeBytes(t.ParentSpanId) + sizeBytes(t.EntityKey) +
+		sizeVarint(uint64(t.Seq)) + sizeVarint(uint64(t.StepIndex)) + sizeVarint(uint64(t.EventType)) +
+		sizeVarint(uint64(t.StartMs)) + sizeVarint(uint64(t.EndMs))
+	for _, k := range keys {
+		size += 1 + protowire.SizeBytes(entrySize(k, t.Attributes[k]))
 	}
-	src := t.ProtoReflect()
-	lo, hi := &pb.TraceEvent{}, &pb.TraceEvent{}
-	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch n := fd.Number(); {
-		case n < attributesField.Number():
-			lo.ProtoReflect().Set(fd, v)
-		case n > attributesField.Number():
-			hi.ProtoReflect().Set(fd, v)
-		}
-		return true
-	})
-	unknown := src.GetUnknown()
-	b := make([]byte, 0, proto.Size(lo)+size+proto.Size(hi)+len(unknown))
-	b, err := deterministic.MarshalAppend(b, lo)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		v := attrs[k]
-		b = protowire.AppendTag(b, attributesField.Number(), protowire.BytesType)
+	unknown := t.ProtoReflect().GetUnknown()
+	b := make([]byte, 0, size+len(unknown))
+	b = appendBytes(b, 1, t.TraceId)
+	b = appendBytes(b, 2, t.SpanId)
+	b = appendBytes(b, 3, t.ParentSpanId)
+	b = appendBytes(b, 4, t.EntityKey)
+	b = appendVarint(b, 5, uint64(t.Seq))
+	b = appendVarint(b, 6, uint64(t.StepIndex))
+	b = appendVarint(b, 7, uint64(t.EventType))
+	for _, k := range keys {
+		v := t.Attributes[k]
+		b = protowire.AppendTag(b, 8, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(entrySize(k, v)))
 		b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), k)
 		b = protowire.AppendString(protowire.AppendTag(b, 2, protowire.BytesType), v)
 	}
-	if b, err = deterministic.MarshalAppend(b, hi); err != nil {
-		return nil, err
-	}
+	b = appendVarint(b, 9, uint64(t.StartMs))
+	b = appendVarint(b, 10, uint64(t.EndMs))
 	return append(b, unknown...), nil
+}
+
+// Each field number of TraceEvent fits a one-byte tag.
+
+func sizeBytes(v []byte) int {
+	if len(v) == 0 {
+		return 0
+	}
+	return 1 + protowire.SizeBytes(len(v))
+}
+
+func sizeVarint(v uint64) int {
+	if v == 0 {
+		return 0
+	}
+	return 1 + protowire.SizeVarint(v)
+}
+
+func appendBytes(b []byte, n protowire.Number, v []byte) []byte {
+	if len(v) == 0 {
+		return b
+	}
+	return protowire.AppendBytes(protowire.AppendTag(b, n, protowire.BytesType), v)
+}
+
+func appendVarint(b []byte, n protowire.Number, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	return protowire.AppendVarint(protowire.AppendTag(b, n, protowire.VarintType), v)
 }
 
 // entrySize is the size of one map entry message: key (field 1) and value (field 2).
 func entrySize(k, v string) int {
 	return 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
+}
+
+// sortedKeys returns the keys of attrs in order, and false when a key or value is not valid
+// UTF-8. A trace's attributes come from few distinct key sets (one per kind of event), so the
+// last sorted set of each size is kept and reused when attrs has exactly its keys.
+func sortedKeys(attrs map[string]string) ([]string, bool) {
+	n := len(attrs)
+	var slot *atomic.Pointer[[]string]
+	if n < len(sortedSets) {
+		slot = &sortedSets[n]
+		if p := slot.Load(); p != nil && sameKeys(*p, attrs) {
+			return *p, true
+		}
+	}
+	keys := make([]string, 0, n)
+	for k, v := range attrs {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if slot != nil {
+		slot.Store(&keys)
+	}
+	return keys, true
+}
+
+// sortedSets holds the last sorted key set of each size (read-only once stored).
+var sortedSets [64]atomic.Pointer[[]string]
+
+// sameKeys reports whether attrs has exactly the keys (distinct, valid UTF-8) of keys, and
+// only valid UTF-8 values.
+func sameKeys(keys []string, attrs map[string]string) bool {
+	if len(keys) != len(attrs) {
+		return false
+	}
+	for _, k := range keys {
+		v, ok := attrs[k]
+		if !ok || !utf8.ValidString(v) {
+			return false
+		}
+	}
+	return true
 }

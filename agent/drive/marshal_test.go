@@ -2,10 +2,12 @@ package drive
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
@@ -41,6 +43,9 @@ func TestMarshalTrace(t *testing.T) {
 		tr   *pb.TraceEvent
 	}{
 		{"every field", full()},
+		{"every field the message has", everyField(t)},
+		{"negative numbers", &pb.TraceEvent{Seq: -1, EventType: -2, StartMs: -3, EndMs: math.MinInt64, StepIndex: math.MaxUint32,
+			Attributes: map[string]string{"b": "", "a": ""}}},
 		{"no attributes", &pb.TraceEvent{Seq: 1, StartMs: 5}},
 		{"one attribute", &pb.TraceEvent{Attributes: map[string]string{"a": "b"}, EndMs: 3}},
 		{"only attributes", &pb.TraceEvent{Attributes: map[string]string{"b": "2", "a": "1"}}},
@@ -51,6 +56,53 @@ func TestMarshalTrace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkTrace(t, tc.tr) })
 	}
+}
+
+// Traces whose attributes have the same number of keys, other keys, or the same keys with a
+// value that is not UTF-8, in turn: the key sets Marshal keeps never stand for another one.
+func TestMarshalTraceKeySets(t *testing.T) {
+	for _, attrs := range []map[string]string{
+		{"a": "1", "b": "2", "c": "3"}, {"a": "1", "b": "2", "c": "3"}, {"x": "1", "b": "2", "c": "3"},
+		{"a": "1", "b": "2", "c": "\xff"}, {"a": "1", "b": "2", "c": "3"}, {"c": "1", "b": "2", "a": "3"},
+	} {
+		checkTrace(t, &pb.TraceEvent{Seq: 1, Attributes: attrs})
+	}
+}
+
+// everyField is a trace with every field of TraceEvent set, found by reflection: a field added
+// to the message shows here, and fails TestMarshalTrace until marshalTrace writes it.
+func everyField(t *testing.T) *pb.TraceEvent {
+	tr := &pb.TraceEvent{}
+	m := tr.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		switch {
+		case fd.IsMap():
+			mv := m.Mutable(fd).Map()
+			for _, k := range []string{"k2", "k1", "k3"} {
+				mv.Set(protoreflect.ValueOfString(k).MapKey(), protoreflect.ValueOfString("v-"+k))
+			}
+		case fd.IsList():
+			t.Fatalf("field %s: a repeated field is not written by marshalTrace", fd.Name())
+		default:
+			switch fd.Kind() {
+			case protoreflect.BytesKind:
+				m.Set(fd, protoreflect.ValueOfBytes([]byte(fd.Name())))
+			case protoreflect.StringKind:
+				m.Set(fd, protoreflect.ValueOfString(string(fd.Name())))
+			case protoreflect.Int64Kind:
+				m.Set(fd, protoreflect.ValueOfInt64(int64(1000+fd.Number())))
+			case protoreflect.Uint32Kind:
+				m.Set(fd, protoreflect.ValueOfUint32(uint32(100+fd.Number())))
+			case protoreflect.EnumKind:
+				m.Set(fd, protoreflect.ValueOfEnum(2))
+			default:
+				t.Fatalf("field %s: kind %s not covered by this test", fd.Name(), fd.Kind())
+			}
+		}
+	}
+	return tr
 }
 
 // Any trace (decoded from fuzzed bytes, unknown fields kept) with an extra attribute
