@@ -93,7 +93,7 @@ func (c *Cache) Expire(atMs int64) int {
 }
 
 func (c *Cache) touch(i int, atMs int64) *pb.LlmCacheEntry {
-	e := own(c.owned, c.blob.Entries, i)
+	e := own(&c.owned, c.blob.Entries, i)
 	moveToBack(c.blob.Entries, i)
 	e.LastAccessMs = max(e.LastAccessMs, atMs)
 	return e

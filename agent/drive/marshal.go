@@ -38,15 +38,15 @@ func Marshal(m proto.Message) []byte {
 // takes the runtime's path, which refuses it. TestMarshalTrace sets every field the message
 // has, so a field added to TraceEvent fails it until it is written here.
 func marshalTrace(t *pb.TraceEvent) ([]byte, error) {
-	keys, ok := sortedKeys(t.Attributes)
+	keys, vals, ok := sortedAttributes(t.Attributes)
 	if !ok {
 		return deterministic.Marshal(t)
 	}
 	size := sizeBytes(t.TraceId) + sizeBytes(t.SpanId) + sizeBytes(t.ParentSpanId) + sizeBytes(t.EntityKey) +
 		sizeVarint(uint64(t.Seq)) + sizeVarint(uint64(t.StepIndex)) + sizeVarint(uint64(t.EventType)) +
 		sizeVarint(uint64(t.StartMs)) + sizeVarint(uint64(t.EndMs))
-	for _, k := range keys {
-		size += 1 + protowire.SizeBytes(entrySize(k, t.Attributes[k]))
+	for i, k := range keys {
+		size += 1 + protowire.SizeBytes(entrySize(k, vals[i]))
 	}
 	unknown := t.ProtoReflect().GetUnknown()
 	b := make([]byte, 0, size+len(unknown))
@@ -57,8 +57,8 @@ func marshalTrace(t *pb.TraceEvent) ([]byte, error) {
 	b = appendVarint(b, 5, uint64(t.Seq))
 	b = appendVarint(b, 6, uint64(t.StepIndex))
 	b = appendVarint(b, 7, uint64(t.EventType))
-	for _, k := range keys {
-		v := t.Attributes[k]
+	for i, k := range keys {
+		v := vals[i]
 		b = protowire.AppendTag(b, 8, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(entrySize(k, v)))
 		b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), k)
@@ -104,46 +104,52 @@ func entrySize(k, v string) int {
 	return 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
 }
 
-// sortedKeys returns the keys of attrs in order, and false when a key or value is not valid
-// UTF-8. A trace's attributes come from few distinct key sets (one per kind of event), so the
-// last sorted set of each size is kept and reused when attrs has exactly its keys.
-func sortedKeys(attrs map[string]string) ([]string, bool) {
+// sortedAttributes returns the keys of attrs in order and their values, and false when a key
+// or value is not valid UTF-8. A trace's attributes come from few distinct key sets (one per
+// kind of event), so the last sorted set of each size is kept and reused when attrs has
+// exactly its keys.
+func sortedAttributes(attrs map[string]string) (keys, vals []string, ok bool) {
 	n := len(attrs)
+	vals = make([]string, n)
 	var slot *atomic.Pointer[[]string]
 	if n < len(sortedSets) {
 		slot = &sortedSets[n]
-		if p := slot.Load(); p != nil && sameKeys(*p, attrs) {
-			return *p, true
+		if p := slot.Load(); p != nil && valuesOf(*p, attrs, vals) {
+			return *p, vals, true
 		}
 	}
-	keys := make([]string, 0, n)
+	keys = make([]string, 0, n)
 	for k, v := range attrs {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return nil, false
+			return nil, nil, false
 		}
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	for i, k := range keys {
+		vals[i] = attrs[k]
+	}
 	if slot != nil {
 		slot.Store(&keys)
 	}
-	return keys, true
+	return keys, vals, true
 }
 
 // sortedSets holds the last sorted key set of each size (read-only once stored).
 var sortedSets [64]atomic.Pointer[[]string]
 
-// sameKeys reports whether attrs has exactly the keys (distinct, valid UTF-8) of keys, and
-// only valid UTF-8 values.
-func sameKeys(keys []string, attrs map[string]string) bool {
+// valuesOf fills vals with the values of keys (distinct, valid UTF-8) in attrs and reports
+// whether attrs has exactly those keys, with valid UTF-8 values.
+func valuesOf(keys []string, attrs map[string]string, vals []string) bool {
 	if len(keys) != len(attrs) {
 		return false
 	}
-	for _, k := range keys {
+	for i, k := range keys {
 		v, ok := attrs[k]
 		if !ok || !utf8.ValidString(v) {
 			return false
 		}
+		vals[i] = v
 	}
 	return true
 }
