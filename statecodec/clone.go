@@ -58,7 +58,9 @@ func (m *Memory) Clone() *Memory {
 	blob, entries := cloneBlob(m.blob, &m.blob.Entries)
 	blob.Entries = entries
 	m.owned = shared[*pb.MemoryEntry]{cloned: true}
-	return &Memory{blob: blob, opts: m.opts, owned: shared[*pb.MemoryEntry]{cloned: true}}
+	c := *m // every setting of m
+	c.blob, c.stats, c.owned = blob, Stats{}, shared[*pb.MemoryEntry]{cloned: true}
+	return &c
 }
 
 // Clone returns a copy of c, the same entries in the same order, with no stats (see
@@ -67,5 +69,7 @@ func (c *Cache) Clone() *Cache {
 	blob, entries := cloneBlob(c.blob, &c.blob.Entries)
 	blob.Entries = entries
 	c.owned = shared[*pb.LlmCacheEntry]{cloned: true}
-	return &Cache{blob: blob, opts: c.opts, ttlMs: c.ttlMs, owned: shared[*pb.LlmCacheEntry]{cloned: true}}
+	n := *c // every setting of c
+	n.blob, n.stats, n.owned = blob, Stats{}, shared[*pb.LlmCacheEntry]{cloned: true}
+	return &n
 }
