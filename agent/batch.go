@@ -2,8 +2,8 @@ package agent
 
 import (
 	"context"
-	"maps"
 	"slices"
+	"strings"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
@@ -23,7 +23,7 @@ type Batch struct {
 	cells       [numCells][]byte // as read from the store, or as the batch's inputs wrote them
 	read, wrote cellSet          // cells read from the store; cells written
 	live        liveCells        // decoded values of cells
-	timers      []TimerOp        // every timer operation of the inputs, in order
+	timers      []TimerOp        // the last timer operation of the inputs per tag
 	deferred    bool             // see DeferEncoding
 }
 
@@ -70,14 +70,8 @@ func (b *Batch) Writes() map[statecodec.Cell][]byte {
 
 // Timers returns the batch's timer operations, the last one per tag, ordered by tag.
 func (b *Batch) Timers() []TimerOp {
-	last := map[string]TimerOp{}
-	for _, op := range b.timers {
-		last[op.Tag] = op
-	}
-	ops := make([]TimerOp, 0, len(last))
-	for _, tag := range slices.Sorted(maps.Keys(last)) {
-		ops = append(ops, last[tag])
-	}
+	ops := slices.Clone(b.timers)
+	slices.SortFunc(ops, func(x, y TimerOp) int { return strings.Compare(x.Tag, y.Tag) })
 	return ops
 }
 
@@ -91,7 +85,13 @@ func (b *Batch) end(c *call, err error) (*Result, error) {
 			b.wrote = b.wrote.with(i)
 		}
 	}
-	b.timers = append(b.timers, res.Timers...)
+	for _, op := range res.Timers {
+		if i := slices.IndexFunc(b.timers, func(t TimerOp) bool { return t.Tag == op.Tag }); i >= 0 {
+			b.timers[i] = op
+		} else {
+			b.timers = append(b.timers, op)
+		}
+	}
 	return res, err
 }
 
