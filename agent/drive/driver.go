@@ -121,7 +121,10 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	due := k.due(t.at)
 	cleared := ""
 	for _, d := range due {
-		if tag := OrderTag(Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)); tag != cleared {
+		// A bucket the firing has reached has nothing left; a later one (a core timer fired
+		// inside it) may still hold envelopes after t.at, which its own timer runs.
+		b := Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)
+		if tag := OrderTag(b); b <= t.at && tag != cleared {
 			k.clear(tag)
 			cleared = tag
 		}
