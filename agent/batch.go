@@ -2,8 +2,8 @@ package agent
 
 import (
 	"context"
-	"maps"
 	"slices"
+	"strings"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
@@ -12,8 +12,9 @@ import (
 // Batch runs several inputs of one key, in order, against the key's committed state in a
 // Store: each input is atomic exactly as with Agent.Activate, Agent.Fire and Agent.Restore,
 // and sees what the inputs before it committed. Each cell is read from the store at most
-// once. Writes and Timers are what the whole batch changed, to commit once. A Batch is not
-// safe for concurrent use.
+// once, and the decoded memory and replay cache are kept from one input to the next. Writes
+// and Timers are what the whole batch changed, to commit once. A Batch is not safe for
+// concurrent use.
 type Batch struct {
 	a     *Agent
 	store Store
@@ -21,7 +22,9 @@ type Batch struct {
 
 	cells       [numCells][]byte // as read from the store, or as the batch's inputs wrote them
 	read, wrote cellSet          // cells read from the store; cells written
-	timers      []TimerOp        // every timer operation of the inputs, in order
+	live        liveCells        // decoded values of cells
+	timers      []TimerOp        // the last timer operation of the inputs per tag
+	deferred    bool             // see DeferEncoding
 }
 
 // NewBatch starts a batch over the key's committed state in store.
@@ -44,20 +47,31 @@ func (b *Batch) Restore(ctx context.Context, snap *pb.StateSnapshot) (*Result, e
 	return b.end(b.restore(ctx, snap))
 }
 
+// DeferEncoding makes the batch encode its memory and replay cache only when Writes asks for
+// them, instead of after every input that changed them; the results of its inputs then carry
+// no Writes. For a caller that commits once, after many inputs of the key.
+func (b *Batch) DeferEncoding() { b.deferred = true }
+
 // Writes returns the cells the batch changed, by state id (an empty value clears the cell);
 // nil when it changed none.
-func (b *Batch) Writes() map[statecodec.Cell][]byte { return byID(&b.cells, b.wrote) }
+//
+// With DeferEncoding, Writes encodes the changed memory and replay cache. Their encoding
+// cannot fail, since every string in them was checked when it entered them (the runtime's
+// deterministic serialization refuses only invalid UTF-8); should it fail all the same, Writes
+// panics rather than commit a state that was never decided.
+func (b *Batch) Writes() map[statecodec.Cell][]byte {
+	for c := range numCells {
+		if err := b.live.materialize(c, &b.cells[c]); err != nil {
+			panic(err)
+		}
+	}
+	return byID(&b.cells, b.wrote)
+}
 
 // Timers returns the batch's timer operations, the last one per tag, ordered by tag.
 func (b *Batch) Timers() []TimerOp {
-	last := map[string]TimerOp{}
-	for _, op := range b.timers {
-		last[op.Tag] = op
-	}
-	ops := make([]TimerOp, 0, len(last))
-	for _, tag := range slices.Sorted(maps.Keys(last)) {
-		ops = append(ops, last[tag])
-	}
+	ops := slices.Clone(b.timers)
+	slices.SortFunc(ops, func(x, y TimerOp) int { return strings.Compare(x.Tag, y.Tag) })
 	return ops
 }
 
@@ -67,17 +81,25 @@ func (b *Batch) end(c *call, err error) (*Result, error) {
 	for i := range numCells {
 		if c.cells.wrote.has(i) {
 			b.cells[i] = c.cells.overlay[i]
+			b.live.set(i, c.cells.liveVals.vals[i], c.cells.liveVals.stale.has(i))
 			b.wrote = b.wrote.with(i)
 		}
 	}
-	b.timers = append(b.timers, res.Timers...)
+	for _, op := range res.Timers {
+		if i := slices.IndexFunc(b.timers, func(t TimerOp) bool { return t.Tag == op.Tag }); i >= 0 {
+			b.timers[i] = op
+		} else {
+			b.timers = append(b.timers, op)
+		}
+	}
 	return res, err
 }
 
 // committed returns cell c as the batch's previous inputs left it.
 func (b *Batch) committed(c cell) ([]byte, error) {
 	if (b.read | b.wrote).has(c) {
-		return b.cells[c], nil
+		err := b.live.materialize(c, &b.cells[c])
+		return b.cells[c], err
 	}
 	v, err := b.store.Read(cellTable[c].id)
 	if err != nil {

@@ -41,7 +41,9 @@
 //     just the case its binding says.
 //   - Lazy state. An input reads only the cells its path needs, each at most once, and
 //     writes only the cells that changed (Result.Reads, Result.Writes); a Batch reads each
-//     cell from its Store at most once whatever the number of inputs.
+//     cell from its Store at most once whatever the number of inputs, and keeps the decoded
+//     memory and replay cache from one input to the next (each input works on a
+//     copy-on-write clone, so a failed input leaves them as committed).
 //
 // Activation semantics: an external event runs a new activation at the key's seq (or waits in
 // the bounded inbox while the key is suspended); each step asks the model, admits the

@@ -37,7 +37,7 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 		return nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
 	}
 	v.touch(cacheCell)
-	attrs := make(map[string]string, 24) // GenAI and cache attributes, then the receipt's
+	attrs := make(map[string]string, 32) // GenAI and cache attributes, then the receipt's and the agent
 	attrs[tracing.AttrOperationName] = tracing.OpChat
 	attrs[tracing.AttrRequestModel] = a.def.ModelID
 	attrs[tracing.AttrCache] = lk.Status.String()

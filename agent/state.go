@@ -174,11 +174,14 @@ type cells struct {
 	wrote   cellSet
 	read    cellSet
 	reads   []statecodec.Cell
+	// liveVals are decoded values of written cells (see liveCells).
+	liveVals liveCells
 }
 
 func (cs *cells) committed(c cell) ([]byte, error) {
 	if cs.wrote.has(c) {
-		return cs.overlay[c], nil
+		err := cs.liveVals.materialize(c, &cs.overlay[c])
+		return cs.overlay[c], err
 	}
 	return cs.initial(c)
 }
@@ -186,9 +189,8 @@ func (cs *cells) committed(c cell) ([]byte, error) {
 // initial returns the cell as it was before the call.
 func (cs *cells) initial(c cell) ([]byte, error) {
 	b, err := cs.batch.committed(c)
-	if err == nil && !cs.read.has(c) {
-		cs.read = cs.read.with(c)
-		cs.reads = append(cs.reads, cellTable[c].id)
+	if err == nil {
+		cs.noteRead(c)
 	}
 	return b, err
 }
@@ -196,10 +198,17 @@ func (cs *cells) initial(c cell) ([]byte, error) {
 func (cs *cells) write(c cell, b []byte) {
 	cs.overlay[c] = b
 	cs.wrote = cs.wrote.with(c)
+	cs.liveVals.drop(c)
 }
 
-// writes returns the call's writes by state id, nil when it wrote nothing.
-func (cs *cells) writes() map[statecodec.Cell][]byte { return byID(&cs.overlay, cs.wrote) }
+// writes returns the call's writes by state id, nil when it wrote nothing or when its batch
+// defers encoding.
+func (cs *cells) writes() map[statecodec.Cell][]byte {
+	if cs.batch.deferred {
+		return nil
+	}
+	return byID(&cs.overlay, cs.wrote)
+}
 
 // byID returns the cells of set, by state id; nil for an empty set.
 func byID(vals *[numCells][]byte, set cellSet) map[statecodec.Cell][]byte {
@@ -249,6 +258,10 @@ func (v *view) load(c cell) error {
 	if v.loaded.has(c) {
 		return nil
 	}
+	if v.loadLive(c) {
+		v.loaded = v.loaded.with(c)
+		return nil
+	}
 	b, err := v.raw(c)
 	if err != nil {
 		return err
@@ -256,6 +269,7 @@ func (v *view) load(c cell) error {
 	if err := cellTable[c].decode(v, b); err != nil {
 		return stateErr(err)
 	}
+	v.keepDecoded(c)
 	v.loaded = v.loaded.with(c)
 	return nil
 }
@@ -290,12 +304,13 @@ func (v *view) clear(c cell) {
 }
 
 // commit encodes the dirty cells into the overlay, all or nothing, and returns the codec
-// stats.
+// stats. The decoded memory and cache become the values kept for the next inputs; with
+// deferred encoding they are not encoded here.
 func (v *view) commit() (statecodec.Stats, error) {
 	var st statecodec.Stats
 	var enc [numCells][]byte // written to the overlay only when all encode
 	for c := range numCells {
-		if !v.dirty.has(c) || v.cleared.has(c) {
+		if !v.dirty.has(c) || v.cleared.has(c) || v.deferred(c) {
 			continue
 		}
 		var err error
@@ -306,6 +321,9 @@ func (v *view) commit() (statecodec.Stats, error) {
 	for c := range numCells {
 		if v.dirty.has(c) {
 			v.cells.write(c, enc[c])
+			if reusable(c) && !v.cleared.has(c) {
+				v.cells.liveVals.set(c, v.value(c), v.deferred(c))
+			}
 		}
 	}
 	if v.memory != nil {

@@ -109,7 +109,10 @@ $(table canonicalize)
 \`combined\` rows keep every cell of a key in the one Beam value cell \`agent_state.v1\` (what
 \`RunAgent\` does); the \`separate\` rows keep one Beam value cell per logical cell, a layout
 that exists only in the test, to measure the choice. \`event_time\` and \`arrival\` are the two
-orderings. Per activation: Beam state reads and writes, and bytes written.
+orderings. Per activation: Beam state reads and writes, and bytes written. The \`batch\` rows
+run the bounded fast path, \`RunAgentBatch\` (a GroupByKey, then the in-memory driver of
+package \`agent/drive\` over each key's whole input in one DoFn: no state or timer calls),
+on the same records in the same run.
 
 $(grep '^Benchmark' "$tmp/throughput.txt" | sed 's/^BenchmarkThroughput\///' | throughput_rows)
 
@@ -126,7 +129,9 @@ not change are rewritten with it). The envelopes/s column is one run per variant
 shared machine it moves by tens of percent between runs; the round trips of the runner's
 state API cost far more than the activation core's own work per envelope, which is why
 RunAgent keeps the layout with the fewest of them. Compare layouts over several runs
-(THROUGHPUT_N and repeated invocations) before reading a difference into one run.
+(THROUGHPUT_N and repeated invocations) before reading a difference into one run. The
+batch rows make no state call at all: what separates them from the baseline is the
+activation core's own work per envelope (docs/drive.md).
 
 Logical cells read and written per path (\`agent.TestCellAccessPerPath\` pins them); with the
 combined layout each path is one Beam read and at most one Beam write:

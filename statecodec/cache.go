@@ -55,6 +55,7 @@ type Cache struct {
 	opts  CacheOptions
 	ttlMs int64
 	stats Stats
+	owned shared[*pb.LlmCacheEntry] // see Clone
 }
 
 // NewCache returns an empty cache stamped with the current version of opts.Schema.

@@ -93,7 +93,7 @@ func (c *Cache) Expire(atMs int64) int {
 }
 
 func (c *Cache) touch(i int, atMs int64) *pb.LlmCacheEntry {
-	e := c.blob.Entries[i]
+	e := own(&c.owned, c.blob.Entries, i)
 	moveToBack(c.blob.Entries, i)
 	e.LastAccessMs = max(e.LastAccessMs, atMs)
 	return e
@@ -160,6 +160,7 @@ func (c *Cache) Store(key string, response []byte, atMs int64) (digestOnly bool,
 		}
 	} else {
 		e = &pb.LlmCacheEntry{CacheKey: key, CreatedAtMs: atMs, LastAccessMs: atMs}
+		c.owned.created(e)
 		c.blob.Entries = append(c.blob.Entries, e)
 	}
 	if int64(len(response)) > c.opts.MaxResponseBytes {

@@ -42,6 +42,7 @@ type Memory struct {
 	blob  *pb.MemoryBlob
 	opts  MemoryOptions
 	stats Stats
+	owned shared[*pb.MemoryEntry] // see Clone
 }
 
 // NewMemory returns an empty memory stamped with the current version of opts.Schema.

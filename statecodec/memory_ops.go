@@ -22,7 +22,7 @@ func (m *Memory) find(key string) int {
 // moves backwards: events may arrive out of event-time order, and entry order, not the
 // timestamp, is the LRU order.
 func (m *Memory) touch(i int, atMs int64) *pb.MemoryEntry {
-	e := m.blob.Entries[i]
+	e := own(&m.owned, m.blob.Entries, i)
 	moveToBack(m.blob.Entries, i)
 	e.LastAccessMs = max(e.LastAccessMs, atMs)
 	return e

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register.DoFn4x0[context.Context, []byte, func(*[]byte) bool, func(int64, []byte)](&runBatchFn{})
+	register.DoFn8x0[context.Context, []byte, func(*[]byte) bool, func([]byte), func([]byte), func([]byte), func([]byte), func([]byte)](&runBatchFn{})
 	register.Iter1[[]byte]()
 }
 
@@ -31,7 +31,10 @@ func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 	grouped := beam.GroupByKey(s, keyed)
 	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
 		OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model}
-	return splitOutputs(s, beam.ParDo(s, fn, grouped))
+	// One output per kind, in Outputs' order: emitting to it directly spares every output a
+	// trip through a splitting step.
+	outs := beam.ParDoN(s, fn, grouped)
+	return Outputs{Intents: outs[0], Traces: outs[1], Finals: outs[2], Snapshots: outs[3], DeadLetters: outs[4]}
 }
 
 type runBatchFn struct {
@@ -53,7 +56,7 @@ func (f *runBatchFn) Setup() (err error) {
 	return err
 }
 
-func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func(*[]byte) bool, emit func(int64, []byte)) {
+func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func(*[]byte) bool, intents, traces, finals, snapshots, dead func([]byte)) {
 	var all [][]byte
 	var v []byte
 	for values(&v) {
@@ -61,10 +64,19 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 	}
 	d := drive.Driver{Core: f.rt.core(), OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true}
 	st := d.Run(ctx, key, all, func(kind int64, b []byte) {
-		if kind == outDeadLetter {
+		switch kind {
+		case outIntent:
+			intents(b)
+		case outTrace:
+			traces(b)
+		case outFinal:
+			finals(b)
+		case outSnapshot:
+			snapshots(b)
+		default:
 			f.rt.deadLetters.Inc(ctx, 1)
+			dead(b)
 		}
-		emit(kind, b)
 	})
 	f.rt.activations.Inc(ctx, int64(st.Activations))
 	f.rt.modelCalls.Inc(ctx, int64(st.ModelCalls))

@@ -233,8 +233,10 @@ func (f *firing) timer(t timers.Context) error {
 	}
 	cleared := map[string]bool{t.Tag: true}
 	for _, d := range due {
-		// The due envelopes' own ordering timers would find nothing left to do.
-		if tag := drive.OrderTag(drive.Bucket(d.Env.GetEventTimeMs(), f.resolution)); !cleared[tag] {
+		// The ordering timer of a bucket this firing has reached would find nothing left to
+		// do; a bucket after now (a core timer fired inside it) may still hold envelopes.
+		b := drive.Bucket(d.Env.GetEventTimeMs(), f.resolution)
+		if tag := drive.OrderTag(b); b <= f.now && !cleared[tag] {
 			cleared[tag] = true
 			f.frame.timer.ClearTag(f.tp, tag)
 		}

@@ -41,8 +41,9 @@
 // key's other timers, and a runner may deliver several of a key's timers in one bundle, so
 // the buffer is the truth and the Beam timers ("deadline", "ttl", set to the armed times by
 // Changes) only wake the key; a Beam timer whose core timer moved finds nothing due. Driver
-// replays the same mechanics in memory: the buffer, the Beam timers in firing order, the
-// committed cells.
+// replays the same mechanics in memory: the Beam timers in firing order, the buffer's content
+// (its envelopes, held decoded in processing order, and its core timers), the committed
+// cells.
 //
 // With transforms.ArrivalOrder RunAgent skips the buffer and runs each envelope as it arrives;
 // that order is the runner's, and this package does not specify it.

@@ -2,7 +2,7 @@ package drive
 
 import (
 	"context"
-	"math"
+	"maps"
 	"slices"
 
 	"github.com/beamagents/beamagents/agent"
@@ -17,19 +17,31 @@ type Driver struct {
 	OrderResolutionMs int64
 	// OutputsOnly skips the work that can change no output: a last firing of the idle TTL,
 	// with nothing else armed and nothing buffered, only drops the key's memory and replay
-	// cache. Stats.Cells is then the state before it.
+	// cache, and the state at the end is never encoded. Stats.Cells is then empty.
 	OutputsOnly bool
 }
 
 // key is one key's in-memory image of RunAgent's Beam state: the committed cells, the
-// ordering buffer (a bag) and the armed Beam timers.
+// content of the ordering buffer and the armed Beam timers.
+//
+// The cells live in one batch for the whole input, which keeps the decoded memory and replay
+// cache between firings and encodes them once, at the end (agent.Batch.DeferEncoding): every
+// input is still atomic, and sees what the inputs before it committed, exactly as when each
+// firing commits its own batch. The buffer is held decoded: the envelopes not yet due, sorted
+// into processing order once (a firing at T takes the prefix with event time ≤ T, which is
+// what Split would return, in the order SortDue gives), and the core timers, which are what
+// the buffer's timer frames would hold after every firing (a firing rewrites them whenever
+// they change).
 type key struct {
-	d      *Driver
-	id     []byte
-	cells  agent.MapStore
-	buffer [][]byte
-	timers []beamTimer // armed, in the order they were set
-	stats  Stats
+	d       *Driver
+	id      []byte
+	cells   agent.MapStore // the state before the first input: none
+	batch   *agent.Batch
+	pending []Buffered  // buffered envelopes
+	sorted  bool        // pending is in processing order
+	core    Timers      // the core timers in the buffer
+	timers  []beamTimer // armed, in the order they were set
+	stats   Stats
 }
 
 // Stats are what a run of one key did.
@@ -50,12 +62,17 @@ type beamTimer struct {
 // as RestoreValue makes them, in arrival order) to the end of input and hands every output
 // to emit as (kind, deterministic bytes), in emission order.
 func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(kind int64, b []byte)) Stats {
-	k := &key{d: d, id: id, cells: agent.MapStore{}}
+	k := &key{d: d, id: id, cells: agent.MapStore{}, core: Timers{}}
+	k.batch = d.Batch(k.cells)
+	k.batch.DeferEncoding()
 	for _, v := range values {
 		k.element(ctx, v, emit)
 	}
 	for len(k.timers) > 0 && !(d.OutputsOnly && k.onlyIdleLeft()) {
 		k.fire(ctx, emit)
+	}
+	if !d.OutputsOnly {
+		commit(k.cells, k.batch)
 	}
 	k.stats.Cells = k.cells
 	return k.stats
@@ -77,17 +94,15 @@ func (k *key) element(ctx context.Context, value []byte, emit func(int64, []byte
 		emit(OutDeadLetter, Marshal(in.Dead))
 	case in.Snapshot != nil:
 		timers := Timers{}
-		b := k.d.Batch(k.cells)
-		k.d.Restore(ctx, b, in.Snapshot, timers, k.sink(emit))
-		commit(k.cells, b)
+		k.d.Restore(ctx, k.batch, in.Snapshot, timers, k.sink(emit))
 		if len(timers) > 0 {
-			k.buffer = append(k.buffer, AppendTimers(nil, timers))
+			maps.Copy(k.core, timers) // a later timer frame overrides an earlier one
 			for _, op := range Changes(nil, timers) {
 				k.set(op.Tag, op.AtMs)
 			}
 		}
 	default:
-		k.buffer = append(k.buffer, AppendFrame(nil, in.Env.GetEventTimeMs(), value))
+		k.pending, k.sorted = append(k.pending, Buffered{Env: in.Env, Raw: value}), false
 		b := Bucket(in.Env.GetEventTimeMs(), k.d.OrderResolutionMs)
 		k.set(OrderTag(b), b)
 	}
@@ -103,27 +118,24 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	}
 	t := k.timers[i]
 	k.timers = slices.Delete(k.timers, i, i+1)
-	due, rest, timers, bad := Split(k.buffer, t.at)
-	if bad > 0 {
-		emit(OutDeadLetter, Marshal(CorruptBuffer(k.id, bad)))
-	}
+	due := k.due(t.at)
+	cleared := ""
 	for _, d := range due {
-		k.clear(OrderTag(Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)))
+		// A bucket the firing has reached has nothing left; a later one (a core timer fired
+		// inside it) may still hold envelopes after t.at, which its own timer runs.
+		b := Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)
+		if tag := OrderTag(b); b <= t.at && tag != cleared {
+			k.clear(tag)
+			cleared = tag
+		}
 	}
+	timers := k.core
 	before := timers.Clone()
 	timers.Woken(t.tag, t.at)
 	k.stats.Firings++
 	k.stats.Activations += len(due)
-	b := k.d.Batch(k.cells)
-	k.d.Firing(ctx, b, k.id, due, timers, t.at, k.sink(emit))
-	commit(k.cells, b)
+	k.d.Firing(ctx, k.batch, k.id, due, timers, t.at, k.sink(emit))
 	ops := Changes(before, timers)
-	if len(due) > 0 || bad > 0 || len(ops) > 0 {
-		k.buffer = nil
-		if packed := AppendTimers(rest, timers); len(packed) > 0 {
-			k.buffer = [][]byte{packed}
-		}
-	}
 	for _, op := range ops {
 		if op.Set {
 			k.set(op.Tag, op.AtMs)
@@ -133,14 +145,28 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	}
 }
 
+// due takes the buffered envelopes with event time ≤ atMs out of the buffer, in processing
+// order.
+func (k *key) due(atMs int64) []Buffered {
+	if !k.sorted {
+		SortDue(k.pending)
+		k.sorted = true
+	}
+	n, _ := slices.BinarySearchFunc(k.pending, atMs, func(b Buffered, t int64) int {
+		if b.Env.GetEventTimeMs() <= t {
+			return -1
+		}
+		return 1
+	})
+	due := k.pending[:n:n]
+	k.pending = k.pending[n:]
+	return due
+}
+
 // onlyIdleLeft reports whether the key's one remaining Beam timer is the idle TTL, with no
 // other core timer armed and no envelope buffered.
 func (k *key) onlyIdleLeft() bool {
-	if len(k.timers) != 1 || k.timers[0].tag != agent.TagTTL {
-		return false
-	}
-	_, rest, timers, bad := Split(k.buffer, math.MinInt64)
-	return len(rest) == 0 && bad == 0 && len(timers) == 1
+	return len(k.timers) == 1 && k.timers[0].tag == agent.TagTTL && len(k.pending) == 0 && len(k.core) == 1
 }
 
 func (k *key) set(tag string, at int64) {

@@ -41,8 +41,8 @@ func (t Timers) Woken(tag string, at int64) {
 // next returns the earliest armed timer at or before atMs; equal times fire deadline before
 // ttl (tag order).
 func (t Timers) next(atMs int64) (tag string, at int64, ok bool) {
-	for _, g := range t.tags() {
-		if v := t[g]; v <= atMs && (!ok || v < at) {
+	for g, v := range t {
+		if v <= atMs && (!ok || v < at || v == at && g < tag) {
 			tag, at, ok = g, v, true
 		}
 	}

@@ -124,12 +124,3 @@ func Emit(res *agent.Result, emit func(kind int64, b []byte)) {
 		emit(OutDeadLetter, Marshal(m))
 	}
 }
-
-// Marshal serializes an output deterministically.
-func Marshal(m proto.Message) []byte {
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("serializing an output: %v", err)) // outputs are built from valid messages
-	}
-	return b
-}
