@@ -38,7 +38,8 @@ func Marshal(m proto.Message) []byte {
 // takes the runtime's path, which refuses it. TestMarshalTrace sets every field the message
 // has, so a field added to TraceEvent fails it until it is written here.
 func marshalTrace(t *pb.TraceEvent) ([]byte, error) {
-	keys, vals, ok := sortedAttributes(t.Attributes)
+	var buf [32]string // the values, off the heap for the usual number of attributes
+	keys, vals, ok := sortedAttributes(t.Attributes, buf[:0])
 	if !ok {
 		return deterministic.Marshal(t)
 	}
@@ -104,13 +105,13 @@ func entrySize(k, v string) int {
 	return 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
 }
 
-// sortedAttributes returns the keys of attrs in order and their values, and false when a key
-// or value is not valid UTF-8. A trace's attributes come from few distinct key sets (one per
-// kind of event), so the last sorted set of each size is kept and reused when attrs has
-// exactly its keys.
-func sortedAttributes(attrs map[string]string) (keys, vals []string, ok bool) {
+// sortedAttributes returns the keys of attrs in order and their values (in vals, grown if
+// need be), and false when a key or value is not valid UTF-8. A trace's attributes come from
+// few distinct key sets (one per kind of event), so the last sorted set of each size is kept
+// and reused when attrs has exactly its keys.
+func sortedAttributes(attrs map[string]string, vals []string) ([]string, []string, bool) {
 	n := len(attrs)
-	vals = make([]string, n)
+	vals = slices.Grow(vals[:0], n)[:n]
 	var slot *atomic.Pointer[[]string]
 	if n < len(sortedSets) {
 		slot = &sortedSets[n]
@@ -118,7 +119,7 @@ func sortedAttributes(attrs map[string]string) (keys, vals []string, ok bool) {
 			return *p, vals, true
 		}
 	}
-	keys = make([]string, 0, n)
+	keys := make([]string, 0, n)
 	for k, v := range attrs {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return nil, nil, false
@@ -130,7 +131,8 @@ func sortedAttributes(attrs map[string]string) (keys, vals []string, ok bool) {
 		vals[i] = attrs[k]
 	}
 	if slot != nil {
-		slot.Store(&keys)
+		kept := keys
+		slot.Store(&kept)
 	}
 	return keys, vals, true
 }
