@@ -69,8 +69,9 @@ func NewCache(opts CacheOptions) *Cache {
 }
 
 // DecodeCache decodes a [CellLLMCache] cell: parse, version check, migrate, then verify. Empty
-// bytes give an empty cache. A stored total that disagrees with the entries is recomputed, a
-// key that appears twice keeps its later entry, a response over MaxResponseBytes becomes
+// bytes give an empty cache. A digest-only entry that carries a response loses it, a stored
+// total that disagrees with the entries is recomputed, a key that appears twice keeps its
+// later entry, a response over MaxResponseBytes becomes
 // digest only, and the blob is evicted down to the caps of opts; each is counted in
 // [Cache.Stats]. Entries are otherwise kept verbatim: expiry needs an event time (see
 // [Cache.Expire]) and digests are checked when an entry is replayed.
@@ -85,6 +86,7 @@ func DecodeCache(b []byte, opts CacheOptions) (*Cache, error) {
 		return nil, err
 	}
 	c.blob = blob
+	c.stripDigestOnly()
 	c.repairTotal()
 	var dropped []*pb.LlmCacheEntry
 	blob.Entries, dropped = dedupeKeepLast(blob.Entries, (*pb.LlmCacheEntry).GetCacheKey)
@@ -110,6 +112,17 @@ func (c *Cache) repairTotal() {
 	if sum != c.blob.TotalResponseBytes {
 		c.blob.TotalResponseBytes = sum
 		c.stats.TotalRepairs++
+	}
+}
+
+// stripDigestOnly drops the response of every digest-only entry that carries one: such an
+// entry is never replayed, and its bytes would count against the response cap.
+func (c *Cache) stripDigestOnly() {
+	for _, e := range c.blob.Entries {
+		if e.GetDigestOnly() && len(e.GetResponse()) > 0 {
+			e.Response = nil
+			c.stats.TotalRepairs++
+		}
 	}
 }
 

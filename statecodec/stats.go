@@ -8,7 +8,7 @@ import "iter"
 type Stats struct {
 	Migrated          int64 // blobs upgraded from an older state_schema_version (including 0)
 	PreVersioned      int64 // blobs decoded at version 0; also counted in Migrated
-	TotalRepairs      int64 // stored totals that disagreed with the entries and were recomputed
+	TotalRepairs      int64 // stored totals recomputed, and digest-only cache entries stripped of a response
 	DuplicatesDropped int64 // entries dropped because a later entry had the same key or id
 	Evictions         int64 // entries evicted, least recently used first, to honour a cap
 	EvictedBytes      int64 // value or response bytes those evictions removed
