@@ -71,9 +71,8 @@ func NewCache(opts CacheOptions) *Cache {
 // DecodeCache decodes a [CellLLMCache] cell: parse, version check, migrate, then verify. Empty
 // bytes give an empty cache. A digest-only entry that carries a response loses it, a stored
 // total that disagrees with the entries is recomputed, a key that appears twice keeps its
-// later entry, a response over MaxResponseBytes becomes
-// digest only, and the blob is evicted down to the caps of opts; each is counted in
-// [Cache.Stats]. Entries are otherwise kept verbatim: expiry needs an event time (see
+// later entry, a response over MaxResponseBytes becomes digest only, and the blob is evicted
+// down to the caps of opts; each is counted in [Cache.Stats]. Entries are otherwise kept verbatim: expiry needs an event time (see
 // [Cache.Expire]) and digests are checked when an entry is replayed.
 // Errors: [ErrCorrupt], [ErrFutureVersion], [ErrMigration]; b is never modified.
 func DecodeCache(b []byte, opts CacheOptions) (*Cache, error) {
