@@ -33,8 +33,7 @@ func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 		OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model}
 	// One output per kind, in Outputs' order: emitting to it directly spares every output a
 	// trip through a splitting step.
-	outs := beam.ParDoN(s, fn, grouped)
-	return Outputs{Intents: outs[0], Traces: outs[1], Finals: outs[2], Snapshots: outs[3], DeadLetters: outs[4]}
+	return outputsOf(beam.ParDoN(s, fn, grouped))
 }
 
 type runBatchFn struct {
@@ -64,19 +63,10 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 	}
 	d := drive.Driver{Core: f.rt.core(), OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true}
 	st := d.Run(ctx, key, all, func(kind int64, b []byte) {
-		switch kind {
-		case outIntent:
-			intents(b)
-		case outTrace:
-			traces(b)
-		case outFinal:
-			finals(b)
-		case outSnapshot:
-			snapshots(b)
-		default:
+		if kind == outDeadLetter {
 			f.rt.deadLetters.Inc(ctx, 1)
-			dead(b)
 		}
+		splitOutput(kind, b, intents, traces, finals, snapshots, dead)
 	})
 	f.rt.activations.Inc(ctx, int64(st.Activations))
 	f.rt.modelCalls.Inc(ctx, int64(st.ModelCalls))

@@ -10,10 +10,16 @@ func init() {
 }
 
 func splitOutputs(s beam.Scope, tagged beam.PCollection) Outputs {
-	outs := beam.ParDoN(s, splitOutput, tagged)
+	return outputsOf(beam.ParDoN(s, splitOutput, tagged))
+}
+
+// outputsOf names the outputs of a DoFn that emits each kind to its own output, in
+// splitOutput's order.
+func outputsOf(outs []beam.PCollection) Outputs {
 	return Outputs{Intents: outs[0], Traces: outs[1], Finals: outs[2], Snapshots: outs[3], DeadLetters: outs[4]}
 }
 
+// splitOutput emits a tagged output to the output of its kind.
 func splitOutput(kind int64, b []byte, intents, traces, finals, snapshots, dead func([]byte)) {
 	switch kind {
 	case outIntent:
