@@ -6,6 +6,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/model/hosted"
 )
@@ -61,13 +62,19 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 	for values(&v) {
 		all = append(all, v)
 	}
-	d := drive.Driver{Core: f.rt.core(), OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true}
+	// RunAgent's metrics but those of Beam state and timers, which the fast path has none
+	// of; counted per key and added to the Beam counters once.
+	core, counts := f.rt.core(), tally{}
+	core.Around = func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(ctx, activate) }
+	d := drive.Driver{Core: core, OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true,
+		Observe: func(r *agent.Result) { count(r, counts.add) }}
 	st := d.Run(ctx, key, all, func(kind int64, b []byte) {
 		if kind == outDeadLetter {
-			f.rt.deadLetters.Inc(ctx, 1)
+			counts.add("dead_letters", 1)
 		}
 		splitOutput(kind, b, intents, traces, finals, snapshots, dead)
 	})
-	f.rt.activations.Inc(ctx, int64(st.Activations))
-	f.rt.modelCalls.Inc(ctx, int64(st.ModelCalls))
+	counts.add("activations", int64(st.Activations))
+	counts.add("model_calls", int64(st.ModelCalls))
+	counts.flush(ctx)
 }

@@ -21,18 +21,12 @@ const MetricsNamespace = "beamagents"
 // time of each DoFn call. The wall clock is read for the latency metric only; nothing it
 // reads reaches an output or the state.
 type meters struct {
-	cacheHits, cacheMisses, inputTokens, outputTokens beam.Counter
-	intents, finals                                   beam.Counter
-	latency, bytesRead, bytesWritten                  beam.Distribution
+	latency, bytesRead, bytesWritten beam.Distribution
 }
 
 func newMeters() *meters {
-	c := func(n string) beam.Counter { return beam.NewCounter(MetricsNamespace, n) }
 	d := func(n string) beam.Distribution { return beam.NewDistribution(MetricsNamespace, n) }
 	return &meters{
-		cacheHits: c("cache_hits"), cacheMisses: c("cache_misses"),
-		inputTokens: c("input_tokens"), outputTokens: c("output_tokens"),
-		intents: c("intents"), finals: c("final_replies"),
 		latency:   d("activation_latency_us"),
 		bytesRead: d("state_bytes_read_per_call"), bytesWritten: d("state_bytes_written_per_call"),
 	}
@@ -40,13 +34,18 @@ func newMeters() *meters {
 
 // result counts what one core call produced.
 func (m *meters) result(ctx context.Context, res *agent.Result) {
-	m.intents.Inc(ctx, int64(len(res.Intents)))
+	count(res, func(name string, n int64) { beam.NewCounter(MetricsNamespace, name).Inc(ctx, n) })
+}
+
+// count adds what one core call produced to the counters, through add.
+func count(res *agent.Result, add func(name string, n int64)) {
+	add("intents", int64(len(res.Intents)))
 	for _, ti := range res.Intents {
-		beam.NewCounter(MetricsNamespace, "intents."+ti.GetKind().String()).Inc(ctx, 1)
+		add("intents."+ti.GetKind().String(), 1)
 	}
-	m.finals.Inc(ctx, int64(len(res.Finals)))
+	add("final_replies", int64(len(res.Finals)))
 	for name, n := range res.Stats.All() {
-		beam.NewCounter(MetricsNamespace, "state."+name).Inc(ctx, n)
+		add("state."+name, n)
 	}
 	for _, ev := range res.Traces {
 		if ev.GetEventType() != pb.TraceEvent_LLM_CALL {
@@ -54,16 +53,28 @@ func (m *meters) result(ctx context.Context, res *agent.Result) {
 		}
 		a := ev.GetAttributes()
 		if a[tracing.AttrCacheHit] == "true" {
-			m.cacheHits.Inc(ctx, 1)
+			add("cache_hits", 1)
 		} else {
-			m.cacheMisses.Inc(ctx, 1)
+			add("cache_misses", 1)
 		}
 		if n, err := strconv.ParseInt(a[tracing.AttrInputTokens], 10, 64); err == nil {
-			m.inputTokens.Inc(ctx, n)
+			add("input_tokens", n)
 		}
 		if n, err := strconv.ParseInt(a[tracing.AttrOutputTokens], 10, 64); err == nil {
-			m.outputTokens.Inc(ctx, n)
+			add("output_tokens", n)
 		}
+	}
+}
+
+// A tally sums counter increments, to add them to the Beam counters once: for a DoFn that
+// runs many core calls per element.
+type tally map[string]int64
+
+func (t tally) add(name string, n int64) { t[name] += n }
+
+func (t tally) flush(ctx context.Context) {
+	for name, n := range t {
+		beam.NewCounter(MetricsNamespace, name).Inc(ctx, n)
 	}
 }
 

@@ -19,6 +19,9 @@ type Driver struct {
 	// with nothing else armed and nothing buffered, only drops the key's memory and replay
 	// cache, and the state at the end is never encoded. Stats.Cells is then empty.
 	OutputsOnly bool
+	// Observe, when set, sees every result of the core before its outputs are emitted (a
+	// shell's metering); it must not change the result.
+	Observe func(*agent.Result)
 }
 
 // key is one key's in-memory image of RunAgent's Beam state: the committed cells, the
@@ -81,6 +84,9 @@ func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(
 func (k *key) sink(emit func(int64, []byte)) func(*agent.Result) {
 	return func(r *agent.Result) {
 		k.stats.ModelCalls += r.ModelCalls
+		if k.d.Observe != nil {
+			k.d.Observe(r)
+		}
 		Emit(r, emit)
 	}
 }
