@@ -63,7 +63,9 @@ func (m *Memory) Put(key string, value []byte, atMs int64) error {
 		m.blob.TotalValueBytes += int64(len(value)) - int64(len(e.GetValue()))
 		e.Value = bytes.Clone(value)
 	} else {
-		m.blob.Entries = append(m.blob.Entries, &pb.MemoryEntry{Key: key, Value: bytes.Clone(value), LastAccessMs: atMs})
+		e := &pb.MemoryEntry{Key: key, Value: bytes.Clone(value), LastAccessMs: atMs}
+		m.owned.created(e) // a later touch changes it in place, as Cache.Store's entries
+		m.blob.Entries = append(m.blob.Entries, e)
 		m.blob.TotalValueBytes += int64(len(value))
 	}
 	m.evict()
