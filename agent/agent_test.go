@@ -245,7 +245,7 @@ func TestRenderFinal(t *testing.T) {
 		{`{"a":"q\"b\\"}` + "\n", `{"kind":"final","message":"{\"a\":\"q\\\"b\\\\\"}\n"}` + "\n"},
 		{"tab\tcr\r\x01é", `{"kind":"final","message":"tab\tcr\r\u0001é"}` + "\n"},
 	} {
-		if got := string(agent.RenderFinal([]byte(tc.in))); got != tc.want {
+		if got := string(agent.RenderFinal(tc.in)); got != tc.want {
 			t.Errorf("RenderFinal(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}

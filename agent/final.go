@@ -13,7 +13,7 @@ import (
 // The bridge from an admitted proposal to the final action is described in
 // docs/final-action.md.
 func (act *activation) final(step uint32, val *interaction.Value) error {
-	doc := val.Canonical()
+	doc := val.CanonicalString()
 	action := renderFinal(doc)
 	if max := act.c.a.limits.MaxFinalBytes; len(action) > max {
 		return fail(ReasonFinalTooLarge, nil, "final action is %d bytes after escaping, bound %d", len(action), max)
@@ -24,7 +24,7 @@ func (act *activation) final(step uint32, val *interaction.Value) error {
 		StepIndex:    step,
 		CaseId:       val.CaseID(),
 		SchemaDigest: act.c.a.def.Schema.Digest(),
-		Message:      string(doc),
+		Message:      doc,
 		ActionJson:   string(action),
 		TraceId:      act.tr.id,
 		CreatedAtMs:  act.c.now,
@@ -36,9 +36,9 @@ func (act *activation) final(step uint32, val *interaction.Value) error {
 // terminal LF. The message (valid UTF-8: an admitted document) is written as a canonical JSON
 // string, by the same writer as every canonical document of the runtime: '"', '\' and
 // control characters escaped (\n, \r, \t, \b, \f, else \u00xx), every other byte as is.
-func renderFinal(message []byte) []byte {
-	b := make([]byte, 0, len(message)+32)
+func renderFinal(message string) []byte {
+	b := make([]byte, 0, len(message)+len(message)/8+32) // a canonical document escapes about one byte in ten
 	b = append(b, `{"kind":"final","message":`...)
-	b = canonjson.AppendString(b, string(message))
+	b = canonjson.AppendString(b, message)
 	return append(b, "}\n"...)
 }

@@ -37,7 +37,7 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 		return nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
 	}
 	v.touch(cacheCell)
-	attrs := make(map[string]string, 32) // GenAI and cache attributes, then the receipt's and the agent
+	attrs := make(map[string]string, llmCallAttrs)
 	attrs[tracing.AttrOperationName] = tracing.OpChat
 	attrs[tracing.AttrRequestModel] = a.def.ModelID
 	attrs[tracing.AttrCache] = lk.Status.String()
@@ -77,6 +77,11 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 	act.tr.emit(pb.TraceEvent_LLM_CALL, step, c.now, attrs)
 	return val, nil
 }
+
+// llmCallAttrs bounds the attributes of an LLM_CALL event: five GenAI and cache attributes,
+// at most five from the model's response, the receipt's fourteen, the case and the agent. A
+// map made for exactly that many never grows, and is half the size of one made for 32.
+const llmCallAttrs = 5 + 5 + 14 + 2
 
 // call makes one model call within the activation's budget.
 func (act *activation) call(req *model.Request) (*model.Response, error) {

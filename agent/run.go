@@ -31,7 +31,9 @@ type activation struct {
 func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope) error {
 	act := &activation{c: c, v: v, out: out, seq: v.seq}
 	act.tr = newTracer(c.a.def.Name, c.entity, v.seq, out)
-	act.resume = &pb.AgentResume{Trigger: proto.CloneOf(trigger), TraceId: act.tr.id}
+	// The trigger is only read (by the prompt) and serialized (by a suspension) within this
+	// activation, so the resume state can refer to it instead of a copy.
+	act.resume = &pb.AgentResume{Trigger: trigger, TraceId: act.tr.id}
 	act.tr.begin(tracing.KindExternalEvent, 0, c.now)
 	return act.steps(0)
 }
@@ -76,7 +78,7 @@ func (act *activation) steps(start uint32) error {
 			bindID = val.TypeID()
 		}
 		action := a.def.Bindings[bindID]
-		rec := &pb.StepRecord{StepIndex: step, CaseId: val.CaseID(), Proposal: string(val.Canonical())}
+		rec := &pb.StepRecord{StepIndex: step, CaseId: val.CaseID(), Proposal: val.CanonicalString()}
 		act.resume.Steps = append(act.resume.Steps, rec)
 		switch action.Kind {
 		case ActFinal:

@@ -57,6 +57,11 @@ func (v *Value) Canonical() []byte {
 	return []byte(v.doc)
 }
 
+// CanonicalString returns the canonical value document of a root value as a string, without
+// copying it: for a caller that needs it as a string field (a reply's message, a step
+// record). It returns "" for a nested value.
+func (v *Value) CanonicalString() string { return v.doc }
+
 // JSON returns the canonical JSON of the value part alone: {"fields":{…}} for a record,
 // {"case":"…","fields":{…}} for a variant (no LF).
 func (v *Value) JSON() []byte { return appendValue(nil, v) }
