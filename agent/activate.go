@@ -138,12 +138,19 @@ func protect(fn func() error) (err error) {
 }
 
 func appendOutputs(a, b Outputs) Outputs {
+	if a.empty() {
+		return b // the usual call: one atomic step with outputs
+	}
 	a.Intents = append(a.Intents, b.Intents...)
 	a.Traces = append(a.Traces, b.Traces...)
 	a.Finals = append(a.Finals, b.Finals...)
 	a.Snapshots = append(a.Snapshots, b.Snapshots...)
 	a.DeadLetters = append(a.DeadLetters, b.DeadLetters...)
 	return a
+}
+
+func (o *Outputs) empty() bool {
+	return len(o.Intents)+len(o.Traces)+len(o.Finals)+len(o.Snapshots)+len(o.DeadLetters) == 0
 }
 
 func (c *call) armTTL(eventMs int64) {

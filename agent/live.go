@@ -79,6 +79,9 @@ func (cs *cells) keep(c cell, v liveValue) {
 func (cs *cells) noteRead(c cell) {
 	if !cs.read.has(c) {
 		cs.read = cs.read.with(c)
+		if cs.reads == nil {
+			cs.reads = cs.readBuf[:0]
+		}
 		cs.reads = append(cs.reads, cellTable[c].id)
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"maps"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -30,6 +31,7 @@ type activation struct {
 
 func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope) error {
 	act := &activation{c: c, v: v, out: out, seq: v.seq}
+	out.Traces = slices.Grow(out.Traces, 4) // at least its start, a model call and its end
 	act.tr = newTracer(c.a.def.Name, c.entity, v.seq, out)
 	// The trigger is only read (by the prompt) and serialized (by a suspension) within this
 	// activation, so the resume state can refer to it instead of a copy.

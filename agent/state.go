@@ -174,6 +174,7 @@ type cells struct {
 	wrote   cellSet
 	read    cellSet
 	reads   []statecodec.Cell
+	readBuf [numCells]statecodec.Cell // reads' backing array: a call reads each cell at most once
 	// liveVals are decoded values of written cells (see liveCells).
 	liveVals liveCells
 }

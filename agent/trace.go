@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"strconv"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -37,10 +36,10 @@ func (t *tracer) begin(kind string, entry uint32, atMs int64) {
 	if kind == tracing.KindTimer {
 		role = tracing.RoleTimer
 	}
-	span := tracing.SpanID(t.entity, t.seq, role, entry)
-	t.span, t.parent = span[:], t.root
-	if bytes.Equal(t.span, t.root) {
-		t.parent = nil
+	t.span, t.parent = t.root, nil
+	if role != tracing.RoleActivation || entry != 0 {
+		span := tracing.SpanID(t.entity, t.seq, role, entry)
+		t.span, t.parent = span[:], t.root
 	}
 	t.event(pb.TraceEvent_ACTIVATION_START, entry, t.span, t.parent, atMs, map[string]string{
 		tracing.AttrActivationKind: kind,

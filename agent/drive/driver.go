@@ -125,14 +125,14 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	t := k.timers[i]
 	k.timers = slices.Delete(k.timers, i, i+1)
 	due := k.due(t.at)
-	cleared := ""
+	var cleared int64
+	var any bool
 	for _, d := range due {
 		// A bucket the firing has reached has nothing left; a later one (a core timer fired
 		// inside it) may still hold envelopes after t.at, which its own timer runs.
-		b := Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs)
-		if tag := OrderTag(b); b <= t.at && tag != cleared {
-			k.clear(tag)
-			cleared = tag
+		if b := Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs); b <= t.at && (!any || b != cleared) {
+			k.clear(OrderTag(b))
+			cleared, any = b, true
 		}
 	}
 	timers := k.core
