@@ -60,17 +60,25 @@ func marshalTrace(t *pb.TraceEvent) ([]byte, error) {
 	b = appendVarint(b, 7, uint64(t.EventType))
 	for i, k := range keys {
 		v := vals[i]
-		b = protowire.AppendTag(b, 8, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(entrySize(k, v)))
-		b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), k)
-		b = protowire.AppendString(protowire.AppendTag(b, 2, protowire.BytesType), v)
+		b = appendLen(append(b, tag(8)), entrySize(k, v))
+		b = append(appendLen(append(b, tag(1)), len(k)), k...)
+		b = append(appendLen(append(b, tag(2)), len(v)), v...)
 	}
 	b = appendVarint(b, 9, uint64(t.StartMs))
 	b = appendVarint(b, 10, uint64(t.EndMs))
 	return append(b, unknown...), nil
 }
 
-// Each field number of TraceEvent fits a one-byte tag.
+// Each field number of TraceEvent, and of a map entry, fits a one-byte tag.
+func tag(n protowire.Number) byte { return byte(n)<<3 | byte(protowire.BytesType) }
+
+// appendLen appends a length, inline for the usual one-byte length.
+func appendLen(b []byte, n int) []byte {
+	if n < 0x80 {
+		return append(b, byte(n))
+	}
+	return protowire.AppendVarint(b, uint64(n))
+}
 
 func sizeBytes(v []byte) int {
 	if len(v) == 0 {
@@ -90,7 +98,7 @@ func appendBytes(b []byte, n protowire.Number, v []byte) []byte {
 	if len(v) == 0 {
 		return b
 	}
-	return protowire.AppendBytes(protowire.AppendTag(b, n, protowire.BytesType), v)
+	return append(appendLen(append(b, tag(n)), len(v)), v...)
 }
 
 func appendVarint(b []byte, n protowire.Number, v uint64) []byte {
