@@ -53,14 +53,18 @@ func (t Timers) next(atMs int64) (tag string, at int64, ok bool) {
 // tag order.
 func Changes(before, after Timers) []agent.TimerOp {
 	var ops []agent.TimerOp
-	for _, tag := range slices.Sorted(maps.Keys(maps.Collect(func(yield func(string, bool) bool) {
-		for k := range before {
-			yield(k, true)
+	var buf [8]string // a key has few timers: its order bucket, a deadline, an idle TTL
+	tags := buf[:0]
+	for k := range before {
+		tags = append(tags, k)
+	}
+	for k := range after {
+		if _, dup := before[k]; !dup {
+			tags = append(tags, k)
 		}
-		for k := range after {
-			yield(k, true)
-		}
-	}))) {
+	}
+	slices.Sort(tags)
+	for _, tag := range tags {
 		b, had := before[tag]
 		a, has := after[tag]
 		switch {
