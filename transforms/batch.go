@@ -45,7 +45,8 @@ type runBatchFn struct {
 	OrderResolutionMs int64
 	Model             hosted.Options
 
-	rt *runtime
+	rt     *runtime
+	counts tally // the bundle's counts, added to the Beam counters when it finishes
 }
 
 func (f *runBatchFn) Setup() (err error) {
@@ -63,8 +64,9 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 		all = append(all, v)
 	}
 	// RunAgent's metrics but those of Beam state and timers, which the fast path has none
-	// of; counted per key and added to the Beam counters once.
-	core, counts := f.rt.core(), tally{}
+	// of; tallied over the bundle and added to the Beam counters once, in FinishBundle
+	// (a Beam counter is per bundle: a failed bundle's counts are dropped with it).
+	core, counts := f.rt.core(), f.counts
 	core.Around = func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(ctx, activate) }
 	d := drive.Driver{Core: core, OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true,
 		Observe: func(r *agent.Result) { count(r, counts.add) }}
@@ -76,5 +78,10 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 	})
 	counts.add("activations", int64(st.Activations))
 	counts.add("model_calls", int64(st.ModelCalls))
-	counts.flush(ctx)
 }
+
+// StartBundle and FinishBundle take the emitters of ProcessElement, as Beam requires; they
+// emit nothing.
+func (f *runBatchFn) StartBundle(_, _, _, _, _ func([]byte)) { f.counts = tally{} }
+
+func (f *runBatchFn) FinishBundle(ctx context.Context, _, _, _, _, _ func([]byte)) { f.counts.flush(ctx) }
