@@ -84,4 +84,6 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, key []byte, values func
 // emit nothing.
 func (f *runBatchFn) StartBundle(_, _, _, _, _ func([]byte)) { f.counts = tally{} }
 
-func (f *runBatchFn) FinishBundle(ctx context.Context, _, _, _, _, _ func([]byte)) { f.counts.flush(ctx) }
+func (f *runBatchFn) FinishBundle(ctx context.Context, _, _, _, _, _ func([]byte)) {
+	f.counts.flush(ctx)
+}
