@@ -134,3 +134,15 @@ func Strings(ss []string) Array {
 	}
 	return a
 }
+
+// AppendStrings appends the canonical rendering of Strings(ss) without building it.
+func AppendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
+}

@@ -1,7 +1,10 @@
 package canonjson
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +43,19 @@ func TestQuote(t *testing.T) {
 	}
 	if got := Quote("aéé", 2); got != `"a"…` {
 		t.Fatalf("cut inside a rune: %s", got)
+	}
+}
+
+func TestDigest(t *testing.T) {
+	for _, domain := range []string{"", "d\x00", "beam_agents.negotiate receipt.v1\x00", strings.Repeat("long domain ", 10)} {
+		for _, body := range []string{"", "x", strings.Repeat("0123456789", 100)} {
+			sum := sha256.Sum256([]byte(domain + body))
+			if got, want := Digest(domain, []byte(body)), "sha256:"+hex.EncodeToString(sum[:]); got != want {
+				t.Errorf("Digest(%q, %d bytes) = %s, want %s", domain, len(body), got, want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = Digest("beam_agents.negotiate receipt.v1\x00", []byte("body")) }); n > 1 {
+		t.Errorf("Digest allocates %v times, want only its result", n)
 	}
 }
