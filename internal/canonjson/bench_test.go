@@ -18,3 +18,22 @@ func BenchmarkDigest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendString writes a digest and a long note (nothing to escape) and a reply with
+// a few escapes.
+func BenchmarkAppendString(b *testing.B) {
+	for name, s := range map[string]string{
+		"digest": "sha256:" + strings.Repeat("0123456789abcdef", 4),
+		"note":   strings.Repeat("The customer reports the parcel arrived damaged; photos attached. ", 20),
+		"reply":  strings.Repeat("Your refund of 12.50 EUR is on its way.\nOrder \"A1\": é€ ", 4),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(s)))
+			buf := make([]byte, 0, 2*len(s)+2)
+			for b.Loop() {
+				buf = AppendString(buf[:0], s)
+			}
+		})
+	}
+}
