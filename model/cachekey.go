@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strconv"
-	"unicode/utf8"
 )
 
 // cacheKeyDomain versions the canonical request material; changing the encoding changes it.
@@ -25,68 +24,92 @@ const cacheKeyDomain = "beamagents.model.cache-key.v1"
 //
 // The response schema itself is not hashed: SchemaDigest identifies it.
 func CacheKey(req *Request) string {
-	sum := sha256.Sum256(cacheMaterial(req))
-	return hex.EncodeToString(sum[:])
+	// The material streams into the digest through a stack buffer, flushed between messages,
+	// so a key costs no allocation but its string whatever the length of the conversation.
+	var buf [1024]byte
+	h := sha256.New()
+	b := appendMaterialHead(buf[:0], req)
+	for i := range req.Messages {
+		if len(b) >= len(buf)/2 {
+			h.Write(b)
+			b = b[:0]
+		}
+		b = appendMessage(b, i, &req.Messages[i])
+	}
+	h.Write(appendMaterialTail(b, req))
+	var sum [sha256.Size]byte
+	var key [2 * sha256.Size]byte
+	hex.Encode(key[:], h.Sum(sum[:0]))
+	return string(key[:])
 }
 
-func cacheMaterial(req *Request) []byte {
-	n := 320 + len(req.Model) + len(req.SchemaDigest) + 2*len(req.EntityKey)
-	for _, m := range req.Messages {
-		n += len(m.Role) + len(m.Content) + 32
-	}
-	b := append(make([]byte, 0, n), `{"domain":`...) // one allocation for the usual text
-	b = appendString(b, cacheKeyDomain)
-	b = append(b, `,"model":`...)
+// materialHead is the material up to the model; the domain needs no escaping.
+const materialHead = `{"domain":"` + cacheKeyDomain + `","model":`
+
+func appendMaterialHead(b []byte, req *Request) []byte {
+	b = append(b, materialHead...)
 	b = appendString(b, req.Model)
-	b = append(b, `,"messages":[`...)
-	for i, m := range req.Messages {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"role":`...)
-		b = appendString(b, m.Role)
-		b = append(b, `,"content":`...)
-		b = appendString(b, m.Content)
-		b = append(b, '}')
+	return append(b, `,"messages":[`...)
+}
+
+func appendMessage(b []byte, i int, m *Message) []byte {
+	if i > 0 {
+		b = append(b, ',')
 	}
+	b = append(b, `{"role":`...)
+	b = appendString(b, m.Role)
+	b = append(b, `,"content":`...)
+	b = appendString(b, m.Content)
+	return append(b, '}')
+}
+
+// appendMaterialTail appends what follows the messages. Numbers and base64 are written
+// straight into their quotes: their characters are all ones JSON leaves unescaped.
+func appendMaterialTail(b []byte, req *Request) []byte {
 	b = append(b, `],"schema_digest":`...)
 	b = appendString(b, req.SchemaDigest)
 	b = append(b, `,"sampling":{"temperature":`...)
 	b = appendOptFloat(b, req.Sampling.Temperature)
 	b = append(b, `,"top_p":`...)
 	b = appendOptFloat(b, req.Sampling.TopP)
-	b = append(b, `,"max_output_tokens":`...)
-	b = appendString(b, strconv.FormatInt(req.Sampling.MaxOutputTokens, 10))
-	b = append(b, `,"seed":`...)
+	b = append(b, `,"max_output_tokens":"`...)
+	b = strconv.AppendInt(b, req.Sampling.MaxOutputTokens, 10)
+	b = append(b, `","seed":`...)
 	if req.Sampling.Seed == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, strconv.FormatInt(*req.Sampling.Seed, 10))
+		b = append(b, '"')
+		b = strconv.AppendInt(b, *req.Sampling.Seed, 10)
+		b = append(b, '"')
 	}
-	b = append(b, `},"entity_key":`...)
-	b = appendString(b, base64.StdEncoding.EncodeToString(req.EntityKey))
-	b = append(b, `,"seq":`...)
-	b = appendString(b, strconv.FormatInt(req.Seq, 10))
-	b = append(b, `,"step":`...)
-	b = appendString(b, strconv.FormatUint(uint64(req.Step), 10))
-	return append(b, '}')
+	b = append(b, `},"entity_key":"`...)
+	b = base64.StdEncoding.AppendEncode(b, req.EntityKey)
+	b = append(b, `","seq":"`...)
+	b = strconv.AppendInt(b, req.Seq, 10)
+	b = append(b, `","step":"`...)
+	b = strconv.AppendUint(b, uint64(req.Step), 10)
+	return append(b, `"}`...)
 }
 
 func appendOptFloat(b []byte, f *float64) []byte {
 	if f == nil {
 		return append(b, "null"...)
 	}
-	return appendString(b, strconv.FormatFloat(*f, 'g', -1, 64))
+	b = append(b, '"')
+	b = strconv.AppendFloat(b, *f, 'g', -1, 64)
+	return append(b, '"')
 }
 
 // appendString appends s as a JSON string, escaped as encoding/json escapes it, which is all
 // canonical material needs. Text that is not valid UTF-8 would be replaced by U+FFFD there, so
 // two different byte strings could collide: it is written as {"base64":…} instead.
 func appendString(b []byte, s string) []byte {
-	if !utf8.ValidString(s) {
-		b = append(b, `{"base64":"`...)
-		b = base64.StdEncoding.AppendEncode(b, []byte(s))
-		return append(b, `"}`...)
+	start := len(b)
+	b, ok := appendJSONString(b, s)
+	if ok {
+		return b
 	}
-	return appendJSONString(b, s)
+	b = append(b[:start], `{"base64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, []byte(s))
+	return append(b, `"}`...)
 }

@@ -1,19 +1,41 @@
 package model
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
+
+// jsonSafe marks the ASCII bytes encoding/json writes as they are: printable, and neither a
+// quote, a backslash nor one of its HTML escapes. Runs of them are copied in one append.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendJSONString appends s as a JSON string exactly as encoding/json's Marshal writes it
-// (HTML-safe escapes, \b \f \n \r \t, \u00xx for other controls, \u2028 and \u2029), for
-// valid UTF-8 s, without Marshal's allocations. The cache-key material depends on these
-// bytes, so a test compares it with encoding/json over arbitrary strings.
-func appendJSONString(b []byte, s string) []byte {
+// (HTML-safe escapes, \b \f \n \r \t, \u00xx for other controls, \u2028 and \u2029), without
+// Marshal's allocations, and reports whether s is valid UTF-8. It checks validity as it
+// escapes, in one pass; when s is not valid, the bytes appended so far are not meaningful.
+// The cache-key material depends on these bytes, so a test compares it with encoding/json
+// over arbitrary strings.
+func appendJSONString(b []byte, s string) ([]byte, bool) {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			m := unsafeBytes(load64(s[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8 // the first byte to look at
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}
@@ -39,7 +61,10 @@ func appendJSONString(b []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == '\u2028' || r == '\u2029' {
+		switch {
+		case size == 1: // only an invalid byte decodes to one byte at or above RuneSelf
+			return b, false
+		case r == '\u2028' || r == '\u2029':
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
 			start = i + size
@@ -47,5 +72,27 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), true
+}
+
+// unsafeBytes tests the 8 bytes of x at once for a byte that is not jsonSafe: one with its
+// high bit, one below 0x20, or one of the five escaped characters (setting bit 2 makes '"' of
+// '&', setting bit 1 '<' of '>'). It returns 0 when all are safe, else a mask whose lowest set
+// bit is the high bit of the first byte that is not safe (a byte that is not can make a later
+// one look so too, never an earlier one).
+func unsafeBytes(x uint64) uint64 {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	quoteAmp := x | 0x04*ones ^ '&'*ones
+	angle := x | 0x02*ones ^ '>'*ones
+	backslash := x ^ '\\'*ones
+	bad := x | (x-0x20*ones)&^x |
+		(quoteAmp-ones)&^quoteAmp | (angle-ones)&^angle | (backslash-ones)&^backslash
+	return bad & high
+}
+
+// load64 reads the first 8 bytes of s little-endian (the compiler makes it one load).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

@@ -61,35 +61,43 @@ func (m *Admitter) Manifests() (compatible, transform Manifest) { return m.compa
 // protocol allows canonicalization, ErrCanonicalize for a text canonicalization refuses.
 func (m *Admitter) Admit(text []byte) (Outcome, error) {
 	input := canonjson.Digest(outputDomain, text)
-	rc := m.receipt(input, m.transform)
 	if m.transform.Verdict == NegotiationRequired || m.transform.Protocol == FailFast {
 		v, err := m.schema.Decode(text)
 		if err == nil {
-			return m.receipt(input, m.compatible).conforming(v, v.Canonical())
+			return m.unchanged(v, input), nil
 		}
 		code, msg := CodeFailFast, "FAIL_FAST admits only the exact canonical document"
 		if m.transform.Verdict == NegotiationRequired {
 			code, msg = CodeNegotiationRequired, "the text is not its canonical document and no protocol allows canonicalizing it"
 		}
-		return rc.refused(&Error{Code: code, Rule: RuleNotCanonical, Path: "$", Message: msg, Err: err})
+		return m.receipt(input, m.transform).refused(&Error{Code: code, Rule: RuleNotCanonical, Path: "$", Message: msg, Err: err})
 	}
 	// Text that is already the canonical document (a model answering exactly, or a replayed
 	// answer) needs no canonicalization: the strict decoder admitting it proves that
 	// canonicalizing it would change nothing, and it is several times cheaper.
 	if v, err := m.schema.Decode(text); err == nil {
-		rc := m.receipt(input, m.compatible)
-		rc.Conforming, rc.OutputSHA256 = true, input // the output is the input, byte for byte
-		return Outcome{Value: v, Document: v.Canonical(), Receipt: rc}, nil
+		return m.unchanged(v, input), nil
 	}
 	c, err := Canonicalize(m.schema, text)
 	if err != nil {
-		return rc.refused(err)
+		return m.receipt(input, m.transform).refused(err)
 	}
+	mf := m.transform
 	if bytes.Equal(c.Document, text) {
-		rc = m.receipt(input, m.compatible)
+		mf = m.compatible
 	}
+	rc := m.receipt(input, mf)
 	rc.Transformations = c.Applied
 	return rc.conforming(c.Value, c.Document)
+}
+
+// unchanged admits v, which the strict decoder read from a text whose digest is input. The
+// decoder admits only the exact canonical document, so the output is the input byte for
+// byte and its digest is the input's: no second hash.
+func (m *Admitter) unchanged(v *interaction.Value, input string) Outcome {
+	rc := m.receipt(input, m.compatible)
+	rc.Conforming, rc.OutputSHA256 = true, input
+	return Outcome{Value: v, Document: v.Canonical(), Receipt: rc}
 }
 
 func (m *Admitter) receipt(input string, mf Manifest) *Receipt {

@@ -133,3 +133,69 @@ func BenchmarkCanonicalizeRatio(b *testing.B) {
 	b.ReportMetric(float64(generic.Nanoseconds())/float64(b.N), "json-ns/op")
 	b.ReportMetric(float64(canon)/float64(generic), "ratio")
 }
+
+// admitCanonical returns the admitter the driver uses (TRANSFORM_ALL) and a text that already
+// is its canonical document, as a scripted or replayed model answers.
+func admitCanonical(b *testing.B) (*negotiate.Admitter, []byte) {
+	s := proposalSchema(b)
+	m, err := negotiate.NewAdmitter(s, negotiate.Agreement{Protocol: negotiate.TransformAll})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, []byte(canonicalDoc(s, canonicalRefund))
+}
+
+// BenchmarkAdmitCanonical is the model boundary as the driver crosses it: a canonical text
+// admitted, then its receipt written into the LLM_CALL event's attributes.
+func BenchmarkAdmitCanonical(b *testing.B) {
+	m, text := admitCanonical(b)
+	b.Run("Admit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.Admit(text); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Admit+PutAttributes", func(b *testing.B) {
+		b.ReportAllocs()
+		attrs := make(map[string]string, 32)
+		for b.Loop() {
+			out, err := m.Admit(text)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out.Receipt.PutAttributes(attrs)
+		}
+	})
+}
+
+// BenchmarkReceiptDigest digests a receipt of an admitted model output and one of a
+// conveyed output with transformations and warnings.
+func BenchmarkReceiptDigest(b *testing.B) {
+	m, text := admitCanonical(b)
+	out, err := m.Admit(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lists := *out.Receipt
+	lists.Transformations = []string{"envelope", "final_lf", "integer_number", "key_order", "whitespace"}
+	lists.Warnings = []string{"nullability:prio.priority"}
+	for name, rc := range map[string]*negotiate.Receipt{"admitted": out.Receipt, "lists": &lists} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = rc.Digest()
+			}
+		})
+	}
+	b.Run("Document", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			documentSink = lists.Document()
+		}
+	})
+}
+
+// documentSink keeps a benchmarked document on the heap, as a caller holding it would.
+var documentSink []byte

@@ -2,6 +2,7 @@ package negotiate
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
@@ -106,26 +107,47 @@ func (r *Receipt) Check(output []byte) error {
 }
 
 // Digest returns "sha256:<hex>" over the canonical receipt document.
-func (r *Receipt) Digest() string { return canonjson.Digest(receiptDomain, r.Document()) }
+func (r *Receipt) Digest() string {
+	// Every receipt of an admitted output is digested for its trace event: a receipt's
+	// document (three digests, two hashes, keys) fits the stack buffer, so the digest
+	// string is the only allocation.
+	var buf [receiptBuffer]byte
+	return canonjson.Digest(receiptDomain, r.appendDocument(buf[:0]))
+}
+
+// receiptBuffer holds a receipt document without lists or a long reason.
+const receiptBuffer = 1024
 
 // Document returns the canonical receipt document (no line break).
-func (r *Receipt) Document() []byte {
-	return canonjson.Append(make([]byte, 0, 768), canonjson.Object{
-		{Key: "schema", Value: ReceiptFormat},
-		{Key: "producer_digest", Value: r.ProducerDigest},
-		{Key: "producer_case", Value: r.ProducerCase},
-		{Key: "receiver_digest", Value: r.ReceiverDigest},
-		{Key: "protocol", Value: r.Protocol.String()},
-		{Key: "verdict", Value: r.Verdict.String()},
-		{Key: "manifest_digest", Value: r.ManifestDigest},
-		{Key: "delta_digest", Value: r.DeltaDigest},
-		{Key: "conforming", Value: r.Conforming},
-		{Key: "transformations", Value: canonjson.Strings(r.Transformations)},
-		{Key: "warnings", Value: canonjson.Strings(r.Warnings)},
-		{Key: "input_sha256", Value: r.InputSHA256},
-		{Key: "output_sha256", Value: r.OutputSHA256},
-		{Key: "reason", Value: r.Reason},
-	})
+func (r *Receipt) Document() []byte { return r.appendDocument(make([]byte, 0, 768)) }
+
+// appendDocument appends the canonical receipt document: the canonjson.Object of its members
+// in the order below, written directly rather than through the generic model (boxed values)
+// because every admitted output digests one. The receipt tests pin it to the generic
+// rendering.
+func (r *Receipt) appendDocument(dst []byte) []byte {
+	dst = append(dst, `{"schema":`...)
+	dst = canonjson.AppendString(dst, ReceiptFormat)
+	dst = appendMember(dst, "producer_digest", r.ProducerDigest)
+	dst = appendMember(dst, "producer_case", r.ProducerCase)
+	dst = appendMember(dst, "receiver_digest", r.ReceiverDigest)
+	dst = appendMember(dst, "protocol", r.Protocol.String())
+	dst = appendMember(dst, "verdict", r.Verdict.String())
+	dst = appendMember(dst, "manifest_digest", r.ManifestDigest)
+	dst = appendMember(dst, "delta_digest", r.DeltaDigest)
+	dst = strconv.AppendBool(append(dst, `,"conforming":`...), r.Conforming)
+	dst = canonjson.AppendStrings(append(dst, `,"transformations":`...), r.Transformations)
+	dst = canonjson.AppendStrings(append(dst, `,"warnings":`...), r.Warnings)
+	dst = appendMember(dst, "input_sha256", r.InputSHA256)
+	dst = appendMember(dst, "output_sha256", r.OutputSHA256)
+	dst = appendMember(dst, "reason", r.Reason)
+	return append(dst, '}')
+}
+
+// appendMember appends ,"key":value for a key that needs no escaping.
+func appendMember(dst []byte, key, value string) []byte {
+	dst = append(append(append(dst, `,"`...), key...), `":`...)
+	return canonjson.AppendString(dst, value)
 }
 
 // Attributes renders the receipt as trace attributes under the beam_agents.conformance.*

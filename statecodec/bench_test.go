@@ -183,3 +183,40 @@ func check(b *testing.B, err error) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkCacheStoreLookupClone measures the replay-cache share of one driver activation on a
+// full cache (64 entries of 400-byte responses): clone the kept value, look up a key never
+// seen (a miss), store the model's answer under it, which evicts the least recently used
+// entry; and clone a working memory of 8 entries, as every activation also does.
+func BenchmarkCacheStoreLookupClone(b *testing.B) {
+	c := statecodec.NewCache(statecodec.CacheOptions{})
+	response := make([]byte, 400)
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = cacheKey(fmt.Sprint("request ", i))
+	}
+	for i := range statecodec.DefaultCacheMaxEntries {
+		if _, err := c.Store(cacheKey(fmt.Sprint("warm ", i)), response, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m := statecodec.NewMemory(statecodec.MemoryOptions{})
+	for i := range 8 {
+		check(b, m.Put(fmt.Sprint("memory/", i), response[:64], t0))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m = m.Clone()
+		c = c.Clone()
+		key := keys[i%len(keys)]
+		lk, err := c.Lookup(key, t0+int64(i))
+		check(b, err)
+		if lk.Status != statecodec.Miss {
+			b.Fatalf("lookup %d: %v", i, lk.Status)
+		}
+		_, err = c.Store(key, response, t0+int64(i))
+		check(b, err)
+		i++
+	}
+}

@@ -2,6 +2,7 @@ package statecodec
 
 import (
 	"crypto/sha256"
+	"math"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -55,16 +56,20 @@ type Cache struct {
 	opts  CacheOptions
 	ttlMs int64
 	stats Stats
-	owned shared[*pb.LlmCacheEntry] // see Clone
+	owned shared // see Clone
+	// oldest is at most the creation time of every entry (MaxInt64 when there is none): while
+	// it has not expired, no entry has, and Expire need not look at them.
+	oldest int64
 }
 
 // NewCache returns an empty cache stamped with the current version of opts.Schema.
 func NewCache(opts CacheOptions) *Cache {
 	opts = opts.resolved()
 	return &Cache{
-		blob:  &pb.LlmCacheBlob{StateSchemaVersion: schemaOf(opts.Schema).Current()},
-		opts:  opts,
-		ttlMs: max(1, opts.TTL.Milliseconds()),
+		blob:   &pb.LlmCacheBlob{StateSchemaVersion: schemaOf(opts.Schema).Current()},
+		opts:   opts,
+		ttlMs:  max(1, opts.TTL.Milliseconds()),
+		oldest: math.MaxInt64,
 	}
 }
 
@@ -85,6 +90,7 @@ func DecodeCache(b []byte, opts CacheOptions) (*Cache, error) {
 		return nil, err
 	}
 	c.blob = blob
+	c.oldest = oldestCreated(blob.Entries)
 	c.stripDigestOnly()
 	c.repairTotal()
 	var dropped []*pb.LlmCacheEntry
@@ -96,7 +102,7 @@ func DecodeCache(b []byte, opts CacheOptions) (*Cache, error) {
 	for _, e := range blob.Entries {
 		if cacheEntrySize(e) > c.opts.MaxResponseBytes {
 			blob.TotalResponseBytes -= cacheEntrySize(e)
-			c.keepDigestOnly(e, e.GetResponse())
+			c.keepDigestOnly(e, sha256.Sum256(e.GetResponse()))
 		}
 	}
 	c.evict()
@@ -125,20 +131,29 @@ func (c *Cache) stripDigestOnly() {
 	}
 }
 
-// keepDigestOnly records response in e as its SHA-256 only.
-func (c *Cache) keepDigestOnly(e *pb.LlmCacheEntry, response []byte) {
-	d := sha256.Sum256(response)
+// keepDigestOnly records a response in e as its SHA-256 d only.
+func (c *Cache) keepDigestOnly(e *pb.LlmCacheEntry, d [sha256.Size]byte) {
 	e.Response, e.ResponseDigest, e.DigestOnly = nil, d[:], true
 	c.stats.DigestOnly++
 }
 
 func (c *Cache) evict() {
+	ownList(&c.owned, &c.blob.Entries)
 	var n int
 	var bytes int64
 	c.blob.Entries, n, bytes = evictFront(c.blob.Entries, c.blob.TotalResponseBytes, cacheEntrySize, c.opts.MaxEntries, c.opts.MaxResponseBytes)
 	c.blob.TotalResponseBytes -= bytes
+	c.owned.evicted(n)
 	c.stats.Evictions += int64(n)
 	c.stats.EvictedBytes += bytes
+}
+
+func oldestCreated(entries []*pb.LlmCacheEntry) int64 {
+	oldest := int64(math.MaxInt64)
+	for _, e := range entries {
+		oldest = min(oldest, e.GetCreatedAtMs())
+	}
+	return oldest
 }
 
 func cacheEntrySize(e *pb.LlmCacheEntry) int64 { return int64(len(e.GetResponse())) }

@@ -3,6 +3,7 @@ package statecodec
 import (
 	"bytes"
 	"crypto/sha256"
+	"math"
 	"slices"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -49,21 +50,37 @@ func (l Lookup) Matches(response []byte) bool {
 
 // validCacheKey reports whether key is a cache key: 64 lowercase hex digits, a SHA-256 over
 // the canonical request material. Uppercase is refused so one request has exactly one key.
+// Every lookup and store checks its key: eight digits are tested at once.
 func validCacheKey(key string) bool {
 	if len(key) != 2*sha256.Size {
 		return false
 	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	all := uint64(high)
+	for i := 0; i < len(key); i += 8 {
+		x := load64(key[i:])
+		// A byte below 0x80 plus 0x80-lo has its high bit set iff it is at least lo, and the
+		// sums do not carry into the next byte; a byte at or above 0x80 fails by &^ x (its
+		// carry may spoil the next byte's test, never make the word pass).
+		digit := (x + (0x80-'0')*ones) &^ (x + (0x80-'9'-1)*ones)
+		letter := (x + (0x80-'a')*ones) &^ (x + (0x80-'f'-1)*ones)
+		all &= (digit | letter) &^ x
 	}
-	return true
+	return all == high
 }
 
+// load64 reads the first 8 bytes of s little-endian (the compiler makes it one load).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// find returns the index of key, a valid key, or -1. Comparing first bytes first spares the
+// call that compares whole keys for nearly every other entry.
 func (c *Cache) find(key string) int {
 	for i, e := range c.blob.Entries {
-		if e.GetCacheKey() == key {
+		if k := e.GetCacheKey(); len(k) == len(key) && k[0] == key[0] && k == key {
 			return i
 		}
 	}
@@ -79,9 +96,21 @@ func (c *Cache) expired(createdMs, atMs int64) bool {
 // Expire drops every entry whose TTL has passed at event time atMs and returns how many.
 // Lookup and Store call it first; call it before Encode to sweep a cache that was not used.
 func (c *Cache) Expire(atMs int64) int {
+	// An entry expires no later than one created after it: none has while the oldest has not.
+	if !c.expired(c.oldest, atMs) {
+		return 0
+	}
+	for _, e := range c.blob.Entries[:c.owned.n] {
+		if c.expired(e.GetCreatedAtMs(), atMs) {
+			c.owned.n-- // removed from the shared prefix
+		}
+	}
 	n := 0
+	c.oldest = math.MaxInt64
+	ownList(&c.owned, &c.blob.Entries)
 	c.blob.Entries = slices.DeleteFunc(c.blob.Entries, func(e *pb.LlmCacheEntry) bool {
 		if !c.expired(e.GetCreatedAtMs(), atMs) {
+			c.oldest = min(c.oldest, e.GetCreatedAtMs())
 			return false
 		}
 		c.blob.TotalResponseBytes -= cacheEntrySize(e)
@@ -93,8 +122,7 @@ func (c *Cache) Expire(atMs int64) int {
 }
 
 func (c *Cache) touch(i int, atMs int64) *pb.LlmCacheEntry {
-	e := own(&c.owned, c.blob.Entries, i)
-	moveToBack(c.blob.Entries, i)
+	e := touchEntry(&c.owned, &c.blob.Entries, i)
 	e.LastAccessMs = max(e.LastAccessMs, atMs)
 	return e
 }
@@ -116,7 +144,9 @@ func (c *Cache) Lookup(key string, atMs int64) (Lookup, error) {
 	e := c.blob.Entries[i]
 	if !intact(e) {
 		c.blob.TotalResponseBytes -= cacheEntrySize(e)
+		ownList(&c.owned, &c.blob.Entries)
 		c.blob.Entries = slices.Delete(c.blob.Entries, i, i+1)
+		c.owned.removed(i)
 		c.stats.CorruptEntries++
 		return Lookup{Status: Miss}, nil
 	}
@@ -124,7 +154,24 @@ func (c *Cache) Lookup(key string, atMs int64) (Lookup, error) {
 	if e.GetDigestOnly() {
 		return Lookup{Status: DigestOnlyHit, Digest: bytes.Clone(e.GetResponseDigest())}, nil
 	}
-	return Lookup{Status: Hit, Response: bytes.Clone(e.GetResponse()), Digest: bytes.Clone(e.GetResponseDigest())}, nil
+	response, digest := cloneBoth(e.GetResponse(), e.GetResponseDigest())
+	return Lookup{Status: Hit, Response: response, Digest: digest}, nil
+}
+
+// cloneBoth copies a and b into one allocation, for a response and its digest, which live and
+// die together; each copy is nil when its source is, as with bytes.Clone.
+func cloneBoth(a, b []byte) ([]byte, []byte) {
+	buf := make([]byte, len(a)+len(b))
+	copy(buf, a)
+	copy(buf[len(a):], b)
+	ca, cb := buf[:len(a):len(a)], buf[len(a):]
+	if a == nil {
+		ca = nil
+	}
+	if b == nil {
+		cb = nil
+	}
+	return ca, cb
 }
 
 // intact reports whether an entry can be replayed: a 32-byte digest, and for a full entry a
@@ -151,23 +198,26 @@ func (c *Cache) Store(key string, response []byte, atMs int64) (digestOnly bool,
 		return false, invalid(CellLLMCache, "cache key is not 64 lowercase hex digits")
 	}
 	c.Expire(atMs)
+	d := sha256.Sum256(response)
 	var e *pb.LlmCacheEntry
 	if i := c.find(key); i >= 0 {
 		e = c.touch(i, atMs)
 		c.blob.TotalResponseBytes -= cacheEntrySize(e)
-		if d := sha256.Sum256(response); !bytes.Equal(d[:], e.GetResponseDigest()) {
+		if !bytes.Equal(d[:], e.GetResponseDigest()) {
 			e.CreatedAtMs = atMs
+			c.oldest = min(c.oldest, atMs)
 		}
 	} else {
 		e = &pb.LlmCacheEntry{CacheKey: key, CreatedAtMs: atMs, LastAccessMs: atMs}
-		c.owned.created(e)
+		c.oldest = min(c.oldest, atMs)
+		ownList(&c.owned, &c.blob.Entries)
 		c.blob.Entries = append(c.blob.Entries, e)
 	}
 	if int64(len(response)) > c.opts.MaxResponseBytes {
-		c.keepDigestOnly(e, response)
+		c.keepDigestOnly(e, d)
 	} else {
-		d := sha256.Sum256(response)
-		e.Response, e.ResponseDigest, e.DigestOnly = bytes.Clone(response), d[:], false
+		e.Response, e.ResponseDigest = cloneBoth(response, d[:])
+		e.DigestOnly = false
 		c.blob.TotalResponseBytes += int64(len(response))
 	}
 	c.evict()

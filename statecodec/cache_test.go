@@ -3,6 +3,7 @@ package statecodec_test
 import (
 	"bytes"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,42 @@ func TestValidCacheKey(t *testing.T) {
 				t.Fatalf("ValidCacheKey(%q) = %v", tc.key, got)
 			}
 		})
+	}
+}
+
+// ValidCacheKey tests eight digits at once; it must agree with the byte-by-byte definition for
+// every byte value at every position, and with several bytes changed.
+func TestValidCacheKeyEveryByte(t *testing.T) {
+	isKey := func(k string) bool {
+		for i := 0; i < len(k); i++ {
+			if c := k[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+		return len(k) == 64
+	}
+	check := func(k []byte) {
+		t.Helper()
+		if got, want := statecodec.ValidCacheKey(string(k)), isKey(string(k)); got != want {
+			t.Fatalf("ValidCacheKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+	base := []byte(cacheKey("x"))
+	for c := range 256 {
+		for p := range base {
+			k := bytes.Clone(base)
+			k[p] = byte(c)
+			check(k)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("0123456789abcdef/:@`AFgG\x00\x7f\x80\xb0\xe6\xff")
+	for range 20000 {
+		k := bytes.Clone(base)
+		for range r.IntN(4) + 1 {
+			k[r.IntN(len(k))] = alphabet[r.IntN(len(alphabet))]
+		}
+		check(k)
 	}
 }
 

@@ -1,75 +1,92 @@
 package statecodec
 
 import (
+	"bytes"
+
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
-// shared is the copy-on-write bookkeeping of a value whose entries may be shared with a
-// clone. Until the value is cloned (or made from a clone) it owns every entry; after, it owns
-// only the entries it has copied or created since, and may change only those in place.
-type shared[E comparable] struct {
-	cloned bool
-	owned  map[E]bool
+// shared is the copy-on-write bookkeeping of a value whose entry list and entries may be
+// shared with a clone. Cloning shares both; the value copies the list before it first changes
+// it (ownList), and an entry before it changes it. It changes an entry only through
+// touchEntry, which replaces a shared entry with a copy of its own and moves it to the back,
+// and the entries it creates are appended at the back; removals keep the order of the others.
+// So the entries it may share are always a prefix of its list, and their count is all it
+// keeps.
+type shared struct {
+	list bool // the list is shared: copy it before changing it
+	n    int  // entries[:n] may be shared
 }
 
-// own returns entry i of entries, first replacing it with a copy of its own when it may be
-// shared.
-func own[E interface {
-	comparable
-	proto.Message
-}](s *shared[E], entries []E, i int) E {
-	e := entries[i]
-	if !s.cloned || s.owned[e] {
-		return e
+// ownList makes *entries a list of the value's own, which it may change in place. The copy
+// has room for one more entry (the next store).
+func ownList[E any](s *shared, entries *[]E) {
+	if s.list {
+		// make then copy, as written, is one runtime call that knows the new list is empty:
+		// it spares the write barriers on the old contents of the destination.
+		old := *entries
+		l := make([]E, len(old)+1)
+		copy(l, old)
+		*entries = l[:len(old)]
+		s.list = false
 	}
-	e = proto.CloneOf(e)
-	entries[i] = e
-	s.created(e)
+}
+
+// touchEntry returns entry i of *entries, first replacing it with a copy of its own when it
+// may be shared, and moves it to the back (the most recently used).
+func touchEntry[E proto.Message](s *shared, entries *[]E, i int) E {
+	ownList(s, entries)
+	e := (*entries)[i]
+	if i < s.n {
+		e = proto.CloneOf(e)
+		(*entries)[i] = e
+		s.n--
+	}
+	moveToBack(*entries, i)
 	return e
 }
 
-// created records that the value made e itself.
-func (s *shared[E]) created(e E) {
-	if !s.cloned {
-		return
+// removed records that entry i was removed from the list.
+func (s *shared) removed(i int) {
+	if i < s.n {
+		s.n--
 	}
-	if s.owned == nil {
-		s.owned = map[E]bool{}
-	}
-	s.owned[e] = true
 }
 
-// cloneBlob copies blob without copying its entries: a new blob (unknown fields included),
-// and a new list of the same entries with room for one more (the next store).
-func cloneBlob[B proto.Message, E any](blob B, entries *[]E) (B, []E) {
-	kept := *entries
-	*entries = nil
-	c := proto.CloneOf(blob)
-	*entries = kept
-	return c, append(make([]E, 0, len(kept)+1), kept...)
+// evicted records that the first k entries were removed from the list.
+func (s *shared) evicted(k int) { s.n = max(0, s.n-k) }
+
+// copyUnknown gives dst a copy of the unknown fields of src, which a blob keeps verbatim.
+func copyUnknown(dst, src proto.Message) {
+	if u := src.ProtoReflect().GetUnknown(); len(u) > 0 {
+		dst.ProtoReflect().SetUnknown(bytes.Clone(u))
+	}
 }
 
 // Clone returns a copy of m, the same entries in the same order, with no stats. The two share
-// the entries until one of them changes an entry, which then copies it first: cloning costs
-// one pointer per entry, and changing m never shows in the clone or the other way round.
+// the entry list and the entries until one of them changes the list or an entry, which it then
+// copies first: cloning costs the same whatever the number of entries, a change costs at most
+// one pointer per entry more, and changing m never shows in the clone or the other way round.
 func (m *Memory) Clone() *Memory {
-	blob, entries := cloneBlob(m.blob, &m.blob.Entries)
-	blob.Entries = entries
-	m.owned = shared[*pb.MemoryEntry]{cloned: true}
+	// Field by field rather than proto.Clone, which would cost more than the rest of the
+	// clone; a test checks that these are all the blob's fields.
+	blob := &pb.MemoryBlob{StateSchemaVersion: m.blob.StateSchemaVersion, Entries: m.blob.Entries, TotalValueBytes: m.blob.TotalValueBytes}
+	copyUnknown(blob, m.blob)
+	m.owned = shared{list: true, n: len(m.blob.Entries)}
 	c := *m // every setting of m
-	c.blob, c.stats, c.owned = blob, Stats{}, shared[*pb.MemoryEntry]{cloned: true}
+	c.blob, c.stats = blob, Stats{}
 	return &c
 }
 
 // Clone returns a copy of c, the same entries in the same order, with no stats (see
 // [Memory.Clone]).
 func (c *Cache) Clone() *Cache {
-	blob, entries := cloneBlob(c.blob, &c.blob.Entries)
-	blob.Entries = entries
-	c.owned = shared[*pb.LlmCacheEntry]{cloned: true}
+	blob := &pb.LlmCacheBlob{StateSchemaVersion: c.blob.StateSchemaVersion, Entries: c.blob.Entries, TotalResponseBytes: c.blob.TotalResponseBytes}
+	copyUnknown(blob, c.blob)
+	c.owned = shared{list: true, n: len(c.blob.Entries)}
 	n := *c // every setting of c
-	n.blob, n.stats, n.owned = blob, Stats{}, shared[*pb.LlmCacheEntry]{cloned: true}
+	n.blob, n.stats = blob, Stats{}
 	return &n
 }

@@ -42,7 +42,7 @@ type Memory struct {
 	blob  *pb.MemoryBlob
 	opts  MemoryOptions
 	stats Stats
-	owned shared[*pb.MemoryEntry] // see Clone
+	owned shared // see Clone
 }
 
 // NewMemory returns an empty memory stamped with the current version of opts.Schema.
@@ -88,10 +88,12 @@ func (m *Memory) repairTotal() {
 }
 
 func (m *Memory) evict() {
+	ownList(&m.owned, &m.blob.Entries)
 	var n int
 	var bytes int64
 	m.blob.Entries, n, bytes = evictFront(m.blob.Entries, m.blob.TotalValueBytes, memoryEntrySize, m.opts.MaxEntries, m.opts.MaxValueBytes)
 	m.blob.TotalValueBytes -= bytes
+	m.owned.evicted(n)
 	m.stats.Evictions += int64(n)
 	m.stats.EvictedBytes += bytes
 }

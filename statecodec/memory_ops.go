@@ -22,8 +22,7 @@ func (m *Memory) find(key string) int {
 // moves backwards: events may arrive out of event-time order, and entry order, not the
 // timestamp, is the LRU order.
 func (m *Memory) touch(i int, atMs int64) *pb.MemoryEntry {
-	e := own(&m.owned, m.blob.Entries, i)
-	moveToBack(m.blob.Entries, i)
+	e := touchEntry(&m.owned, &m.blob.Entries, i)
 	e.LastAccessMs = max(e.LastAccessMs, atMs)
 	return e
 }
@@ -64,7 +63,7 @@ func (m *Memory) Put(key string, value []byte, atMs int64) error {
 		e.Value = bytes.Clone(value)
 	} else {
 		e := &pb.MemoryEntry{Key: key, Value: bytes.Clone(value), LastAccessMs: atMs}
-		m.owned.created(e) // a later touch changes it in place, as Cache.Store's entries
+		ownList(&m.owned, &m.blob.Entries)
 		m.blob.Entries = append(m.blob.Entries, e)
 		m.blob.TotalValueBytes += int64(len(value))
 	}
@@ -79,7 +78,9 @@ func (m *Memory) Delete(key string) bool {
 		return false
 	}
 	m.blob.TotalValueBytes -= int64(len(m.blob.Entries[i].GetValue()))
+	ownList(&m.owned, &m.blob.Entries)
 	m.blob.Entries = slices.Delete(m.blob.Entries, i, i+1)
+	m.owned.removed(i)
 	return true
 }
 

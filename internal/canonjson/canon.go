@@ -16,17 +16,48 @@ const hexDigits = "0123456789abcdef"
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+	for i := 0; i < len(s); {
+		// Most text (digests, ids, prose) has nothing to escape: skip it a word at a time,
+		// and look at the bytes of a word that has something one by one.
+		i += plainWords(s[i:])
+		for end := min(i+8, len(s)); i < end; i++ {
+			c := s[i]
+			if c >= 0x20 && c != '"' && c != '\\' {
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = appendEscape(dst, c)
+			start = i + 1
 		}
-		dst = append(dst, s[start:i]...)
-		dst = appendEscape(dst, c)
-		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// Byte lanes of a 64-bit word.
+const (
+	lanes1    = 0x0101010101010101
+	lanesHigh = 0x8080808080808080
+)
+
+// plainWords returns the length of the longest prefix of s made of whole 8-byte words none of
+// whose bytes needs escaping (no byte below 0x20, no '"', no '\').
+//
+// Each test is the classic "has a byte less than n" word test (n = 0x20, and 1 for a lane
+// XORed to zero by '"' or '\'): the lowest lane that matches borrows and ends up with its
+// high bit set while the byte's is clear; no lane borrows without a lower match, so the
+// answer is exact. Bytes of 0x80 and above (UTF-8) never match.
+func plainWords(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		quote, backslash := w^(lanes1*'"'), w^(lanes1*'\\')
+		if ((w-lanes1*0x20)|(quote-lanes1)|(backslash-lanes1))&^w&lanesHigh != 0 {
+			break
+		}
+	}
+	return i
 }
 
 func appendEscape(dst []byte, c byte) []byte {
@@ -133,4 +164,16 @@ func Strings(ss []string) Array {
 		a[i] = s
 	}
 	return a
+}
+
+// AppendStrings appends the canonical rendering of Strings(ss) without building it.
+func AppendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
 }
