@@ -24,8 +24,9 @@ const cacheKeyDomain = "beamagents.model.cache-key.v1"
 //
 // The response schema itself is not hashed: SchemaDigest identifies it.
 func CacheKey(req *Request) string {
-	// The material streams into the digest through a stack buffer, flushed between messages,
-	// so a key costs no allocation but its string whatever the length of the conversation.
+	// The material streams into the digest through a stack buffer, flushed between messages:
+	// a usual key allocates only its string, and a long conversation no more than the buffer
+	// its longest message needs.
 	var buf [1024]byte
 	h := sha256.New()
 	b := appendMaterialHead(buf[:0], req)

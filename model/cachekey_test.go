@@ -206,3 +206,11 @@ func FuzzCacheKeyMatchesReference(f *testing.F) {
 		mustMatchReference(t, r)
 	})
 }
+
+// The material of a usual request stays on the stack: a key allocates only its string.
+func TestCacheKeyAllocatesOnlyItsString(t *testing.T) {
+	req := benchRequests()["first_step"]
+	if n := testing.AllocsPerRun(100, func() { CacheKey(req) }); n != 1 {
+		t.Fatalf("CacheKey makes %v allocations, want 1", n)
+	}
+}

@@ -65,28 +65,39 @@ func copyUnknown(dst, src proto.Message) {
 	}
 }
 
+// memoryClone and cacheClone are a clone and its blob, made in one allocation.
+type memoryClone struct {
+	Memory
+	b pb.MemoryBlob
+}
+
+type cacheClone struct {
+	Cache
+	b pb.LlmCacheBlob
+}
+
 // Clone returns a copy of m, the same entries in the same order, with no stats. The two share
 // the entry list and the entries until one of them changes the list or an entry, which it then
 // copies first: cloning costs the same whatever the number of entries, a change costs at most
 // one pointer per entry more, and changing m never shows in the clone or the other way round.
 func (m *Memory) Clone() *Memory {
+	m.owned = shared{list: true, n: len(m.blob.Entries)}
+	c := &memoryClone{Memory: *m} // every setting of m
 	// Field by field rather than proto.Clone, which would cost more than the rest of the
 	// clone; a test checks that these are all the blob's fields.
-	blob := &pb.MemoryBlob{StateSchemaVersion: m.blob.StateSchemaVersion, Entries: m.blob.Entries, TotalValueBytes: m.blob.TotalValueBytes}
-	copyUnknown(blob, m.blob)
-	m.owned = shared{list: true, n: len(m.blob.Entries)}
-	c := *m // every setting of m
-	c.blob, c.stats = blob, Stats{}
-	return &c
+	c.b.StateSchemaVersion, c.b.Entries, c.b.TotalValueBytes = m.blob.StateSchemaVersion, m.blob.Entries, m.blob.TotalValueBytes
+	copyUnknown(&c.b, m.blob)
+	c.blob, c.stats = &c.b, Stats{}
+	return &c.Memory
 }
 
 // Clone returns a copy of c, the same entries in the same order, with no stats (see
 // [Memory.Clone]).
 func (c *Cache) Clone() *Cache {
-	blob := &pb.LlmCacheBlob{StateSchemaVersion: c.blob.StateSchemaVersion, Entries: c.blob.Entries, TotalResponseBytes: c.blob.TotalResponseBytes}
-	copyUnknown(blob, c.blob)
 	c.owned = shared{list: true, n: len(c.blob.Entries)}
-	n := *c // every setting of c
-	n.blob, n.stats = blob, Stats{}
-	return &n
+	n := &cacheClone{Cache: *c} // every setting of c
+	n.b.StateSchemaVersion, n.b.Entries, n.b.TotalResponseBytes = c.blob.StateSchemaVersion, c.blob.Entries, c.blob.TotalResponseBytes
+	copyUnknown(&n.b, c.blob)
+	n.blob, n.stats = &n.b, Stats{}
+	return &n.Cache
 }

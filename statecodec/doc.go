@@ -53,7 +53,8 @@
 //     (memory) or kept as its SHA-256 only (cache).
 //   - Repairs, migrations, evictions and expiries are reported in [Stats], which the Beam
 //     layer turns into counters; this package does not import Beam.
-//   - A decoded memory or cache can be cloned for the cost of its entry list ([Memory.Clone],
-//     [Cache.Clone]): the two share entries copy-on-write, so a change to either never shows
-//     in the other, and either encodes exactly as the other would after the same operations.
+//   - A decoded memory or cache can be cloned in constant time ([Memory.Clone],
+//     [Cache.Clone]): the two share the entry list and the entries copy-on-write (the first
+//     change to the list costs a copy of it), so a change to either never shows in the other,
+//     and either encodes exactly as the other would after the same operations.
 package statecodec

@@ -44,8 +44,6 @@ func dedupeKeepLast[T any](s []T, key func(T) string) (kept, dropped []T) {
 
 // evictFront drops least recently used entries while more than maxEntries remain or their
 // total size exceeds maxBytes. It returns the kept entries, how many it dropped and their size.
-// The kept entries are not moved: s[n:] is the usual eviction of one entry after one append in
-// O(1), and the next append that finds no room at the back reallocates.
 func evictFront[T any](s []T, total int64, size func(T) int64, maxEntries int, maxBytes int64) (kept []T, n int, bytes int64) {
 	for n < len(s) && (len(s)-n > maxEntries || total > maxBytes) {
 		sz := size(s[n])
@@ -56,6 +54,7 @@ func evictFront[T any](s []T, total int64, size func(T) int64, maxEntries int, m
 	if n == 0 {
 		return s, 0, 0
 	}
-	clear(s[:n]) // release the evicted entries' memory
-	return s[n:], n, bytes
+	kept = append(s[:0], s[n:]...)
+	clear(s[len(kept):]) // release the evicted entries' memory
+	return kept, n, bytes
 }
