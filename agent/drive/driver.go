@@ -176,6 +176,9 @@ func (k *key) onlyIdleLeft() bool {
 }
 
 func (k *key) set(tag string, at int64) {
+	if n := len(k.timers); n > 0 && k.timers[n-1] == (beamTimer{tag, at}) {
+		return // already the last one set: setting it again changes nothing
+	}
 	k.clear(tag)
 	k.timers = append(k.timers, beamTimer{tag: tag, at: at})
 }
