@@ -93,13 +93,23 @@ func (v *view) loadLive(c cell) bool {
 	}
 	switch kept := v.cells.live(c).(type) {
 	case *statecodec.Memory:
-		v.memory = kept.Clone()
+		// Most activations only read the memory (into the prompt): the clone waits for the
+		// first write (ownMemory).
+		v.memory, v.memShared = kept, true
 	case *statecodec.Cache:
 		v.cache = kept.Clone()
 	default:
 		return false
 	}
 	return true
+}
+
+// ownMemory makes v's memory its own before a change: a clone of the kept value it was
+// reading.
+func (v *view) ownMemory() {
+	if v.memShared {
+		v.memory, v.memShared = v.memory.Clone(), false
+	}
 }
 
 // keepDecoded keeps a clone of the value of cell c that v has just decoded.

@@ -237,6 +237,7 @@ func (act *activation) remember(val *interaction.Value, action Action) error {
 	} else {
 		value = []byte(fv.Text())
 	}
+	act.v.ownMemory()
 	if err := act.v.memory.Put(k.Text(), value, act.c.now); err != nil {
 		return fail(ReasonBudgetExceeded, err, "memory write of key %q", k.Text())
 	}

@@ -233,6 +233,7 @@ type view struct {
 	copts statecodec.CacheOptions
 
 	loaded, dirty, cleared cellSet
+	memShared              bool // memory is the batch's kept value, read only (see ownMemory)
 
 	seq     int64
 	memory  *statecodec.Memory
@@ -327,7 +328,7 @@ func (v *view) commit() (statecodec.Stats, error) {
 			}
 		}
 	}
-	if v.memory != nil {
+	if v.memory != nil && !v.memShared { // a kept value's stats were added when it was committed
 		st.Add(v.memory.Stats())
 	}
 	if v.cache != nil {
