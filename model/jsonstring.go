@@ -3,6 +3,8 @@ package model
 import (
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/beamagents/beamagents/internal/swar"
 )
 
 // jsonSafe marks the ASCII bytes encoding/json writes as they are: printable, and neither a
@@ -26,7 +28,7 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	start := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
-			m := unsafeBytes(load64(s[i:]))
+			m := unsafeBytes(swar.Load64(s[i:]))
 			if m == 0 {
 				i += 8
 				continue
@@ -81,18 +83,11 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 // bit is the high bit of the first byte that is not safe (a byte that is not can make a later
 // one look so too, never an earlier one).
 func unsafeBytes(x uint64) uint64 {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
+	const ones, high = swar.Ones, swar.High
 	quoteAmp := x | 0x04*ones ^ '&'*ones
 	angle := x | 0x02*ones ^ '>'*ones
 	backslash := x ^ '\\'*ones
 	bad := x | (x-0x20*ones)&^x |
 		(quoteAmp-ones)&^quoteAmp | (angle-ones)&^angle | (backslash-ones)&^backslash
 	return bad & high
-}
-
-// load64 reads the first 8 bytes of s little-endian (the compiler makes it one load).
-func load64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

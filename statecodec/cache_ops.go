@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/swar"
 )
 
 // LookupStatus is the outcome of a replay-cache lookup.
@@ -55,10 +56,10 @@ func validCacheKey(key string) bool {
 	if len(key) != 2*sha256.Size {
 		return false
 	}
-	const ones, high = 0x0101010101010101, 0x8080808080808080
+	const ones, high = swar.Ones, swar.High
 	all := uint64(high)
 	for i := 0; i < len(key); i += 8 {
-		x := load64(key[i:])
+		x := swar.Load64(key[i:])
 		// A byte below 0x80 plus 0x80-lo has its high bit set iff it is at least lo, and the
 		// sums do not carry into the next byte; a byte at or above 0x80 fails by &^ x (its
 		// carry may spoil the next byte's test, never make the word pass).
@@ -67,13 +68,6 @@ func validCacheKey(key string) bool {
 		all &= (digit | letter) &^ x
 	}
 	return all == high
-}
-
-// load64 reads the first 8 bytes of s little-endian (the compiler makes it one load).
-func load64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // find returns the index of key, a valid key, or -1. Comparing first bytes first spares the

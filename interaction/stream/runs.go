@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/internal/canonjson"
+	"github.com/beamagents/beamagents/internal/swar"
 )
 
 // Runs are feed's shortcuts: whole ops, or the longest safe part of one, taken at once
@@ -105,7 +106,7 @@ func (d *Decoder) stringRun(o *op, buf string, i int) (int, Outcome) {
 		for {
 			switch {
 			case n+8 <= lim:
-				if sp := special(load64(buf, n)); sp != 0 {
+				if sp := special(swar.Load64(buf[n:])); sp != 0 {
 					n += bits.TrailingZeros64(sp) >> 3
 					break plain
 				}
@@ -182,12 +183,6 @@ var plainBytes = func() (t [256]bool) {
 	return t
 }()
 
-func load64(s string, n int) uint64 {
-	s = s[n : n+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
 func load32(s string, n int) uint32 {
 	s = s[n : n+4]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
@@ -222,7 +217,7 @@ func (d *Decoder) bytesRun(o *op, buf string, i int) (int, Outcome) {
 	}
 	// Eight bytes at a time, as many whole elements with their commas as they hold.
 	for m.pos != bytesElem && n+8 <= len(buf) {
-		k, elems := elements(load64(buf, n))
+		k, elems := elements(swar.Load64(buf[n:]))
 		if k == 0 || m.count+elems > o.max {
 			break
 		}
@@ -284,7 +279,7 @@ end:
 
 // Exact per-byte comparisons on eight bytes: the high bit of each byte of the result is the
 // answer for that byte. No borrow or carry crosses a byte.
-const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7F7F7F7F7F7F7F7F
+const ones, highs, lows = swar.Ones, swar.High, 0x7F7F7F7F7F7F7F7F
 
 // atLeast flags the bytes below 0x80 that are at least c (c <= 0x80).
 func atLeast(w uint64, c byte) uint64 { return ((w | highs) - ones*uint64(c)) &^ w & highs }

@@ -8,7 +8,11 @@
 // including U+007F and all non-ASCII text, is written as raw UTF-8.
 package canonjson
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/beamagents/beamagents/internal/swar"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -36,8 +40,8 @@ func AppendString(dst []byte, s string) []byte {
 
 // Byte lanes of a 64-bit word.
 const (
-	lanes1    = 0x0101010101010101
-	lanesHigh = 0x8080808080808080
+	lanes1    = swar.Ones
+	lanesHigh = swar.High
 )
 
 // plainWords returns the length of the longest prefix of s made of whole 8-byte words none of
@@ -50,8 +54,7 @@ const (
 func plainWords(s string) int {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		w := swar.Load64(s[i:])
 		quote, backslash := w^(lanes1*'"'), w^(lanes1*'\\')
 		if ((w-lanes1*0x20)|(quote-lanes1)|(backslash-lanes1))&^w&lanesHigh != 0 {
 			break
