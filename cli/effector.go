@@ -89,7 +89,8 @@ func runEffector(e *env, args []string) int {
 			e.errorf("%v", err)
 			return 2
 		}
-		defer console.Close()
+		// Shutdown, not Close: the decision that completes the run is still being answered.
+		defer shutdownConsole(console)
 	}
 	if service {
 		err = serveEffector(ctx, e, eff, f)
@@ -274,5 +275,15 @@ func printEffectorCounters(w io.Writer, m map[string]int64) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-28s %d\n", n, m[n])
+	}
+}
+
+// shutdownConsole stops the approval console once its requests in flight are answered, or
+// after five seconds.
+func shutdownConsole(console *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if console.Shutdown(ctx) != nil {
+		console.Close()
 	}
 }
