@@ -34,7 +34,7 @@ import (
 
 var (
 	throughputN        = flag.Int("throughput.n", 10000, "envelopes per throughput run")
-	throughputVariants = flag.String("throughput.variants", "", "comma-separated variants to run (default all), e.g. baseline,combined/event_time,batch")
+	throughputVariants = flag.String("throughput.variants", "", "comma-separated variants to run (default all), e.g. baseline,combined/event_time,batch,batch/one_key_at_a_time")
 )
 
 func init() {
@@ -201,7 +201,8 @@ func BenchmarkThroughput(b *testing.B) {
 			{"combined/arrival", func(o Options) any { return newRunAgentFn(o) }, ArrivalOrder},
 			{"separate/event_time", func(o Options) any { return newSeparateCellsFn(o) }, EventTimeOrder},
 			{"separate/arrival", func(o Options) any { return newSeparateCellsFn(o) }, ArrivalOrder},
-			{"batch", nil, EventTimeOrder}, // RunAgentBatch: GroupByKey and the in-memory driver
+			{"batch", nil, EventTimeOrder},                   // RunAgentBatch: GroupByKey and the in-memory driver
+			{"batch/one_key_at_a_time", nil, EventTimeOrder}, // the same with BatchWorkers 1
 		}
 		for _, v := range variants {
 			if *throughputVariants != "" && !slices.Contains(strings.Split(*throughputVariants, ","), v.name) {
@@ -216,7 +217,10 @@ func BenchmarkThroughput(b *testing.B) {
 					p, s := beam.NewPipelineWithRoot()
 					keyed, _ := DecodeEnvelopes(s, Binary, beam.CreateList(s, records))
 					switch {
-					case v.name == "batch":
+					case strings.HasPrefix(v.name, "batch"):
+						if v.name != "batch" {
+							o.BatchWorkers = 1
+						}
 						beam.ParDo0(s, countFinals, stats.Sum(s, beam.ParDo(s, &countBundleFn{}, RunAgentBatch(s, o, keyed).Finals)))
 					case v.fn == nil:
 						beam.ParDo0(s, countFinals, stats.Sum(s, beam.ParDo(s, &baselineFn{}, beam.GroupByKey(s, keyed))))
