@@ -80,12 +80,20 @@ type keyInput struct {
 	values [][]byte
 }
 
-// batchOutput is one output of a key, or, when counts is set, the tally of a group's keys.
+// batchOutput is one output of a key, or, when stats is set, what a group's keys add to
+// the bundle's metrics.
 type batchOutput struct {
-	ts     beam.EventTime
-	kind   int64
-	b      []byte
-	counts tally
+	ts    beam.EventTime
+	kind  int64
+	b     []byte
+	stats *groupStats
+}
+
+// groupStats are a group's counts and activation latencies, kept apart from the bundle's
+// until they reach its goroutine: a Beam metric may only be updated there.
+type groupStats struct {
+	counts    tally
+	latencies []int64 // µs
 }
 
 const (
@@ -123,12 +131,13 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, ts beam.EventTime, key 
 	}
 	e := emitters{intents, traces, finals, snapshots, dead}
 	if f.groups == nil {
-		f.runKeys(ctx, []keyInput{in}, f.counts, func(o batchOutput) bool { e.emit(o); return true })
+		timed := func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(ctx, activate) }
+		f.runKeys(ctx, []keyInput{in}, f.counts, timed, func(o batchOutput) bool { e.emit(o); return true })
 		return nil
 	}
 	f.group = append(f.group, in)
 	if f.groupN += len(in.values); f.groupN < groupEnvelopes {
-		return f.groups.Poll(f.deliver(e))
+		return f.groups.Poll(f.deliver(ctx, e))
 	}
 	return f.startGroup(ctx, e)
 }
@@ -138,18 +147,23 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 	group := f.group
 	f.group, f.groupN = nil, 0
 	return f.groups.Go(func(yield func(batchOutput) bool) {
-		counts := tally{}
-		f.runKeys(ctx, group, counts, yield)
-		yield(batchOutput{counts: counts})
-	}, f.deliver(e))
+		st := &groupStats{counts: tally{}}
+		clock := func(activate func() *agent.Result) *agent.Result {
+			res, us := clocked(activate)
+			st.latencies = append(st.latencies, us)
+			return res
+		}
+		f.runKeys(ctx, group, st.counts, clock, yield)
+		yield(batchOutput{stats: st})
+	}, f.deliver(ctx, e))
 }
 
-// runKeys runs each key's input through the driver, yielding its outputs and adding to
-// counts RunAgent's metrics but those of Beam state and timers, which the fast path has none
-// of. It stops at the first output yield refuses.
-func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally, yield func(batchOutput) bool) {
+// runKeys runs each key's input through the driver, each activation through around,
+// yielding the outputs and adding to counts RunAgent's metrics but those of Beam state and
+// timers, which the fast path has none of. It stops at the first output yield refuses.
+func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally, around func(func() *agent.Result) *agent.Result, yield func(batchOutput) bool) {
 	core := f.rt.core()
-	core.Around = func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(ctx, activate) }
+	core.Around = around
 	d := drive.Driver{Core: core, OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true,
 		Observe: func(r *agent.Result) { count(r, counts.add) }}
 	ok := true
@@ -168,16 +182,19 @@ func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally,
 	}
 }
 
-// deliver emits a group's output, or adds its tally to the bundle's.
-func (f *runBatchFn) deliver(e emitters) func(batchOutput) {
+// deliver emits a group's output, or adds its stats to the bundle's metrics.
+func (f *runBatchFn) deliver(ctx context.Context, e emitters) func(batchOutput) {
 	return func(o batchOutput) {
-		if o.counts != nil {
-			for name, n := range o.counts {
-				f.counts.add(name, n)
-			}
+		if o.stats == nil {
+			e.emit(o)
 			return
 		}
-		e.emit(o)
+		for name, n := range o.stats.counts {
+			f.counts.add(name, n)
+		}
+		for _, us := range o.stats.latencies {
+			f.rt.m.latency.Update(ctx, us)
+		}
 	}
 }
 
@@ -191,7 +208,7 @@ func (f *runBatchFn) FinishBundle(ctx context.Context, intents, traces, finals, 
 				return err
 			}
 		}
-		if err := f.groups.Wait(f.deliver(e)); err != nil {
+		if err := f.groups.Wait(f.deliver(ctx, e)); err != nil {
 			return err
 		}
 		f.groups = nil

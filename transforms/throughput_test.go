@@ -30,7 +30,7 @@ import (
 // model, against a stateless pipeline of the same shape (decode → GroupByKey → ParDo), and the
 // state-layout comparison (one combined cell against one Beam cell per logical cell).
 //
-//	go test ./transforms -run '^$' -bench Throughput -benchtime 1x [-throughput.n 20000]
+//	go test ./transforms -run '^$' -bench Throughput -benchtime 3x [-throughput.n 20000] [-throughput.variants baseline,batch]
 
 var (
 	throughputN        = flag.Int("throughput.n", 10000, "envelopes per throughput run")
