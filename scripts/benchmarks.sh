@@ -37,7 +37,7 @@ bench decode ./interaction
 bench stream ./interaction/stream
 bench canonicalize ./negotiate
 echo "benchmarks.sh: ./transforms (throughput on Prism, N = $throughput_n)" >&2
-go test ./transforms -run '^$' -bench Throughput -benchtime 1x -count 1 -throughput.n "$throughput_n" > "$tmp/throughput.txt"
+go test ./transforms -run '^$' -bench Throughput -benchtime 3x -count 1 -throughput.n "$throughput_n" > "$tmp/throughput.txt"
 
 # table NAME: the benchstat summary of NAME, indented as a Markdown code block, without the
 # machine lines the page's header already gives.
@@ -111,8 +111,12 @@ $(table canonicalize)
 that exists only in the test, to measure the choice. \`event_time\` and \`arrival\` are the two
 orderings. Per activation: Beam state reads and writes, and bytes written. The \`batch\` rows
 run the bounded fast path, \`RunAgentBatch\` (a GroupByKey, then the in-memory driver of
-package \`agent/drive\` over each key's whole input in one DoFn: no state or timer calls),
-on the same records in the same run.
+package \`agent/drive\` over each key's whole input in one DoFn: no state or timer calls,
+groups of keys running at once), on the same records in the same run; the
+\`batch/one_key_at_a_time\` rows run it with \`BatchWorkers\` 1. Every variant ends the same
+way: its count of final replies, one element per bundle, crosses a stage boundary, as a real
+run's outputs cross one to the file sinks. Each variant runs three times and the figure is
+their mean, so that no variant pays alone for the first, cold run.
 
 $(grep '^Benchmark' "$tmp/throughput.txt" | sed 's/^BenchmarkThroughput\///' | throughput_rows)
 
@@ -125,13 +129,13 @@ replay cache.
 The reads/act and writes/act columns do not depend on the machine: the combined cell needs
 one state read and at most one write per firing whatever the path, against up to six reads
 and four writes with separate cells, and writes slightly more bytes (the cells a firing did
-not change are rewritten with it). The envelopes/s column is one run per variant, and on a
+not change are rewritten with it). The envelopes/s column is one measurement per variant, and on a
 shared machine it moves by tens of percent between runs; the round trips of the runner's
 state API cost far more than the activation core's own work per envelope, which is why
 RunAgent keeps the layout with the fewest of them. Compare layouts over several runs
 (THROUGHPUT_N and repeated invocations) before reading a difference into one run. The
 batch rows make no state call at all: what separates them from the baseline is the
-activation core's own work per envelope (docs/drive.md).
+activation core's own work per envelope, spread over the cores (docs/drive.md).
 
 Logical cells read and written per path (\`agent.TestCellAccessPerPath\` pins them); with the
 combined layout each path is one Beam read and at most one Beam write:

@@ -31,7 +31,7 @@ import (
 // The differential tests run generated scenarios through three executions of the same agent
 // and compare every output byte for byte: RunAgent on Prism (the streaming path, stateful
 // DoFn and timers, ordering resolution 1 s), RunAgentBatch on Prism (the bounded fast path,
-// resolution 1 ms) in the same pipeline, and the in-memory driver alone (resolution 250 ms).
+// resolution 1 ms, three groups of keys at once) in the same pipeline, and the in-memory driver alone (resolution 250 ms).
 
 // differentialScenarios is how many scenarios TestDifferential runs, each on its own keys, in
 // one pipeline.
@@ -125,6 +125,7 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	opts := transforms.Options{Agent: support.Name, Config: config, Keyring: ref, OrderResolutionMs: 1000}
 	writeOutputs(s, stream, transforms.RunAgent(s, opts, keyed), dead, restoreDead)
 	opts.OrderResolutionMs = 1
+	opts.BatchWorkers = 3 // groups of keys at once and out of step, whatever the machine's cores
 	writeOutputs(s, batch, transforms.RunAgentBatch(s, opts, keyed), dead, restoreDead)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)

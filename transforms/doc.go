@@ -38,7 +38,9 @@
 //
 // Pipelines holding RunAgent turn Prism's bundle splitting off (PrismNoSplit): Prism's splits
 // let two bundles of one key run at once, and the later commit erased the other's writes.
-// RunAgentBatch is the bounded fast path: a GroupByKey and the driver in one ordinary DoFn.
+// RunAgentBatch is the bounded fast path: a GroupByKey and the driver in one ordinary DoFn,
+// which runs a few groups of a bundle's keys at once and emits their outputs in order from
+// the bundle's goroutine (docs/drive.md).
 //
 // Restores (DecodeSnapshots) are applied when they arrive, before the key's buffered
 // envelopes, and only into a key without state.

@@ -80,10 +80,16 @@ func (t tally) flush(ctx context.Context) {
 
 // timed runs one core call and records its wall time.
 func (m *meters) timed(ctx context.Context, call func() *agent.Result) *agent.Result {
+	res, us := clocked(call)
+	m.latency.Update(ctx, us)
+	return res
+}
+
+// clocked runs one core call and returns its wall time in microseconds.
+func clocked(call func() *agent.Result) (*agent.Result, int64) {
 	start := time.Now()
 	res := call()
-	m.latency.Update(ctx, time.Since(start).Microseconds())
-	return res
+	return res, time.Since(start).Microseconds()
 }
 
 // metered wraps a DoFn call's state provider to count the bytes of the Beam state it reads

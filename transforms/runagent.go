@@ -47,6 +47,10 @@ type Options struct {
 	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps).
 	AllowUnsignedIntents bool
 
+	// BatchWorkers is how many groups of keys of a bundle RunAgentBatch runs at once: 0 means
+	// as many as the worker has cores (GOMAXPROCS), 1 one key after another. RunAgent ignores it.
+	BatchWorkers int
+
 	// Model, when it names a hosted provider, replaces the agent's model (unless the agent
 	// pins its own); the provider and its key are created on each worker at setup.
 	Model hosted.Options

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
@@ -29,17 +30,19 @@ import (
 // model, against a stateless pipeline of the same shape (decode → GroupByKey → ParDo), and the
 // state-layout comparison (one combined cell against one Beam cell per logical cell).
 //
-//	go test ./transforms -run '^$' -bench Throughput -benchtime 1x [-throughput.n 20000]
+//	go test ./transforms -run '^$' -bench Throughput -benchtime 3x [-throughput.n 20000] [-throughput.variants baseline,batch]
 
 var (
 	throughputN        = flag.Int("throughput.n", 10000, "envelopes per throughput run")
-	throughputVariants = flag.String("throughput.variants", "", "comma-separated variants to run (default all), e.g. baseline,combined/event_time,batch")
+	throughputVariants = flag.String("throughput.variants", "", "comma-separated variants to run (default all), e.g. baseline,combined/event_time,batch,batch/one_key_at_a_time")
 )
 
 func init() {
 	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int64, []byte), error](&separateCellsFn{})
-	register.DoFn3x0[context.Context, []byte, func(*[]byte) bool](&baselineFn{})
-	register.Function2x0(countFinal)
+	register.DoFn4x0[context.Context, []byte, func(*[]byte) bool, func(int64)](&baselineFn{})
+	register.DoFn3x0[context.Context, []byte, func(int64)](&countBundleFn{})
+	register.Function2x0[context.Context, int64](countFinals)
+	register.Emitter1[int64]()
 }
 
 // separateCellsFn is RunAgent with the other layout: one Beam value cell per logical cell,
@@ -124,10 +127,13 @@ func (l *separate) write(sp state.Provider, changed map[statecodec.Cell][]byte) 
 func (l *separate) reads() int { return l.nreads }
 
 // baselineFn does the stateless work of the same shape: decode each envelope of the group
-// and emit one serialized reply.
-type baselineFn struct{}
+// and serialize one reply. It counts its replies as countBundleFn counts a variant's.
+type baselineFn struct{ n int64 }
 
-func (baselineFn) ProcessElement(ctx context.Context, key []byte, envs func(*[]byte) bool) {
+func (f *baselineFn) StartBundle(func(int64))       { f.n = 0 }
+func (f *baselineFn) FinishBundle(emit func(int64)) { emit(f.n) }
+
+func (f *baselineFn) ProcessElement(ctx context.Context, key []byte, envs func(*[]byte) bool, _ func(int64)) {
 	var b []byte
 	for envs(&b) {
 		env := &pb.AgentEnvelope{}
@@ -137,13 +143,26 @@ func (baselineFn) ProcessElement(ctx context.Context, key []byte, envs func(*[]b
 		if _, err := proto.Marshal(&pb.FinalReply{EntityKey: key, Message: string(env.GetExternalEvent())}); err != nil {
 			panic(err)
 		}
-		finalsCounter.Inc(ctx, 1)
+		f.n++
 	}
 }
 
+// countBundleFn counts the final replies of a bundle and emits the count when it finishes.
+// Every variant ends so: its replies' count, one element per bundle, crosses a stage
+// boundary (a sum), as a real run's outputs cross one to the file sinks. A stage whose
+// outputs all end inside it keeps one of Prism's goroutines polling for the whole bundle
+// (its wait for the outputs' end is an already closed channel), which takes a core from
+// the bundle's own work; with one output leaving the stage, it waits.
+type countBundleFn struct{ n int64 }
+
+func (f *countBundleFn) StartBundle(func(int64))                             { f.n = 0 }
+func (f *countBundleFn) ProcessElement(context.Context, []byte, func(int64)) { f.n++ }
+func (f *countBundleFn) FinishBundle(emit func(int64))                       { emit(f.n) }
+
 var finalsCounter = beam.NewCounter("beamagents", "bench_finals")
 
-func countFinal(ctx context.Context, _ []byte) { finalsCounter.Inc(ctx, 1) }
+// countFinals adds a count of final replies to the harness's counter.
+func countFinals(ctx context.Context, n int64) { finalsCounter.Inc(ctx, n) }
 
 // workload makes n envelopes over k keys, each key's events 100 ms apart, and a model script
 // that answers every request with a reply.
@@ -182,7 +201,8 @@ func BenchmarkThroughput(b *testing.B) {
 			{"combined/arrival", func(o Options) any { return newRunAgentFn(o) }, ArrivalOrder},
 			{"separate/event_time", func(o Options) any { return newSeparateCellsFn(o) }, EventTimeOrder},
 			{"separate/arrival", func(o Options) any { return newSeparateCellsFn(o) }, ArrivalOrder},
-			{"batch", nil, EventTimeOrder}, // RunAgentBatch: GroupByKey and the in-memory driver
+			{"batch", nil, EventTimeOrder},                   // RunAgentBatch: GroupByKey and the in-memory driver
+			{"batch/one_key_at_a_time", nil, EventTimeOrder}, // the same with BatchWorkers 1
 		}
 		for _, v := range variants {
 			if *throughputVariants != "" && !slices.Contains(strings.Split(*throughputVariants, ","), v.name) {
@@ -197,13 +217,16 @@ func BenchmarkThroughput(b *testing.B) {
 					p, s := beam.NewPipelineWithRoot()
 					keyed, _ := DecodeEnvelopes(s, Binary, beam.CreateList(s, records))
 					switch {
-					case v.name == "batch":
-						beam.ParDo0(s, countFinal, RunAgentBatch(s, o, keyed).Finals)
+					case strings.HasPrefix(v.name, "batch"):
+						if v.name != "batch" {
+							o.BatchWorkers = 1
+						}
+						beam.ParDo0(s, countFinals, stats.Sum(s, beam.ParDo(s, &countBundleFn{}, RunAgentBatch(s, o, keyed).Finals)))
 					case v.fn == nil:
-						beam.ParDo0(s, &baselineFn{}, beam.GroupByKey(s, keyed))
+						beam.ParDo0(s, countFinals, stats.Sum(s, beam.ParDo(s, &baselineFn{}, beam.GroupByKey(s, keyed))))
 					default:
 						out := splitOutputs(s, beam.ParDo(s, v.fn(o), keyed))
-						beam.ParDo0(s, countFinal, out.Finals)
+						beam.ParDo0(s, countFinals, stats.Sum(s, beam.ParDo(s, &countBundleFn{}, out.Finals)))
 					}
 					start := time.Now()
 					pr, err := ptest.RunWithMetrics(p)
