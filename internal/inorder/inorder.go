@@ -5,10 +5,10 @@
 //   - Every value is delivered on the goroutine that calls Go, Poll or Wait, never on a job's.
 //   - Values are delivered in submission order: all of a job's values after all of the
 //     values of every job submitted before it, each job's in the order it yielded them.
-//   - At most Workers jobs are submitted and not yet fully delivered (each on its own
-//     goroutine), and a job that has Buffer values waiting to be delivered waits in yield
-//     until it is the oldest: memory is bounded whatever the jobs yield. The oldest job never
-//     waits for the others, so the runner cannot deadlock.
+//   - At most workers jobs (New's argument) are submitted and not yet fully delivered, each
+//     on its own goroutine, and a job holding buffer values not yet delivered waits in yield
+//     until it is the oldest: memory is bounded whatever the jobs yield. The oldest job
+//     never waits for the others, so the runner cannot deadlock.
 //   - A job that panics fails the runner: the call that reaches it returns a *PanicError
 //     after delivering what the job yielded before panicking; the later jobs are stopped (their
 //     yields return false) and nothing more is delivered.
@@ -49,7 +49,7 @@ func New[T any](workers, buffer int) *Runner[T] {
 
 // Go submits run, which yields its values through yield (false once the runner has stopped:
 // the job should return). It first delivers what is ready, and waits for the oldest job to
-// be delivered whole while Workers jobs are pending.
+// be delivered whole while workers jobs are pending.
 func (r *Runner[T]) Go(run func(yield func(T) bool), deliver func(T)) error {
 	if err := r.Poll(deliver); err != nil {
 		return err
