@@ -45,6 +45,17 @@ table() {
   go tool -modfile=tools/go.mod benchstat "$1=$tmp/$1.txt" | grep -Ev '^(goos|goarch|pkg|cpu):' | sed 's/^/    /'
 }
 
+# benchmark_lines FILE: one line per benchmark, its name then its figures ("NAME N x ns/op
+# ..."), though the runner's log lines may come between a benchmark's name and its figures.
+benchmark_lines() {
+  awk '/^Benchmark/ { name = $1 }
+       /ns\/op/ && name != "" {
+         for (i = 2; i < NF; i++) if ($(i+1) == "ns/op") break
+         line = name; for (j = i - 1; j <= NF; j++) line = line " " $j
+         print line; name = ""
+       }' "$1"
+}
+
 # throughput_rows: one aligned row per variant, with the metrics named by their units.
 throughput_rows() {
   awk '{ row = sprintf("    %-32s", $1); for (i = 5; i < NF; i += 2) row = row sprintf("  %10s %s", $i, $(i+1)); print row }'
@@ -118,7 +129,7 @@ way: its count of final replies, one element per bundle, crosses a stage boundar
 run's outputs cross one to the file sinks. Each variant runs three times and the figure is
 their mean, so that no variant pays alone for the first, cold run.
 
-$(grep '^Benchmark' "$tmp/throughput.txt" | sed 's/^BenchmarkThroughput\///' | throughput_rows)
+$(benchmark_lines "$tmp/throughput.txt" | sed 's/^BenchmarkThroughput\///' | throughput_rows)
 
 Per-activation counts include the ordering buffer (one add per envelope; one read, clear and
 add per firing) and each key's idle-TTL firing at the end of a bounded run. With few keys the
