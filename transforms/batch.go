@@ -230,16 +230,5 @@ func (f *runBatchFn) stopGroups() {
 type emitters struct{ intents, traces, finals, snapshots, dead emit }
 
 func (e emitters) emit(o batchOutput) {
-	switch o.kind {
-	case outIntent:
-		e.intents(o.ts, o.b)
-	case outTrace:
-		e.traces(o.ts, o.b)
-	case outFinal:
-		e.finals(o.ts, o.b)
-	case outSnapshot:
-		e.snapshots(o.ts, o.b)
-	default:
-		e.dead(o.ts, o.b)
-	}
+	outputOf(o.kind, e.intents, e.traces, e.finals, e.snapshots, e.dead)(o.ts, o.b)
 }

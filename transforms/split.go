@@ -21,16 +21,21 @@ func outputsOf(outs []beam.PCollection) Outputs {
 
 // splitOutput emits a tagged output to the output of its kind.
 func splitOutput(kind int64, b []byte, intents, traces, finals, snapshots, dead func([]byte)) {
+	outputOf(kind, intents, traces, finals, snapshots, dead)(b)
+}
+
+// outputOf picks the output of kind among outputs given in Outputs' order; any other kind
+// is a dead letter.
+func outputOf[E any](kind int64, intents, traces, finals, snapshots, dead E) E {
 	switch kind {
 	case outIntent:
-		intents(b)
+		return intents
 	case outTrace:
-		traces(b)
+		return traces
 	case outFinal:
-		finals(b)
+		return finals
 	case outSnapshot:
-		snapshots(b)
-	default:
-		dead(b)
+		return snapshots
 	}
+	return dead
 }
