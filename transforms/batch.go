@@ -160,7 +160,8 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 
 // runKeys runs each key's input through the driver, each activation through around,
 // yielding the outputs and adding to counts RunAgent's metrics but those of Beam state and
-// timers, which the fast path has none of. It stops at the first output yield refuses.
+// timers, which the fast path has none of. Once yield refuses an output (the bundle has
+// failed), the key running goes on without yielding and no later key runs.
 func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally, around func(func() *agent.Result) *agent.Result, yield func(batchOutput) bool) {
 	core := f.rt.core()
 	core.Around = around
