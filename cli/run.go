@@ -141,17 +141,10 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 	beamlog.SetLogger(&beamlog.Structural{})
 	start := time.Now()
 	done := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
-		t := time.NewTicker(5 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				fmt.Fprintf(e.stderr, "… still running on %s (%s)\n", runner, time.Since(start).Round(time.Second))
-			}
-		}
+		defer close(stopped)
+		statusLines(e.stderr, runner, start, done)
 	}()
 	// Ctrl-C or SIGTERM cancels the job (on a job service, through the Job API) and waits
 	// for it to stop.
@@ -159,6 +152,7 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 	defer stop()
 	res, err := pipeline.Run(ctx, runner, opts)
 	close(done)
+	<-stopped
 	return res, time.Since(start), err
 }
 

@@ -137,7 +137,7 @@ type Input struct {
 // Run replays each key with a, whose model is replaced by m, and compares its outputs with
 // recorded (every recorded output record by kind, as the file sinks wrote them).
 func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) []Key {
-	d := &drive.Driver{Core: drive.Core{Agent: a.AnsweredBy(m), Deps: deps}, OrderResolutionMs: 1}
+	d := &drive.Driver{Core: drive.Core{Agent: a.AnsweredBy(m), Deps: deps, OrderResolutionMs: 1}}
 	rec := byEntity(recorded)
 	var keys []Key
 	for _, in := range inputs {

@@ -50,7 +50,8 @@ func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 	}
 	grouped := beam.GroupByKey(s, keyed)
 	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
-		OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model, Workers: opts.BatchWorkers}
+		OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model, Workers: opts.BatchWorkers,
+		Concurrency: opts.concurrency(), Instance: newInstanceID()}
 	// One output per kind, in Outputs' order: emitting to it directly spares every output a
 	// trip through a splitting step.
 	return outputsOf(beam.ParDoN(s, fn, grouped))
@@ -64,9 +65,16 @@ type runBatchFn struct {
 	OrderResolutionMs int64
 	Model             hosted.Options
 	Workers           int // Options.BatchWorkers
+	// Concurrency is Options.ModelConcurrency with its default; with more than 1, every key
+	// is a group of its own and up to Concurrency groups of the step run at once in the
+	// process (the same gate as RunAgent's steps run apart), however many bundles run.
+	Concurrency int
+	Instance    string
 
 	rt      *runtime
+	gate    *jobTable // when Concurrency > 1
 	workers int
+	groupN0 int                          // groupEnvelopes, or 1 with Concurrency > 1
 	counts  tally                        // the bundle's counts, added to the Beam counters when it finishes
 	groups  *inorder.Runner[batchOutput] // the bundle's running groups of keys (workers > 1)
 	group   []keyInput                   // keys gathered for the next group
@@ -112,6 +120,11 @@ func (f *runBatchFn) Setup() (err error) {
 	if f.workers = f.Workers; f.workers <= 0 {
 		f.workers = goruntime.GOMAXPROCS(0)
 	}
+	f.groupN0 = groupEnvelopes
+	if f.Concurrency > 1 {
+		f.gate = jobsOf(f.Instance, f.Concurrency)
+		f.workers, f.groupN0 = max(f.workers, f.Concurrency), 1
+	}
 	return err
 }
 
@@ -136,7 +149,7 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, ts beam.EventTime, key 
 		return nil
 	}
 	f.group = append(f.group, in)
-	if f.groupN += len(in.values); f.groupN < groupEnvelopes {
+	if f.groupN += len(in.values); f.groupN < f.groupN0 {
 		return f.groups.Poll(f.deliver(ctx, e))
 	}
 	return f.startGroup(ctx, e)
@@ -153,7 +166,7 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 			st.latencies = append(st.latencies, us)
 			return res
 		}
-		f.runKeys(ctx, group, st.counts, clock, yield)
+		f.gate.hold(func() { f.runKeys(ctx, group, st.counts, clock, yield) })
 		yield(batchOutput{stats: st})
 	}, f.deliver(ctx, e))
 }
@@ -163,9 +176,9 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 // timers, which the fast path has none of. Once yield refuses an output (the bundle has
 // failed), the key running goes on without yielding and no later key runs.
 func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally, around func(func() *agent.Result) *agent.Result, yield func(batchOutput) bool) {
-	core := f.rt.core()
-	core.Around = around
-	d := drive.Driver{Core: core, OrderResolutionMs: f.OrderResolutionMs, OutputsOnly: true,
+	core := f.rt.core(nil)
+	core.Around, core.OrderResolutionMs = around, f.OrderResolutionMs
+	d := drive.Driver{Core: core, OutputsOnly: true,
 		Observe: func(r *agent.Result) { count(r, counts.add) }}
 	ok := true
 	for _, in := range keys {
@@ -191,7 +204,7 @@ func (f *runBatchFn) deliver(ctx context.Context, e emitters) func(batchOutput) 
 			return
 		}
 		for name, n := range o.stats.counts {
-			f.counts.add(name, n)
+			f.counts[name] += n // noted in the process's status when the group counted it
 		}
 		for _, us := range o.stats.latencies {
 			f.rt.m.latency.Update(ctx, us)

@@ -10,6 +10,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/progress"
 )
 
 func init() {
@@ -51,9 +52,11 @@ func (f *decodeFn) Setup() {
 }
 
 func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
+	progress.Read(1)
 	env, canon, err := decodeEnvelope(f.Format, rec)
 	if err != nil {
 		f.invalid.Inc(ctx, 1)
+		progress.DeadLetters(1)
 		dead(drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
 		return
 	}

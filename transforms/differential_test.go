@@ -28,10 +28,12 @@ import (
 	"github.com/beamagents/beamagents/transforms"
 )
 
-// The differential tests run generated scenarios through three executions of the same agent
+// The differential tests run generated scenarios through four executions of the same agent
 // and compare every output byte for byte: RunAgent on Prism (the streaming path, stateful
-// DoFn and timers, ordering resolution 1 s), RunAgentBatch on Prism (the bounded fast path,
-// resolution 1 ms, three groups of keys at once) in the same pipeline, and the in-memory driver alone (resolution 250 ms).
+// DoFn and timers, ordering resolution 1 s), RunAgent again with its firings' steps run apart
+// from their bundles (ModelConcurrency 8, resolution 1 ms, so that keys have several timers
+// in a bundle), RunAgentBatch on Prism (the bounded fast path, resolution 1 ms, three groups
+// of keys at once) in the same pipeline, and the in-memory driver alone (resolution 250 ms).
 
 // differentialScenarios is how many scenarios TestDifferential runs, each on its own keys, in
 // one pipeline.
@@ -107,7 +109,7 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}}, OrderResolutionMs: 250}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 250}}
 	set, err := gen.Build(ctx, d)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +119,7 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	}
 	want := driveSet(t, d, set)
 
-	stream, batch := t.TempDir(), t.TempDir()
+	stream, async, batch := t.TempDir(), t.TempDir(), t.TempDir()
 	p, s := beam.NewPipelineWithRoot()
 	keyed, dead := transforms.DecodeEnvelopes(s, transforms.Binary, beam.CreateList(s, set.Records))
 	restores, restoreDead := transforms.DecodeSnapshots(s, transforms.Binary, beam.CreateList(s, set.Snapshots))
@@ -125,6 +127,10 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	opts := transforms.Options{Agent: support.Name, Config: config, Keyring: ref, OrderResolutionMs: 1000}
 	writeOutputs(s, stream, transforms.RunAgent(s, opts, keyed), dead, restoreDead)
 	opts.OrderResolutionMs = 1
+	concurrent := opts
+	concurrent.ModelConcurrency = 8
+	sa := s.Scope("concurrent")
+	writeOutputs(sa, async, transforms.RunAgent(sa, concurrent, keyed), dead, restoreDead)
 	opts.BatchWorkers = 3 // groups of keys at once and out of step, whatever the machine's cores
 	writeOutputs(s, batch, transforms.RunAgentBatch(s, opts, keyed), dead, restoreDead)
 	if err := ptest.Run(p); err != nil {
@@ -134,7 +140,7 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	for _, o := range pipeline.Outputs() {
 		w := want[o.Name]
 		st.outputs[o.Name] = len(w)
-		for path, dir := range map[string]string{"RunAgent": stream, "RunAgentBatch": batch} {
+		for path, dir := range map[string]string{"RunAgent": stream, "RunAgent/concurrent": async, "RunAgentBatch": batch} {
 			got := readRecords(t, filepath.Join(dir, o.Name+".binpb"))
 			if i := firstDifference(got, w); i >= 0 {
 				t.Errorf("%s: %s differs from the driver at record %d of %d/%d (keys %q):\n  %s: %s\n  driver: %s",

@@ -25,7 +25,12 @@ type layout interface {
 // combined keeps every cell of a key in the one Beam cell "agent_state.v1"
 // (AgentStateCells): one read and at most one write per firing.
 type combined struct {
-	cell   *state.Value[[]byte]
+	cell *state.Value[[]byte]
+	// raw, when haveRaw is set, is the cell as already read: a step run apart from its
+	// bundle reads nothing through Beam.
+	raw     []byte
+	haveRaw bool
+
 	cells  *pb.AgentStateCells
 	loaded bool
 	nreads int
@@ -35,11 +40,14 @@ func (l *combined) load(sp state.Provider) error {
 	if l.loaded {
 		return nil
 	}
-	b, _, err := l.cell.Read(sp)
-	if err != nil {
-		return err
+	b := l.raw
+	if !l.haveRaw {
+		var err error
+		if b, _, err = l.cell.Read(sp); err != nil {
+			return err
+		}
+		l.nreads++
 	}
-	l.nreads++
 	l.cells = &pb.AgentStateCells{}
 	if err := proto.Unmarshal(b, l.cells); err != nil {
 		return &statecodec.Error{Code: statecodec.CodeCorrupt, Cell: "agent_state.v1", Err: err}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -34,7 +35,22 @@ func newMeters() *meters {
 
 // result counts what one core call produced.
 func (m *meters) result(ctx context.Context, res *agent.Result) {
-	count(res, func(name string, n int64) { beam.NewCounter(MetricsNamespace, name).Inc(ctx, n) })
+	count(res, func(name string, n int64) {
+		beam.NewCounter(MetricsNamespace, name).Inc(ctx, n)
+		noteProgress(name, n)
+	})
+}
+
+// noteProgress adds a counter increment to the process's status (package progress).
+func noteProgress(name string, n int64) {
+	switch name {
+	case "activations":
+		progress.Activations(n)
+	case "dead_letters":
+		progress.DeadLetters(n)
+	case "input_tokens", "output_tokens":
+		progress.Tokens(n)
+	}
 }
 
 // count adds what one core call produced to the counters, through add.
@@ -70,7 +86,10 @@ func count(res *agent.Result, add func(name string, n int64)) {
 // runs many core calls per element.
 type tally map[string]int64
 
-func (t tally) add(name string, n int64) { t[name] += n }
+func (t tally) add(name string, n int64) {
+	t[name] += n
+	noteProgress(name, n)
+}
 
 func (t tally) flush(ctx context.Context) {
 	for name, n := range t {

@@ -7,20 +7,22 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/statecodec"
 )
 
 func init() {
-	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int64, []byte), error](&runAgentFn{})
-	register.Emitter2[int64, []byte]()
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, tagged, error](&runAgentFn{})
+	register.Emitter3[beam.EventTime, int64, []byte]()
 }
 
 // Stable names: the --update contract of a RunAgent pipeline (see the package documentation).
@@ -54,6 +56,60 @@ type Options struct {
 	// Model, when it names a hosted provider, replaces the agent's model (unless the agent
 	// pins its own); the provider and its key are created on each worker at setup.
 	Model hosted.Options
+
+	// ModelConcurrency is how many keys' activations may wait on the model at once in one
+	// worker process, across the step's bundles (each key still runs one activation at a
+	// time, in its order, and the outputs do not depend on it). 0 means
+	// DefaultModelConcurrency with a hosted model and 1 with the agent's own in-process
+	// model; 1 runs every firing to its end before the next. An input not in the global
+	// window runs with 1.
+	ModelConcurrency int
+}
+
+// DefaultModelConcurrency is Options.ModelConcurrency's default with a hosted model.
+const DefaultModelConcurrency = 64
+
+// concurrency is o's ModelConcurrency with its default applied.
+func (o Options) concurrency() int {
+	switch {
+	case o.ModelConcurrency > 0:
+		return o.ModelConcurrency
+	case o.Model.Hosted():
+		return DefaultModelConcurrency
+	}
+	return 1
+}
+
+// Check validates o at pipeline construction: the agent is registered and builds from its
+// configuration, the ordering and the model options are valid. The keyring is a reference
+// resolved on the workers, so only its form is checked here.
+func (o Options) Check() error {
+	if _, err := agent.Build(o.Agent, o.Config); err != nil {
+		return err
+	}
+	switch o.Ordering {
+	case "", EventTimeOrder, ArrivalOrder:
+	default:
+		return fmt.Errorf("unknown ordering %q (want %q or %q)", o.Ordering, EventTimeOrder, ArrivalOrder)
+	}
+	if o.OrderResolutionMs < 0 {
+		return fmt.Errorf("order resolution %d ms is negative", o.OrderResolutionMs)
+	}
+	if o.BatchWorkers < 0 || o.ModelConcurrency < 0 {
+		return fmt.Errorf("batch workers (%d) and model concurrency (%d) must not be negative", o.BatchWorkers, o.ModelConcurrency)
+	}
+	return o.Model.Check()
+}
+
+// withDefaults returns o with the defaults RunAgent and RunAgentBatch apply.
+func (o Options) withDefaults() Options {
+	if o.Ordering == "" {
+		o.Ordering = EventTimeOrder
+	}
+	if o.OrderResolutionMs <= 0 {
+		o.OrderResolutionMs = DefaultOrderMs
+	}
+	return o
 }
 
 // Outputs are RunAgent's outputs, each a PCollection<[]byte> of deterministically serialized
@@ -63,23 +119,35 @@ type Outputs struct {
 }
 
 // RunAgent runs the registered agent over keyed envelopes (PCollection<KV<[]byte, []byte>>,
-// the output of DecodeEnvelopes): one stateful step keyed by entity key.
+// the output of DecodeEnvelopes): one stateful step keyed by entity key. It panics when
+// opts do not pass Options.Check; TryRunAgent returns the error instead.
 func RunAgent(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
+	out, err := TryRunAgent(s, opts, keyed)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// TryRunAgent is RunAgent, returning an error when opts do not pass Options.Check.
+func TryRunAgent(s beam.Scope, opts Options, keyed beam.PCollection) (Outputs, error) {
 	s = s.Scope(RunAgentScope)
+	if err := opts.Check(); err != nil {
+		return Outputs{}, fmt.Errorf("RunAgent: %w", err)
+	}
 	requirePrismNoSplit()
-	if opts.Ordering == "" {
-		opts.Ordering = EventTimeOrder
+	opts = opts.withDefaults()
+	if keyed.WindowingStrategy().Fn.Kind != window.GlobalWindows {
+		opts.ModelConcurrency = 1
 	}
-	if opts.OrderResolutionMs <= 0 {
-		opts.OrderResolutionMs = DefaultOrderMs
-	}
-	return splitOutputs(s, beam.ParDo(s, newRunAgentFn(opts), keyed))
+	return splitOutputs(s, beam.ParDo(s, newRunAgentFn(opts), keyed)), nil
 }
 
 func newRunAgentFn(o Options) *runAgentFn {
 	return &runAgentFn{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs, Model: o.Model,
+		Concurrency: o.concurrency(), Instance: newInstanceID(),
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
 		Timer:  timers.InEventTime(TimerFamilyID),
@@ -96,13 +164,23 @@ type runAgentFn struct {
 	Ordering          Ordering
 	OrderResolutionMs int64
 	Model             hosted.Options
+	// Concurrency is Options.ModelConcurrency with its default; Instance tells this step's
+	// activations running apart from their bundles from another step's in the same process.
+	Concurrency int
+	Instance    string
 
 	State  state.Value[[]byte]
 	Buffer state.Bag[[]byte]
 	Timer  timers.EventTime
 
-	rt *runtime
+	rt    *runtime
+	jobs  *jobTable // when Concurrency > 1
+	epoch uint64    // the bundle running: a job started in it was started by this instance
 }
+
+// tagged emits one output of the stateful step, with its kind and its event time: an
+// activation run apart from its bundle (Options.ModelConcurrency) emits in a later call.
+type tagged = func(beam.EventTime, int64, []byte)
 
 func (f *runAgentFn) Setup() error {
 	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
@@ -110,19 +188,24 @@ func (f *runAgentFn) Setup() error {
 		err = rt.useModel(f.Model)
 	}
 	f.rt = rt
+	if f.Concurrency > 1 {
+		f.jobs = jobsOf(f.Instance, f.Concurrency)
+	}
 	return err
 }
 
+func (f *runAgentFn) StartBundle(context.Context, tagged) { f.epoch = nextEpoch() }
+
 func (f *runAgentFn) frame() *frame {
 	return &frame{rt: f.rt, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
-		ordering: f.Ordering, resolution: f.OrderResolutionMs}
+		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, epoch: f.epoch, cell: &f.State}
 }
 
-func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
+func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {
 	return f.rt.m.metered(ctx, sp, func(sp state.Provider) error { return f.frame().call(ctx, ts, sp, tp, key, emit).element(env) })
 }
 
-func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
+func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit tagged) error {
 	return f.rt.m.metered(ctx, sp, func(sp state.Provider) error { return f.frame().call(ctx, ts, sp, tp, key, emit).timer(t) })
 }
 
@@ -134,6 +217,9 @@ type frame struct {
 	timer      timers.EventTime
 	ordering   Ordering
 	resolution int64
+	jobs       *jobTable            // nil: every firing runs to its end in its own call
+	epoch      uint64               // the bundle running
+	cell       *state.Value[[]byte] // the combined cell, read whole for a job
 }
 
 // firing is one call of the stateful DoFn: one element or timer of one key.
@@ -144,10 +230,10 @@ type firing struct {
 	tp   timers.Provider
 	key  []byte
 	now  int64 // the element's or the timer's event time
-	emit func(int64, []byte)
+	emit tagged
 }
 
-func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, emit func(int64, []byte)) *firing {
+func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, emit tagged) *firing {
 	return &firing{frame: fr, ctx: ctx, sp: sp, tp: tp, key: key, now: mtime.Time(ts).Milliseconds(), emit: emit}
 }
 
@@ -158,7 +244,7 @@ type runtime struct {
 
 	activations, firings, modelCalls           beam.Counter
 	stateReads, stateWrites, stateBytesWritten beam.Counter
-	deadLetters                                beam.Counter
+	deadLetters, staleSteps                    beam.Counter
 	m                                          *meters
 }
 
@@ -176,7 +262,7 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 	c := func(n string) beam.Counter { return beam.NewCounter("beamagents", n) }
 	rt.activations, rt.firings, rt.modelCalls = c("activations"), c("timer_firings"), c("model_calls")
 	rt.stateReads, rt.stateWrites, rt.stateBytesWritten = c("state_reads"), c("state_writes"), c("state_bytes_written")
-	rt.deadLetters = c("dead_letters")
+	rt.deadLetters, rt.staleSteps = c("dead_letters"), c("stale_steps")
 	rt.m = newMeters()
 	return rt, nil
 }
@@ -187,166 +273,146 @@ func (rt *runtime) useModel(o hosted.Options) error {
 	if err != nil {
 		return err
 	}
-	rt.agent, err = rt.agent.WithModel(m, o.Name, true)
+	rt.agent, err = rt.agent.WithModel(progress.Counted(m), o.Name, true)
 	return err
 }
 
 func (f *firing) element(raw []byte) error {
-	in := drive.DecodeInput(f.key, raw)
-	switch {
-	case in.Dead != nil:
-		f.rt.deadLetters.Inc(f.ctx, 1)
-		f.emit(outDeadLetter, drive.Marshal(in.Dead))
-		return nil
-	case in.Snapshot != nil:
-		return f.restore(in.Snapshot)
-	case f.ordering == ArrivalOrder:
-		return f.arrival(in.Env, "")
-	}
-	if err := f.buffer.Add(f.sp, drive.AppendFrame(nil, in.Env.GetEventTimeMs(), raw)); err != nil {
+	// A restore needs the key's state as committed; an envelope only joins the buffer.
+	if _, err := f.pending("", len(raw) > 0 && raw[0] == drive.RestoreMark); err != nil {
 		return err
 	}
-	f.rt.stateWrites.Inc(f.ctx, 1)
-	b := drive.Bucket(in.Env.GetEventTimeMs(), f.resolution)
-	f.frame.timer.Set(f.tp, toTime(max(b, f.now)), timers.WithTag(drive.OrderTag(b)))
-	return nil
+	b := f.batch()
+	e := f.core().Step(f.ctx, b, f.key, drive.Trigger{Value: raw, AtMs: f.now}, nil)
+	return f.carry(f.now, b.Writes(), &e, nil)
 }
 
 // timer is one firing of the key's timer (any tag). With event-time ordering it runs the
 // buffered envelopes due by now and the core timers due by now, in event time
-// (drive.Core.Firing). The core timers live in the ordering buffer beside the envelopes; the
+// (drive.Core.Step). The core timers live in the ordering buffer beside the envelopes; the
 // Beam timers only wake the key, so a Beam timer that fires after the core moved it changes
-// nothing.
+// nothing. With Options.ModelConcurrency > 1 a firing with due envelopes runs apart from the
+// bundle (async.go).
 func (f *firing) timer(t timers.Context) error {
-	f.rt.firings.Inc(f.ctx, 1)
-	if f.ordering == ArrivalOrder {
-		if t.Tag != agent.TagDeadline && t.Tag != agent.TagTTL {
-			return nil
-		}
-		return f.arrival(nil, t.Tag)
-	}
-	raw, _, err := f.buffer.Read(f.sp)
-	if err != nil {
+	if done, err := f.pending(t.Tag, false); done || err != nil {
 		return err
 	}
-	f.rt.stateReads.Inc(f.ctx, 1)
-	due, rest, coreTimers, bad := drive.Split(raw, f.now)
-	if bad > 0 {
-		f.rt.deadLetters.Inc(f.ctx, 1)
-		f.emit(outDeadLetter, drive.Marshal(drive.CorruptBuffer(f.key, bad)))
-	}
-	cleared := map[string]bool{t.Tag: true}
-	for _, d := range due {
-		// The ordering timer of a bucket this firing has reached would find nothing left to
-		// do; a bucket after now (a core timer fired inside it) may still hold envelopes.
-		b := drive.Bucket(d.Env.GetEventTimeMs(), f.resolution)
-		if tag := drive.OrderTag(b); b <= f.now && !cleared[tag] {
-			cleared[tag] = true
-			f.frame.timer.ClearTag(f.tp, tag)
-		}
-	}
-	before := coreTimers.Clone()
-	coreTimers.Woken(t.Tag, f.now)
-	b := f.batch()
-	core := f.rt.core()
-	core.Around = func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(f.ctx, activate) }
-	core.Firing(f.ctx, b, f.key, due, coreTimers, f.now, f.output)
-	f.rt.activations.Inc(f.ctx, int64(len(due)))
-	if err := f.commit(b); err != nil {
-		return err
-	}
-	ops := drive.Changes(before, coreTimers)
-	if len(due) > 0 || bad > 0 || len(ops) > 0 {
-		if err := f.rebuffer(drive.AppendTimers(rest, coreTimers)); err != nil {
+	tag := wokenBy(t.Tag)
+	var bl *drive.Backlog
+	var raw [][]byte
+	var rest []byte
+	if f.ordering != ArrivalOrder {
+		var err error
+		if raw, _, err = f.buffer.Read(f.sp); err != nil {
 			return err
 		}
+		f.rt.stateReads.Inc(f.ctx, 1)
+		bl = &drive.Backlog{}
+		bl.Due, rest, bl.Timers, bl.Bad = drive.Split(raw, f.now)
+		if f.jobs != nil && len(bl.Due) > 0 {
+			f.rt.firings.Inc(f.ctx, 1)
+			return f.start(tag, raw, bl, rest)
+		}
 	}
-	f.setTimers(ops)
+	b := f.batch()
+	e := f.core().Step(f.ctx, b, f.key, drive.Trigger{Tag: tag, AtMs: f.now}, bl)
+	if e.Rewrite {
+		rest = drive.AppendTimers(rest, bl.Timers)
+	}
+	return f.carry(f.now, b.Writes(), &e, rest)
+}
+
+// core is the step's core, each activation timed for the latency metric.
+func (f *firing) core() drive.Core {
+	c := f.rt.core(f.frame)
+	c.Around = func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(f.ctx, activate) }
+	return c
+}
+
+// carry carries out a step's effects at event time at: it emits the outputs (timestamped at),
+// commits the cells the step wrote, changes the buffer (rest is its new content when the
+// step rewrites it) and applies the timer operations.
+func (f *firing) carry(at int64, writes map[statecodec.Cell][]byte, e *drive.Effects, rest []byte) error {
+	if e.Firing {
+		f.rt.firings.Inc(f.ctx, 1)
+	}
+	f.rt.activations.Inc(f.ctx, int64(e.Activations))
+	noteProgress("activations", int64(e.Activations))
+	for _, r := range e.Results {
+		f.rt.modelCalls.Inc(f.ctx, int64(r.ModelCalls))
+		f.rt.m.result(f.ctx, r)
+	}
+	ts := mtime.FromMilliseconds(at)
+	for _, o := range e.Outputs {
+		if o.Kind == outDeadLetter {
+			f.rt.deadLetters.Inc(f.ctx, 1)
+			noteProgress("dead_letters", 1)
+		}
+		f.emit(ts, o.Kind, o.Bytes)
+	}
+	if err := f.commit(writes); err != nil {
+		return err
+	}
+	if err := f.rebuffer(e, rest); err != nil {
+		return err
+	}
+	f.setTimers(e.TimerOps, at)
 	return nil
 }
 
-// rebuffer replaces the buffer by what is left: the envelopes not yet due and the armed core
-// timers, packed as one element.
-func (f *firing) rebuffer(rest []byte) error {
-	if err := f.buffer.Clear(f.sp); err != nil {
-		return err
-	}
-	f.rt.stateWrites.Inc(f.ctx, 1)
-	if len(rest) == 0 {
-		return nil
-	}
-	f.rt.stateWrites.Inc(f.ctx, 1)
-	return f.buffer.Add(f.sp, rest)
-}
-
-// restore applies a state restore immediately: restores precede the key's envelopes, which
-// wait in the ordering buffer. A restored suspension's deadline joins the buffer's timers.
-func (f *firing) restore(snap *pb.StateSnapshot) error {
-	b := f.batch()
-	coreTimers := drive.Timers{}
-	f.rt.core().Restore(f.ctx, b, snap, coreTimers, f.output)
-	if err := f.commit(b); err != nil {
-		return err
-	}
-	if f.ordering == ArrivalOrder {
-		f.setTimers(b.Timers())
-		return nil
-	}
-	if len(coreTimers) > 0 {
-		if err := f.buffer.Add(f.sp, drive.AppendTimers(nil, coreTimers)); err != nil {
+// rebuffer changes the ordering buffer as a step decided: an arriving envelope or a
+// restore's timers add one element; a firing replaces the buffer by what is left (the
+// envelopes not yet due and the armed core timers, packed as one element).
+func (f *firing) rebuffer(e *drive.Effects, rest []byte) error {
+	var add []byte
+	switch {
+	case e.Buffer != nil:
+		add = drive.AppendFrame(nil, e.Buffer.Env.GetEventTimeMs(), e.Buffer.Raw)
+	case len(e.ArmTimers) > 0:
+		add = drive.AppendTimers(nil, e.ArmTimers)
+	case e.Rewrite:
+		if err := f.buffer.Clear(f.sp); err != nil {
 			return err
 		}
 		f.rt.stateWrites.Inc(f.ctx, 1)
+		add = rest
 	}
-	f.setTimers(drive.Changes(nil, coreTimers))
-	return nil
-}
-
-// arrival runs one envelope, or one firing of a core timer (tag), as it arrives
-// (ArrivalOrder).
-func (f *firing) arrival(env *pb.AgentEnvelope, tag string) error {
-	b := f.batch()
-	if env != nil {
-		res := f.rt.m.timed(f.ctx, func() *agent.Result {
-			res, _ := b.Activate(f.ctx, env) // a failure is a dead letter in res
-			return res
-		})
-		f.rt.activations.Inc(f.ctx, 1)
-		f.output(res)
-	} else {
-		res, _ := b.Fire(f.ctx, f.key, tag, f.now)
-		f.output(res)
+	if len(add) == 0 {
+		return nil
 	}
-	if err := f.commit(b); err != nil {
-		return err
-	}
-	f.setTimers(b.Timers())
-	return nil
+	f.rt.stateWrites.Inc(f.ctx, 1)
+	return f.buffer.Add(f.sp, add)
 }
 
 func (f *firing) batch() *agent.Batch {
 	return f.rt.agent.NewBatch(layoutStore{f.sp, f.layout}, f.rt.deps)
 }
 
-func (rt *runtime) core() drive.Core { return drive.Core{Agent: rt.agent, Deps: rt.deps} }
+func (rt *runtime) core(fr *frame) drive.Core {
+	c := drive.Core{Agent: rt.agent, Deps: rt.deps}
+	if fr != nil {
+		c.OrderResolutionMs, c.Arrival = fr.resolution, fr.ordering == ArrivalOrder
+	}
+	return c
+}
 
-// commit writes the state the batch changed, once.
-func (f *firing) commit(b *agent.Batch) error {
-	writes, n, err := f.layout.write(f.sp, b.Writes())
+// commit writes the cells a step changed, once.
+func (f *firing) commit(writes map[statecodec.Cell][]byte) error {
+	n, bytes, err := f.layout.write(f.sp, writes)
 	if err != nil {
 		return fmt.Errorf("committing state: %w", err)
 	}
 	f.rt.stateReads.Inc(f.ctx, int64(f.layout.reads()))
-	f.rt.stateWrites.Inc(f.ctx, int64(writes))
-	f.rt.stateBytesWritten.Inc(f.ctx, int64(n))
+	f.rt.stateWrites.Inc(f.ctx, int64(n))
+	f.rt.stateBytesWritten.Inc(f.ctx, int64(bytes))
 	return nil
 }
 
-// setTimers applies Beam timer operations (one per tag), never earlier than now.
-func (f *firing) setTimers(ops []agent.TimerOp) {
+// setTimers applies Beam timer operations, never earlier than at.
+func (f *firing) setTimers(ops []agent.TimerOp, at int64) {
 	for _, op := range ops {
 		if op.Set {
-			f.frame.timer.Set(f.tp, toTime(max(op.AtMs, f.now)), timers.WithTag(op.Tag))
+			f.frame.timer.Set(f.tp, toTime(max(op.AtMs, at)), timers.WithTag(op.Tag))
 		} else {
 			f.frame.timer.ClearTag(f.tp, op.Tag)
 		}
@@ -361,13 +427,5 @@ const (
 	outSnapshot   = drive.OutSnapshot
 	outDeadLetter = drive.OutDeadLetter
 )
-
-// output emits a result's outputs, tagged by kind.
-func (f *firing) output(res *agent.Result) {
-	f.rt.modelCalls.Inc(f.ctx, int64(res.ModelCalls))
-	f.rt.deadLetters.Inc(f.ctx, int64(len(res.DeadLetters)))
-	f.rt.m.result(f.ctx, res)
-	drive.Emit(res, f.emit)
-}
 
 func toTime(ms int64) time.Time { return mtime.Time(ms).ToTime() }

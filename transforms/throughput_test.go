@@ -38,7 +38,7 @@ var (
 )
 
 func init() {
-	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, func(int64, []byte), error](&separateCellsFn{})
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []byte, tagged, error](&separateCellsFn{})
 	register.DoFn4x0[context.Context, []byte, func(*[]byte) bool, func(int64)](&baselineFn{})
 	register.DoFn3x0[context.Context, []byte, func(int64)](&countBundleFn{})
 	register.Function2x0[context.Context, int64](countFinals)
@@ -80,11 +80,11 @@ func (f *separateCellsFn) frame() *frame {
 	}}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Ordering, resolution: f.OrderResolutionMs}
 }
 
-func (f *separateCellsFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit func(int64, []byte)) error {
+func (f *separateCellsFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {
 	return f.frame().call(ctx, ts, sp, tp, key, emit).element(env)
 }
 
-func (f *separateCellsFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit func(int64, []byte)) error {
+func (f *separateCellsFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, t timers.Context, emit tagged) error {
 	return f.frame().call(ctx, ts, sp, tp, key, emit).timer(t)
 }
 

@@ -12,9 +12,6 @@ import (
 // the first input to the end of a bounded input (see the package documentation).
 type Driver struct {
 	Core
-	// OrderResolutionMs is the ordering resolution; 0 or 1 means every distinct event time
-	// is its own bucket. Outputs do not depend on it.
-	OrderResolutionMs int64
 	// OutputsOnly skips the work that can change no output: a last firing of the idle TTL,
 	// with nothing else armed and nothing buffered, only drops the key's memory and replay
 	// cache, and the state at the end is never encoded. Stats.Cells is then empty.
@@ -81,37 +78,15 @@ func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(
 	return k.stats
 }
 
-func (k *key) sink(emit func(int64, []byte)) func(*agent.Result) {
-	return func(r *agent.Result) {
-		k.stats.ModelCalls += r.ModelCalls
-		if k.d.Observe != nil {
-			k.d.Observe(r)
-		}
-		Emit(r, emit)
-	}
-}
-
 // element is RunAgent's processing of one input value before the watermark moves: a restore
 // is applied at once, an envelope waits in the buffer for the watermark to pass its bucket.
 func (k *key) element(ctx context.Context, value []byte, emit func(int64, []byte)) {
-	in := DecodeInput(k.id, value)
-	switch {
-	case in.Dead != nil:
-		emit(OutDeadLetter, Marshal(in.Dead))
-	case in.Snapshot != nil:
-		timers := Timers{}
-		k.d.Restore(ctx, k.batch, in.Snapshot, timers, k.sink(emit))
-		if len(timers) > 0 {
-			maps.Copy(k.core, timers) // a later timer frame overrides an earlier one
-			for _, op := range Changes(nil, timers) {
-				k.set(op.Tag, op.AtMs)
-			}
-		}
-	default:
-		k.pending, k.sorted = append(k.pending, Buffered{Env: in.Env, Raw: value}), false
-		b := Bucket(in.Env.GetEventTimeMs(), k.d.OrderResolutionMs)
-		k.set(OrderTag(b), b)
+	e := k.d.Step(ctx, k.batch, k.id, Trigger{Value: value}, nil)
+	if e.Buffer != nil {
+		k.pending, k.sorted = append(k.pending, *e.Buffer), false
 	}
+	maps.Copy(k.core, e.ArmTimers) // a later timer frame overrides an earlier one
+	k.apply(&e, emit)
 }
 
 // fire fires the earliest Beam timer (ties in the order they were set) as RunAgent's OnTimer.
@@ -124,25 +99,25 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	}
 	t := k.timers[i]
 	k.timers = slices.Delete(k.timers, i, i+1)
-	due := k.due(t.at)
-	var cleared int64
-	var any bool
-	for _, d := range due {
-		// A bucket the firing has reached has nothing left; a later one (a core timer fired
-		// inside it) may still hold envelopes after t.at, which its own timer runs.
-		if b := Bucket(d.Env.GetEventTimeMs(), k.d.OrderResolutionMs); b <= t.at && (!any || b != cleared) {
-			k.clear(OrderTag(b))
-			cleared, any = b, true
+	bl := Backlog{Due: k.due(t.at), Timers: k.core}
+	e := k.d.Step(ctx, k.batch, k.id, Trigger{Tag: t.tag, AtMs: t.at}, &bl)
+	k.stats.Firings++
+	k.stats.Activations += e.Activations
+	k.apply(&e, emit)
+}
+
+// apply carries out a step's effects on the key's in-memory image, but its buffer changes.
+func (k *key) apply(e *Effects, emit func(int64, []byte)) {
+	for _, r := range e.Results {
+		k.stats.ModelCalls += r.ModelCalls
+		if k.d.Observe != nil {
+			k.d.Observe(r)
 		}
 	}
-	timers := k.core
-	before := timers.Clone()
-	timers.Woken(t.tag, t.at)
-	k.stats.Firings++
-	k.stats.Activations += len(due)
-	k.d.Firing(ctx, k.batch, k.id, due, timers, t.at, k.sink(emit))
-	ops := Changes(before, timers)
-	for _, op := range ops {
+	for _, o := range e.Outputs {
+		emit(o.Kind, o.Bytes)
+	}
+	for _, op := range e.TimerOps {
 		if op.Set {
 			k.set(op.Tag, op.AtMs)
 		} else {

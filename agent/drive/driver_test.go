@@ -42,7 +42,7 @@ func newDriver(t testing.TB, script []byte, resolution int64) *drive.Driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}}, OrderResolutionMs: resolution}
+	return &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: resolution}}
 }
 
 // runAll runs every key of set through d, values in the given order, and returns the sorted

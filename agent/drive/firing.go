@@ -83,6 +83,12 @@ type Core struct {
 	Deps  agent.Deps
 	// Around, when set, runs each activation call (a shell's metering); nil runs it directly.
 	Around func(activate func() *agent.Result) *agent.Result
+	// OrderResolutionMs is the event-time ordering resolution; 0 or 1 means every distinct
+	// event time is its own bucket. Outputs do not depend on it.
+	OrderResolutionMs int64
+	// Arrival runs each envelope as it arrives, without the ordering buffer
+	// (transforms.ArrivalOrder); Driver does not support it.
+	Arrival bool
 }
 
 // activate runs env in batch b, through Around when set.
