@@ -192,15 +192,18 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)
 	}
-	run := transforms.RunAgent
+	run := transforms.TryRunAgent
 	if o.Mode == Batch {
-		run = transforms.RunAgentBatch
+		run = transforms.TryRunAgentBatch
 	}
-	out := run(s, transforms.Options{
+	out, err := run(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Model: o.Model,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
 		AllowUnsignedIntents: o.AllowUnsignedIntents,
 	}, keyed)
+	if err != nil {
+		return err
+	}
 	dead := flattenSome(s, append(deads, out.DeadLetters)...)
 	cols := map[string]beam.PCollection{
 		IntentsName: out.Intents, TracesName: flattenSome(s, out.Traces, src.Traces), FinalsName: out.Finals,

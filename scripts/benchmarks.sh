@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of the module and rewrites docs/benchmarks.md with their figures.
 #
-#   scripts/benchmarks.sh               count 6, 200ms per benchmark, throughput N = 10000
-#   COUNT=10 BENCHTIME=1s THROUGHPUT_N=20000 scripts/benchmarks.sh
+#   scripts/benchmarks.sh               count 6, 200ms per benchmark, throughput N = 10000,
+#                                       model latency: 1000 keys, 64 in flight, 500ms a call
+#   COUNT=10 BENCHTIME=1s THROUGHPUT_N=20000 LATENCY_KEYS=1000 LATENCY_N=64 LATENCY_DELAY=500ms scripts/benchmarks.sh
 #
 # Figures are summarized with benchstat (pinned in tools/go.mod): the median of COUNT runs and
 # its spread. They are only comparable with figures measured in the same run on the same
@@ -38,6 +39,12 @@ bench stream ./interaction/stream
 bench canonicalize ./negotiate
 echo "benchmarks.sh: ./transforms (throughput on Prism, N = $throughput_n)" >&2
 go test ./transforms -run '^$' -bench Throughput -benchtime 3x -count 1 -throughput.n "$throughput_n" > "$tmp/throughput.txt"
+latency_keys=${LATENCY_KEYS:-1000}
+latency_n=${LATENCY_N:-64}
+latency_delay=${LATENCY_DELAY:-500ms}
+echo "benchmarks.sh: ./transforms (model latency on Prism, $latency_keys keys, $latency_n in flight, $latency_delay per call)" >&2
+go test ./transforms -run '^$' -bench ModelLatency -benchtime 1x -count 1 -timeout 60m \
+  -latency.keys "$latency_keys" -latency.n "$latency_n" -latency.delay "$latency_delay" > "$tmp/latency.txt"
 
 # table NAME: the benchstat summary of NAME, indented as a Markdown code block, without the
 # machine lines the page's header already gives.
@@ -158,6 +165,19 @@ combined layout each path is one Beam read and at most one Beam write:
 | event while suspended | continuation, inbox | inbox |
 | export | seq, memory, llm_cache, continuation, pending | none |
 | resume (result to reply) | continuation, pending, memory, llm_cache, inbox | continuation, inbox, llm_cache, pending, seq |
+
+## Model latency
+
+\`BenchmarkModelLatency\` (package \`transforms\`) runs the support agent on Prism against a
+loopback OpenAI-compatible server that answers every request after LATENCY_DELAY, as a
+hosted model does: LATENCY_KEYS keys with one external event each (\`event\`: one call a
+key), and the same number of keys that look an order up and are resumed by their tool result
+(\`tool_resume\`: two calls a key), through \`RunAgent\` (\`streaming\`) and \`RunAgentBatch\`
+(\`batch\`) with \`ModelConcurrency\` LATENCY_N, then 20 keys with one call allowed in flight.
+\`x_ideal\` is calls per second over the provider-bound ideal (calls allowed in flight over
+the delay); \`peak_in_flight\` is the most requests the server had at once.
+
+$(benchmark_lines "$tmp/latency.txt" | sed 's/^BenchmarkModelLatency\///' | throughput_rows)
 EOF
 if [ -f "$out" ] && grep -qxF "$marker" "$out"; then
   printf '\n'

@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
@@ -43,48 +46,39 @@ import (
 // At most Options.ModelConcurrency steps of one RunAgent run at once in a process; their
 // model calls are the process's calls in flight for the step.
 
-// Await tags: the timer that brings a key back for its step's effects, at the firing's time.
-// TagAwaitDeadline stands for a deadline firing that a running step made wait: when it fires,
-// the key is woken as by its deadline (drive.Timers.Woken).
-const (
-	TagAwait         = "await"
-	TagAwaitDeadline = "await.deadline"
-)
+// TagAwait starts the tag of the timer that brings a key back for its job's effects, at the
+// time of the firing that started the job; the rest of the tag is unique to the job, so that
+// setting it never overrides a timer of the key the runner delivers in the same bundle.
+const TagAwait = "await:"
 
-func awaitTag(tag string) string {
-	if tag == agent.TagDeadline || tag == TagAwaitDeadline {
-		return TagAwaitDeadline
-	}
-	return TagAwait
-}
-
-func isAwait(tag string) bool { return tag == TagAwait || tag == TagAwaitDeadline }
-
-// wokenBy is the tag the step of a firing sees.
-func wokenBy(tag string) string {
-	if tag == TagAwaitDeadline {
-		return agent.TagDeadline
-	}
-	return tag
-}
-
-// A job is one key's step running apart from its bundle.
+// A job is one key's steps running apart from their bundle: the firing that started it and
+// the firings of the key that came in the same bundle while it ran, one after another over
+// the job's own copy of the key's state.
 type job struct {
-	done  chan struct{}
-	epoch uint64   // the bundle that started it
-	now   int64    // the firing's time
-	cell  []byte   // the key's state cell as the step read it
-	bag   [][]byte // the key's buffer as the step read it
+	done    chan struct{}
+	epoch   uint64 // the bundle that started it
+	at      int64  // the time of the firing that started it
+	await   string // its await timer's tag, unique to the job
+	exposed bool   // the key's timers were changed in the starting bundle before it started
+	// appended says an envelope joined the key's buffer while the job ran.
+	appended atomic.Bool
+	cell     []byte   // the key's state cell as the first step read it
+	bag      [][]byte // the key's buffer as the first step read it
+
+	mu       sync.Mutex
+	queue    []drive.Trigger // firings not yet run
+	finished bool            // no firing is run after this
 
 	// Set before done is closed.
-	eff       drive.Effects
+	eff       drive.Effects // the steps' effects in order, their timer operations at their times
+	stamps    []int64       // each output's firing time
 	writes    map[statecodec.Cell][]byte
 	rest      []byte // the buffer's new content when eff.Rewrite
 	latencies []int64
 	err       error
 }
 
-func (j *job) finished() bool {
+func (j *job) isDone() bool {
 	select {
 	case <-j.done:
 		return true
@@ -93,28 +87,81 @@ func (j *job) finished() bool {
 	}
 }
 
-// run runs the step over the state the job read, holding one of t's slots; a panic fails
-// the bundle that carries out the effects.
-func (j *job) run(ctx context.Context, t *jobTable, c drive.Core, key []byte, tr drive.Trigger, bl *drive.Backlog, rest []byte) {
+// extend queues one more firing of the key, unless the job has run its last.
+func (j *job) extend(t drive.Trigger) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.finished {
+		return false
+	}
+	j.queue = append(j.queue, t)
+	return true
+}
+
+func (j *job) next() (drive.Trigger, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.queue) == 0 {
+		j.finished = true
+		return drive.Trigger{}, false
+	}
+	t := j.queue[0]
+	j.queue = j.queue[1:]
+	return t, true
+}
+
+// run runs the job's firings over the state it read, holding one of t's slots, each firing
+// on the buffer the one before it left; a panic fails the bundle that carries out the
+// effects.
+func (j *job) run(ctx context.Context, t *jobTable, c drive.Core, key []byte, bl *drive.Backlog, rest []byte) {
 	defer close(j.done)
 	defer func() {
 		if r := recover(); r != nil {
+			j.mu.Lock()
+			j.finished = true
+			j.mu.Unlock()
 			j.err = fmt.Errorf("activation of key %q panicked: %v", key, r)
 		}
 	}()
 	t.hold(func() {
 		b := c.Agent.NewBatch(layoutStore{layout: &combined{raw: j.cell, haveRaw: true}}, c.Deps)
+		b.DeferEncoding()
 		c.Around = func(activate func() *agent.Result) *agent.Result {
 			res, us := clocked(activate)
 			j.latencies = append(j.latencies, us)
 			return res
 		}
-		j.eff = c.Step(ctx, b, key, tr, bl)
+		armed := bl.Timers
+		for tr, ok := j.next(); ok; tr, ok = j.next() {
+			if bl == nil { // a later firing: the buffer the steps before it left
+				bl = &drive.Backlog{}
+				bl.Due, rest, bl.Timers, bl.Bad = drive.Split([][]byte{rest}, tr.AtMs)
+				maps.Copy(bl.Timers, armed)
+			}
+			e := c.Step(ctx, b, key, tr, bl)
+			j.merge(&e, tr.AtMs)
+			armed, bl = bl.Timers, nil
+		}
 		j.writes = b.Writes()
 		if j.eff.Rewrite {
-			j.rest = drive.AppendTimers(rest, bl.Timers)
+			j.rest = drive.AppendTimers(rest, armed)
 		}
 	})
+}
+
+// merge adds one step's effects to the job's, its timer operations at its own time.
+func (j *job) merge(e *drive.Effects, at int64) {
+	j.eff.Outputs = append(j.eff.Outputs, e.Outputs...)
+	for range e.Outputs {
+		j.stamps = append(j.stamps, at)
+	}
+	j.eff.Results = append(j.eff.Results, e.Results...)
+	for _, op := range e.TimerOps {
+		op.AtMs = max(op.AtMs, at)
+		j.eff.TimerOps = append(j.eff.TimerOps, op)
+	}
+	j.eff.Activations += e.Activations
+	j.eff.Rewrite = j.eff.Rewrite || e.Rewrite
 }
 
 // A jobTable holds one RunAgent's jobs in a process, by key, shared by all its DoFn
@@ -177,7 +224,7 @@ func (t *jobTable) put(key []byte, j *job) {
 	defer t.mu.Unlock()
 	if len(t.jobs) >= maxKept {
 		for k, o := range t.jobs {
-			if o.finished() {
+			if o.isDone() {
 				delete(t.jobs, k)
 			}
 		}
@@ -193,20 +240,34 @@ func (t *jobTable) remove(key []byte, j *job) {
 	}
 }
 
-// pending handles a call of a key that may have a step running: it reports whether the call
-// is done (the step runs on in this bundle and the await timer will bring the key back).
-// Otherwise the step, if any, has finished or is waited for (when wait is set, or the step
-// was started in an earlier bundle) and its effects are carried out.
+// pending handles a call of a key that may have a job running. It reports whether the call
+// is done: an envelope joins the buffer meanwhile; a firing in the job's bundle joins the
+// job (unless an envelope did, which the job's copy lacks); the job's own await timer,
+// fired by the SDK inside the bundle, is re-armed by the key's later timer calls in it.
+// Otherwise the job, if any, is waited for and its effects are carried out: when wait is
+// set, when it was started in an earlier bundle, or when the key's timers changed in its
+// bundle before it started (the SDK then skips the key's later timers it supersedes, which
+// would have re-armed the await timer).
 func (f *firing) pending(tag string, wait bool) (bool, error) {
 	j := f.jobs.get(f.key)
 	if j == nil {
 		return false, nil
 	}
-	if !wait && !j.finished() && j.epoch == f.epoch {
-		if tag != "" && !isAwait(tag) {
-			f.await(tag)
+	if !wait && !j.isDone() {
+		switch {
+		case tag == "":
+			j.appended.Store(true)
+			return true, nil
+		case j.epoch != f.epoch:
+		case tag == j.await:
+			if !j.exposed {
+				return true, nil
+			}
+		case !j.appended.Load() && j.extend(drive.Trigger{Tag: tag, AtMs: f.now}):
+			f.rt.firings.Inc(f.ctx, 1)
+			f.await(j)
+			return true, nil
 		}
-		return true, nil
 	}
 	return false, f.settle(j)
 }
@@ -214,26 +275,25 @@ func (f *firing) pending(tag string, wait bool) (bool, error) {
 // start starts the step of a firing on its own goroutine over the key's state, and sets the
 // await timer.
 func (f *firing) start(tag string, bag [][]byte, bl *drive.Backlog, rest []byte) error {
-	cell, _, err := f.cell.Read(f.sp)
+	cell, err := f.readCell()
 	if err != nil {
 		return err
 	}
-	f.rt.stateReads.Inc(f.ctx, 1)
-	j := &job{done: make(chan struct{}), epoch: f.epoch, now: f.now, cell: cell, bag: bag}
+	j := &job{done: make(chan struct{}), epoch: f.epoch, at: f.now, await: fmt.Sprintf("%s%d", TagAwait, nextEpoch()),
+		exposed: f.touched[string(f.key)], cell: cell, bag: bag, queue: []drive.Trigger{{Tag: tag, AtMs: f.now}}}
 	f.jobs.put(f.key, j)
-	go j.run(context.WithoutCancel(f.ctx), f.jobs, f.rt.core(f.frame), f.key, drive.Trigger{Tag: tag, AtMs: f.now}, bl, rest)
-	f.await(tag)
+	go j.run(context.WithoutCancel(f.ctx), f.jobs, f.rt.core(f.frame), f.key, bl, rest)
+	f.await(j)
 	return nil
 }
 
-func (f *firing) await(tag string) {
-	f.setTimers([]agent.TimerOp{{Tag: awaitTag(tag), Set: true, AtMs: f.now}}, f.now)
-}
+func (f *firing) await(j *job) { f.frame.timer.Set(f.tp, toTime(f.now), timers.WithTag(j.await)) }
 
-// settle waits for a key's step and carries out its effects, if the key's state is still
-// what the step read; otherwise the step is dropped and the firing runs again from the state.
+// settle waits for a key's job and carries out its effects, if the key's state is still
+// what the job read; otherwise the job is dropped and the firing runs again from the state.
 func (f *firing) settle(j *job) error {
 	<-j.done
+
 	f.jobs.remove(f.key, j)
 	if j.err != nil {
 		return j.err
@@ -254,15 +314,50 @@ func (f *firing) settle(j *job) error {
 	for _, us := range j.latencies {
 		f.rt.m.latency.Update(f.ctx, us)
 	}
-	f.layout = &combined{cell: f.cell, raw: cell, haveRaw: true}
-	j.eff.Firing = false // counted when the step started
+	l := &combined{cell: f.cell, raw: cell, haveRaw: true}
+	f.layout, f.written = l, l
 	rest := j.rest
 	if j.eff.Rewrite {
-		for _, e := range bag[len(j.bag):] { // arrived while the step ran
+		for _, e := range bag[len(j.bag):] { // arrived while the job ran
 			rest = append(rest, e...)
 		}
+		bag = nil
+		if len(rest) > 0 {
+			bag = [][]byte{rest}
+		}
 	}
-	return f.carry(j.now, j.writes, &j.eff, rest)
+	f.bagNow = &bag
+	return f.carry(j.at, j.stamps, j.writes, &j.eff, rest)
+}
+
+// The SDK's state provider does not always show a call the writes it made: a bag read after
+// a clear and an append returns the bag from before the clear with the append (the clear is
+// counted as a blind write and trimmed), and a value read after a write returns nothing when
+// the value was empty when first read. So a call that carried a job's effects out reads the
+// key's state on from what it wrote (f.written, f.bagNow), never again through Beam.
+
+// readCell returns the key's state cell: as this call wrote it, or as Beam holds it.
+func (f *firing) readCell() ([]byte, error) {
+	if f.written != nil {
+		return f.written.raw, nil
+	}
+	cell, _, err := f.cell.Read(f.sp)
+	if err == nil {
+		f.rt.stateReads.Inc(f.ctx, 1)
+	}
+	return cell, err
+}
+
+// readBuffer returns the key's ordering buffer: as this call left it, or as Beam holds it.
+func (f *firing) readBuffer() ([][]byte, error) {
+	if f.bagNow != nil {
+		return *f.bagNow, nil
+	}
+	raw, _, err := f.buffer.Read(f.sp)
+	if err == nil {
+		f.rt.stateReads.Inc(f.ctx, 1)
+	}
+	return raw, err
 }
 
 func prefixOf(prefix, bag [][]byte) bool {

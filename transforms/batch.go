@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"context"
+	"fmt"
 	goruntime "runtime"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -38,13 +39,25 @@ const RunAgentBatchScope = "RunAgentBatch"
 // emitted whole and in order, with its grouped input's timestamp, from the bundle's own
 // goroutine. It holds the inputs of the groups running at once, and at most about 16,384 of
 // each group's outputs not yet emitted (a group that has more waits until the groups before
-// it are emitted). An input not in the global window runs one key at a time, each key's
-// outputs emitted during its own call.
+// it are emitted). With Options.ModelConcurrency above 1 (a model that makes its callers
+// wait) every key is a group of its own and up to that many groups of the step run at once
+// in the process. An input not in the global window runs one key at a time, each key's
+// outputs emitted during its own call. It panics when opts do not pass Options.Check.
 func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
-	s = s.Scope(RunAgentBatchScope)
-	if opts.OrderResolutionMs <= 0 {
-		opts.OrderResolutionMs = DefaultOrderMs
+	out, err := TryRunAgentBatch(s, opts, keyed)
+	if err != nil {
+		panic(err)
 	}
+	return out
+}
+
+// TryRunAgentBatch is RunAgentBatch, returning an error when opts do not pass Options.Check.
+func TryRunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) (Outputs, error) {
+	s = s.Scope(RunAgentBatchScope)
+	if err := opts.Check(); err != nil {
+		return Outputs{}, fmt.Errorf("RunAgentBatch: %w", err)
+	}
+	opts = opts.withDefaults()
 	if keyed.WindowingStrategy().Fn.Kind != window.GlobalWindows {
 		opts.BatchWorkers = 1
 	}
@@ -54,7 +67,7 @@ func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 		Concurrency: opts.concurrency(), Instance: newInstanceID()}
 	// One output per kind, in Outputs' order: emitting to it directly spares every output a
 	// trip through a splitting step.
-	return outputsOf(beam.ParDoN(s, fn, grouped))
+	return outputsOf(beam.ParDoN(s, fn, grouped)), nil
 }
 
 type runBatchFn struct {

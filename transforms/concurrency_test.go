@@ -72,8 +72,9 @@ func newLatencyModel(t testing.TB, seed uint64, maxDelay time.Duration, gate boo
 	inner := m.api.Config.Handler
 	m.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := m.enter(r)
-		defer m.leave(key)
-		inner.ServeHTTP(w, r)
+		lw := &leavingWriter{ResponseWriter: w, leave: func() { m.leave(key) }}
+		defer lw.done()
+		inner.ServeHTTP(lw, r)
 	}))
 	t.Cleanup(m.close)
 	return m
@@ -129,6 +130,35 @@ func (m *latencyModel) leave(key string) {
 	m.perKey[key]--
 }
 
+// leavingWriter counts a request out when its last event is written: the client may send
+// its key's next request as soon as it has read it, before the handler returns.
+type leavingWriter struct {
+	http.ResponseWriter
+	leave func()
+	left  bool
+}
+
+func (w *leavingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	if bytes.Contains(b, []byte("[DONE]")) {
+		w.done()
+	}
+	return n, err
+}
+
+func (w *leavingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *leavingWriter) done() {
+	if !w.left {
+		w.left = true
+		w.leave()
+	}
+}
+
 type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
@@ -173,14 +203,24 @@ func TestModelConcurrency(t *testing.T) {
 			run = transforms.RunAgentBatch
 		}
 		writeOutputs(s, dir, run(s, opts, keyed), dead)
-		if err := ptest.Run(p); err != nil {
+		pr, err := ptest.RunWithMetrics(p)
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		counters := map[string]int64{}
+		for _, c := range pr.Metrics().AllMetrics().Counters() {
+			if c.Key.Namespace == "beamagents" {
+				counters[c.Key.Name] += c.Result()
+			}
+		}
+		if counters["stale_steps"] != 0 {
+			t.Errorf("%s: %d steps ran again (stale_steps)", name, counters["stale_steps"])
 		}
 		m.mu.Lock()
 		peak, keyPeak := m.peak, m.keyPeak
 		m.mu.Unlock()
 		m.close()
-		t.Logf("%s: %d requests, peak %d in flight", name, len(m.api.Requests()), peak)
+		t.Logf("%s: %d requests, peak %d in flight, model_calls %d, timer_firings %d", name, len(m.api.Requests()), peak, counters["model_calls"], counters["timer_firings"])
 		if peak > n || keyPeak != 1 {
 			t.Errorf("%s: peak %d calls in flight (allowed %d), %d of one key", name, peak, n, keyPeak)
 		}

@@ -81,6 +81,7 @@ func (l *combined) write(sp state.Provider, changed map[statecodec.Cell][]byte) 
 	if err != nil {
 		return 0, 0, err
 	}
+	l.raw, l.haveRaw = b, true
 	if len(b) == 0 {
 		return 1, 0, l.cell.Clear(sp)
 	}

@@ -173,9 +173,10 @@ type runAgentFn struct {
 	Buffer state.Bag[[]byte]
 	Timer  timers.EventTime
 
-	rt    *runtime
-	jobs  *jobTable // when Concurrency > 1
-	epoch uint64    // the bundle running: a job started in it was started by this instance
+	rt      *runtime
+	jobs    *jobTable       // when Concurrency > 1
+	epoch   uint64          // the bundle running: a job started in it was started by this instance
+	touched map[string]bool // the keys whose Beam timers the bundle changed
 }
 
 // tagged emits one output of the stateful step, with its kind and its event time: an
@@ -194,11 +195,16 @@ func (f *runAgentFn) Setup() error {
 	return err
 }
 
-func (f *runAgentFn) StartBundle(context.Context, tagged) { f.epoch = nextEpoch() }
+func (f *runAgentFn) StartBundle(context.Context, tagged) {
+	f.epoch = nextEpoch()
+	if f.jobs != nil {
+		f.touched = map[string]bool{}
+	}
+}
 
 func (f *runAgentFn) frame() *frame {
 	return &frame{rt: f.rt, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
-		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, epoch: f.epoch, cell: &f.State}
+		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, epoch: f.epoch, touched: f.touched, cell: &f.State}
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {
@@ -219,6 +225,7 @@ type frame struct {
 	resolution int64
 	jobs       *jobTable            // nil: every firing runs to its end in its own call
 	epoch      uint64               // the bundle running
+	touched    map[string]bool      // the keys whose Beam timers the bundle changed
 	cell       *state.Value[[]byte] // the combined cell, read whole for a job
 }
 
@@ -231,6 +238,10 @@ type firing struct {
 	key  []byte
 	now  int64 // the element's or the timer's event time
 	emit tagged
+	// Set once the call carried a job's effects out (async.go): the state cell and the
+	// buffer as it wrote them.
+	written *combined
+	bagNow  *[][]byte
 }
 
 func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key []byte, emit tagged) *firing {
@@ -284,7 +295,7 @@ func (f *firing) element(raw []byte) error {
 	}
 	b := f.batch()
 	e := f.core().Step(f.ctx, b, f.key, drive.Trigger{Value: raw, AtMs: f.now}, nil)
-	return f.carry(f.now, b.Writes(), &e, nil)
+	return f.carry(f.now, nil, b.Writes(), &e, nil)
 }
 
 // timer is one firing of the key's timer (any tag). With event-time ordering it runs the
@@ -297,16 +308,15 @@ func (f *firing) timer(t timers.Context) error {
 	if done, err := f.pending(t.Tag, false); done || err != nil {
 		return err
 	}
-	tag := wokenBy(t.Tag)
+	tag := t.Tag
 	var bl *drive.Backlog
 	var raw [][]byte
 	var rest []byte
 	if f.ordering != ArrivalOrder {
 		var err error
-		if raw, _, err = f.buffer.Read(f.sp); err != nil {
+		if raw, err = f.readBuffer(); err != nil {
 			return err
 		}
-		f.rt.stateReads.Inc(f.ctx, 1)
 		bl = &drive.Backlog{}
 		bl.Due, rest, bl.Timers, bl.Bad = drive.Split(raw, f.now)
 		if f.jobs != nil && len(bl.Due) > 0 {
@@ -319,7 +329,7 @@ func (f *firing) timer(t timers.Context) error {
 	if e.Rewrite {
 		rest = drive.AppendTimers(rest, bl.Timers)
 	}
-	return f.carry(f.now, b.Writes(), &e, rest)
+	return f.carry(f.now, nil, b.Writes(), &e, rest)
 }
 
 // core is the step's core, each activation timed for the latency metric.
@@ -329,10 +339,10 @@ func (f *firing) core() drive.Core {
 	return c
 }
 
-// carry carries out a step's effects at event time at: it emits the outputs (timestamped at),
-// commits the cells the step wrote, changes the buffer (rest is its new content when the
-// step rewrites it) and applies the timer operations.
-func (f *firing) carry(at int64, writes map[statecodec.Cell][]byte, e *drive.Effects, rest []byte) error {
+// carry carries out a step's effects at event time at: it emits the outputs (timestamped at,
+// or each at its stamp), commits the cells the step wrote, changes the buffer (rest is its
+// new content when the step rewrites it) and applies the timer operations.
+func (f *firing) carry(at int64, stamps []int64, writes map[statecodec.Cell][]byte, e *drive.Effects, rest []byte) error {
 	if e.Firing {
 		f.rt.firings.Inc(f.ctx, 1)
 	}
@@ -343,10 +353,13 @@ func (f *firing) carry(at int64, writes map[statecodec.Cell][]byte, e *drive.Eff
 		f.rt.m.result(f.ctx, r)
 	}
 	ts := mtime.FromMilliseconds(at)
-	for _, o := range e.Outputs {
+	for i, o := range e.Outputs {
 		if o.Kind == outDeadLetter {
 			f.rt.deadLetters.Inc(f.ctx, 1)
 			noteProgress("dead_letters", 1)
+		}
+		if stamps != nil {
+			ts = mtime.FromMilliseconds(stamps[i])
 		}
 		f.emit(ts, o.Kind, o.Bytes)
 	}
@@ -357,6 +370,9 @@ func (f *firing) carry(at int64, writes map[statecodec.Cell][]byte, e *drive.Eff
 		return err
 	}
 	f.setTimers(e.TimerOps, at)
+	if len(e.TimerOps) > 0 && f.touched != nil {
+		f.touched[string(f.key)] = true
+	}
 	return nil
 }
 
