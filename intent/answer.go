@@ -58,7 +58,9 @@ func SignResultWith(r *pb.ToolResult, ti *pb.ToolIntent, kr *Keyring, keyID stri
 	}
 	r.IntentDigest = d
 	return signEnvelope(kr, keyID, func() ([]byte, error) { return ResultSigningInput(r) },
-		func(s pb.ToolIntent_SignatureScheme, id string, sig []byte) { r.SignatureScheme, r.SigningKeyId, r.Signature = s, id, sig })
+		func(s pb.ToolIntent_SignatureScheme, id string, sig []byte) {
+			r.SignatureScheme, r.SigningKeyId, r.Signature = s, id, sig
+		})
 }
 
 // SignApproval binds ap to the APPROVAL intent ti it decides and signs it in place with the
@@ -75,7 +77,9 @@ func SignApprovalWith(ap *pb.AgentEnvelope_Approval, ti *pb.ToolIntent, kr *Keyr
 	}
 	ap.IntentDigest = d
 	return signEnvelope(kr, keyID, func() ([]byte, error) { return ApprovalSigningInput(ap) },
-		func(s pb.ToolIntent_SignatureScheme, id string, sig []byte) { ap.SignatureScheme, ap.SigningKeyId, ap.Signature = s, id, sig })
+		func(s pb.ToolIntent_SignatureScheme, id string, sig []byte) {
+			ap.SignatureScheme, ap.SigningKeyId, ap.Signature = s, id, sig
+		})
 }
 
 // VerifyResult checks r's signature against the keyring and, when it verifies, its binding to
