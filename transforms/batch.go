@@ -50,7 +50,7 @@ func RunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) Outputs {
 	}
 	grouped := beam.GroupByKey(s, keyed)
 	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
-		OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model, Workers: opts.BatchWorkers}
+		VerifyResults: opts.VerifyResults, OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model, Workers: opts.BatchWorkers}
 	// One output per kind, in Outputs' order: emitting to it directly spares every output a
 	// trip through a splitting step.
 	return outputsOf(beam.ParDoN(s, fn, grouped))
@@ -61,6 +61,7 @@ type runBatchFn struct {
 	Config            []byte
 	Keyring           string
 	AllowUnsigned     bool
+	VerifyResults     string
 	OrderResolutionMs int64
 	Model             hosted.Options
 	Workers           int // Options.BatchWorkers
@@ -105,7 +106,7 @@ const (
 )
 
 func (f *runBatchFn) Setup() (err error) {
-	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
+	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned, f.VerifyResults)
 	if err == nil && f.Model.Hosted() {
 		err = f.rt.useModel(f.Model)
 	}
