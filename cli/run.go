@@ -110,6 +110,10 @@ func runPipeline(e *env, args []string) int {
 	}
 	applyPubsubFlags(&opts)
 	applyProductionFlags(&opts)
+	if opts.VerifyResults, err = resultsMode(*runCheckFlags.verifyResults, opts.Keyring); err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
 	if unsignedIntents(opts) {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
@@ -215,13 +219,11 @@ func runDemo(e *env, args []string) int {
 	return 0
 }
 
-// prepareDemo writes the example's envelopes and a fresh signing keyring under dir.
+// prepareDemo writes a fresh signing keyring and the example's envelopes, their results and
+// approvals signed with it, under dir.
 func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	in := filepath.Join(dir, "input", "envelopes.jsonl")
 	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
-		return pipeline.Options{}, nil, err
-	}
-	if err := os.WriteFile(in, demo.Envelopes, 0o644); err != nil {
 		return pipeline.Options{}, nil, err
 	}
 	secret := make([]byte, 32)
@@ -235,8 +237,18 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	if err != nil {
 		return pipeline.Options{}, nil, err
 	}
+	// The demo's recorded results and approvals are signed with its keyring, as an effector
+	// would sign them: the run verifies them with --verify_results require.
+	envelopes, err := signDemoAnswers(context.Background(), demo.Agent, demo.Envelopes, kr)
+	if err != nil {
+		return pipeline.Options{}, nil, err
+	}
+	if err := os.WriteFile(in, envelopes, 0o644); err != nil {
+		return pipeline.Options{}, nil, err
+	}
 	return pipeline.Options{
 		Agent: demo.Agent, Input: in, OutputDir: filepath.Join(dir, "output"), Keyring: "file:" + ringPath,
+		VerifyResults: "require",
 	}, kr, nil
 }
 
