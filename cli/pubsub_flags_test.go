@@ -16,7 +16,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/beamagents/beamagents/examples/support"
-	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // `run --input_subscription` streams until interrupted: the demo's envelopes go in through
@@ -50,7 +50,7 @@ func TestRunStreamingDrainsOnInterrupt(t *testing.T) {
 	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(support.Envelopes))
 	for sc.Scan() {
-		srv.Publish(in, bytes.Clone(sc.Bytes()), map[string]string{pubsub.AttrContentType: pubsub.ContentTypeJSON})
+		srv.Publish(in, bytes.Clone(sc.Bytes()), map[string]string{wire.AttrContentType: wire.ContentTypeJSON})
 		n++
 	}
 	t.Cleanup(func() {

@@ -8,12 +8,16 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
 // Approval is one APPROVAL intent as the console shows it.
 type Approval struct {
 	Intent *pb.ToolIntent
+	// Args are the intent's arguments in the tool's own shape, as the tool would receive them
+	// (the intent's args_json when the tool is unknown or cannot present them).
+	Args string
 	// Escalations is the highest attempt seen for the intent (the runtime re-emits an
 	// approval intent with attempt+1 at each deadline escalation).
 	Escalations uint32
@@ -74,6 +78,7 @@ func (a *Approvals) List() []Approval {
 	out := make([]Approval, 0, len(a.order))
 	for _, id := range a.order {
 		ap := *a.byID[id]
+		ap.Args = a.e.present(ap.Intent)
 		ap.Expired = ap.Decision == "" && ap.Intent.GetExpiresAtMs() > 0 && now >= ap.Intent.GetExpiresAtMs()
 		out = append(out, ap)
 	}
@@ -121,9 +126,9 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	owner := fmt.Sprintf("%s/%d", a.e.o.Owner, a.e.claims.Add(1))
 	c, err := a.e.o.Store.Claim(ctx, key, owner, now, a.e.o.Lease.Milliseconds())
 	if err != nil {
-		return nil, err
+		return nil, storeFailed(err)
 	}
-	if c.State != Claimed {
+	if c.State != store.Claimed {
 		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is decided by another effector"}
 	}
 	env := &pb.AgentEnvelope{
@@ -143,7 +148,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 		}
 	}
 	if _, err := a.e.o.Store.Complete(ctx, key, owner, b); err != nil {
-		return nil, err
+		return nil, storeFailed(err)
 	}
 	a.e.metrics.add(CountDecisions, 1)
 	a.mu.Lock()

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -20,7 +21,7 @@ import (
 type Options struct {
 	Keyring *intent.Keyring
 	Verify  intent.Mode // default intent.ModeRequire (the zero Mode)
-	Store   Store       // required
+	Store   store.Store // required
 	Tools   []Binding
 	// Clock is the effector's clock (expiry, leases, completion times); default time.Now.
 	Clock func() time.Time
@@ -139,17 +140,17 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 	for {
 		c, err := e.o.Store.Claim(ctx, id, owner, e.nowMs(), e.o.Lease.Milliseconds())
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, storeFailed(err)
 		}
 		switch c.State {
-		case Done:
+		case store.Done:
 			env := &pb.AgentEnvelope{}
 			if err := proto.Unmarshal(c.Result, env); err != nil {
 				return Outcome{}, &Error{Code: CodeStore, Detail: "recorded result of " + id + " is not an envelope", Err: err}
 			}
 			e.metrics.add(CountDeduplicated, 1)
 			return Outcome{Envelope: env}, nil
-		case Busy:
+		case store.Busy:
 			select {
 			case <-ctx.Done():
 				return Outcome{}, &Error{Code: CodeStore, Detail: "intent " + id + " is claimed by another effector", Err: ctx.Err()}
@@ -167,7 +168,7 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 		}
 		rec, err := e.o.Store.Complete(ctx, id, owner, b)
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, storeFailed(err)
 		}
 		if string(rec) != string(b) {
 			env := &pb.AgentEnvelope{}

@@ -40,6 +40,10 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
+// storeFailed is a failure of the dedup store as this package reports it: CodeStore, wrapping
+// the store's own error.
+func storeFailed(err error) error { return &Error{Code: CodeStore, Detail: "dedup store", Err: err} }
+
 // Sentinels for errors.Is.
 var (
 	ErrConfig  = &Error{Code: CodeConfig}
