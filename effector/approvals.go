@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
 )
 
 // Approval is one APPROVAL intent as the console shows it.
@@ -52,17 +53,29 @@ func (a *Approvals) SetSink(f func(context.Context, *pb.AgentEnvelope) error) {
 	a.mu.Unlock()
 }
 
-func (a *Approvals) add(ti *pb.ToolIntent) {
+// add lists ti, or updates its listing with a later attempt. An approval listed under ti's id
+// for another call (another content digest) stays as it is and is returned: ti is refused.
+func (a *Approvals) add(ti *pb.ToolIntent) (other *pb.ToolIntent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cur, ok := a.byID[ti.GetIntentId()]
-	if !ok {
+	switch {
+	case !ok:
 		a.byID[ti.GetIntentId()] = &Approval{Intent: proto.CloneOf(ti), Escalations: ti.GetAttempt()}
 		a.order = append(a.order, ti.GetIntentId())
-	} else if ti.GetAttempt() > cur.Escalations {
+	case !sameCall(cur.Intent, ti):
+		return cur.Intent
+	case ti.GetAttempt() > cur.Escalations:
 		cur.Intent, cur.Escalations = proto.CloneOf(ti), ti.GetAttempt()
 	}
 	a.notifyLocked()
+	return nil
+}
+
+// sameCall reports whether a and b are attempts of one call: the same content digest.
+func sameCall(a, b *pb.ToolIntent) bool {
+	d, err := intent.Digest(a)
+	return err == nil && digestIs(d, b)
 }
 
 func (a *Approvals) notifyLocked() {
@@ -97,6 +110,23 @@ func (a *Approvals) Changed() <-chan struct{} {
 	return a.changed
 }
 
+// conflicting reports whether rec, the decision recorded for ti's id, decided another call
+// than ti (a digest that differs); it then counts and logs the conflict. A record without a
+// digest, written before decisions carried one, cannot be checked and does not conflict.
+func (a *Approvals) conflicting(ti *pb.ToolIntent, rec []byte) bool {
+	env := &pb.AgentEnvelope{}
+	if proto.Unmarshal(rec, env) != nil {
+		return false
+	}
+	d := env.GetApproval().GetIntentDigest()
+	if len(d) == 0 || digestIs(d, ti) {
+		return false
+	}
+	a.e.metrics.add(CountIDConflicts, 1)
+	a.e.o.Logger.Warn("effector: intent id conflict: decision refused", "intent_id", ti.GetIntentId(), "entity_key", fmt.Sprintf("%q", ti.GetEntityKey()))
+	return true
+}
+
 // Decide records a human decision on a pending approval and publishes it as an Approval
 // envelope on the intent's entity key. It refuses unknown, expired and already decided
 // approvals (ErrApprovalUnknown, ErrApprovalExpired, ErrApprovalDecided).
@@ -128,15 +158,23 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	if err != nil {
 		return nil, storeFailed(err)
 	}
+	if c.State == store.Done && a.conflicting(ti, c.Result) {
+		return nil, &Error{Code: CodeIntentConflict, Detail: "the decision recorded for " + id + " answered another call"}
+	}
 	if c.State != store.Claimed {
 		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is decided by another effector"}
+	}
+	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: now}
+	if kr := a.e.o.Keyring; kr != nil {
+		// Signing with the active key of a valid keyring cannot fail.
+		_ = intent.SignApproval(decision, ti, kr)
+	} else {
+		decision.IntentDigest, _ = intent.Digest(ti)
 	}
 	env := &pb.AgentEnvelope{
 		EntityKey:   ti.GetEntityKey(),
 		EventTimeMs: now,
-		Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{
-			IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: now,
-		}},
+		Payload:     &pb.AgentEnvelope_Approval_{Approval: decision},
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
 	if err != nil {

@@ -141,7 +141,7 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	case errors.Is(err, effector.ErrApprovalUnknown):
 		c.refuse(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, effector.ErrApprovalExpired), errors.Is(err, effector.ErrApprovalDecided):
+	case errors.Is(err, effector.ErrApprovalExpired), errors.Is(err, effector.ErrApprovalDecided), errors.Is(err, effector.ErrIntentConflict):
 		c.refuse(w, http.StatusConflict, err.Error())
 	default:
 		c.refuse(w, http.StatusInternalServerError, err.Error())
