@@ -78,7 +78,7 @@ func runPipeline(e *env, args []string) int {
 		return 2
 	}
 	if *runFlags.agent == "" || *runFlags.input == "" && *pubsubFlags.sub == "" || *runFlags.outputDir == "" && !anyTopic() {
-		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [Beam flags]\nregistered agents: %v", agent.Registered())
+		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [--verify_results off|permissive|require] [Beam flags]\nregistered agents: %v", agent.Registered())
 		return 2
 	}
 	opts := pipeline.Options{
