@@ -141,3 +141,63 @@ func TestRunRefusesForgedApprovals(t *testing.T) {
 		t.Error("customer-4 got a final reply")
 	}
 }
+
+// --verify_results: require or permissive needs a keyring, an unknown mode is a usage error;
+// over results and approvals nobody signed, the default with a keyring (require) refuses them
+// and permissive admits them.
+func TestRunVerifyResultsModes(t *testing.T) {
+	dir := t.TempDir()
+	opts, _, err := prepareDemo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned := writeEnvelopes(t)
+	for _, tc := range []struct {
+		name, mode string
+		keyring    bool
+		code       int
+		refused    int // result_refused + approval_refused dead letters
+		finals     int
+	}{
+		{"require without keyring", "require", false, 2, 0, 0},
+		{"unknown mode", "lenient", true, 2, 0, 0},
+		{"default with keyring", "", true, 0, 2, 2},
+		{"permissive", "permissive", true, 0, 0, 4},
+		{"off", "off", true, 0, 0, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			ring := "--keyring="
+			if tc.keyring {
+				ring = "--keyring=" + opts.Keyring
+			}
+			code, stdout, errOut := runCLI(t, "", runArgs(unsigned, out, ring, "--verify_results="+tc.mode)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, errOut)
+			}
+			if code != 0 {
+				if !strings.Contains(errOut, "--verify_results") {
+					t.Fatalf("stderr does not name the flag: %s", errOut)
+				}
+				return
+			}
+			dead, err := readOutput(out, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused := 0
+			for _, d := range dead {
+				if d.GetReason() == "result_refused" || d.GetReason() == "approval_refused" {
+					refused++
+				}
+			}
+			finals, err := readOutput(out, pipeline.FinalsName, func() *pb.FinalReply { return &pb.FinalReply{} })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if refused != tc.refused || len(finals) != tc.finals {
+				t.Fatalf("%d refused, %d final replies; want %d, %d", refused, len(finals), tc.refused, tc.finals)
+			}
+		})
+	}
+}
