@@ -21,6 +21,12 @@ type Deps struct {
 	// AllowUnsigned emits intents unsigned when there is no Keyring. Consumers verifying in
 	// intent.ModePermissive or intent.ModeOff accept them; intent.ModeRequire refuses them.
 	AllowUnsigned bool
+	// VerifyResults, when set, checks every tool result and approval that answers a pending
+	// intent under its mode against Keyring before it may resume the activation: its
+	// signature and its binding to that exact intent (intent.Mode.CheckResult, CheckApproval).
+	// A refused one is a result_refused or approval_refused dead letter and changes nothing:
+	// the key stays suspended until its deadline. Nil admits them unchecked (intent.ModeOff).
+	VerifyResults *intent.Mode
 }
 
 // Activate runs the core for one envelope against the key's committed state in store.

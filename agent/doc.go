@@ -36,6 +36,10 @@
 //     Beam commits state and outputs of a bundle together, so a bundle retried after a
 //     failure before commit calls the model again; nothing of the failed attempt was ever
 //     observed.
+//   - Answers are checked before they act. With Deps.VerifyResults a tool result or an
+//     approval resumes a suspension only if it verifies under that mode and is bound to the
+//     pending intent of its id (intent.Mode.CheckResult, CheckApproval); a refused one is a
+//     result_refused or approval_refused dead letter and the key keeps waiting.
 //   - Model output is data until the proposal schema admits it, and only bindings by stable
 //     case id turn an admitted case into an action: a case named "tool" or "final" is still
 //     just the case its binding says.

@@ -43,6 +43,14 @@ const (
 	// ReasonRequestTooLarge: a step's model request (prompt, memory and history) exceeds the
 	// agent's request byte budget; no model call was made.
 	ReasonRequestTooLarge Reason = "request_too_large"
+	// ReasonResultRefused: a tool result for a pending intent was refused by signature
+	// verification (Deps.VerifyResults): unsigned under require, a bad signature, an unknown
+	// key, an unsupported scheme, or signed for another intent than the pending one. The
+	// activation does not resume; the key keeps waiting for its deadline.
+	ReasonResultRefused Reason = "result_refused"
+	// ReasonApprovalRefused: a decision on a pending APPROVAL intent was refused by signature
+	// verification, as ReasonResultRefused. The gated tool is not released.
+	ReasonApprovalRefused Reason = "approval_refused"
 )
 
 // Reasons lists the closed vocabulary.
@@ -51,4 +59,5 @@ var Reasons = []Reason{
 	ReasonOrphanedResult, ReasonApprovalUnknown, ReasonApprovalTimeout, ReasonActivationTimeout,
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
 	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
+	ReasonResultRefused, ReasonApprovalRefused,
 }

@@ -26,6 +26,9 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 	case len(r.GetEntityKey()) > 0 && !bytes.Equal(r.GetEntityKey(), c.entity), r.GetSeq() != ti.GetSeq():
 		return fail(ReasonOrphanedResult, nil, "result for %s names seq %d, the intent has seq %d", id, r.GetSeq(), ti.GetSeq())
 	}
+	if err := c.checkResult(r, ti); err != nil {
+		return err
+	}
 	act, err := c.resumeActivation(v, out, tracing.KindToolResult)
 	if err != nil {
 		return err
@@ -55,6 +58,9 @@ func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) er
 	ti, ok := v.pending.Get(id)
 	if !ok || ti.GetKind() != pb.ToolIntent_APPROVAL || v.cont == nil || !v.cont.IsPending(id) {
 		return fail(ReasonApprovalUnknown, nil, "no pending approval %q", id)
+	}
+	if err := c.checkApproval(ap, ti); err != nil {
+		return err
 	}
 	act, err := c.resumeActivation(v, out, tracing.KindApproval)
 	if err != nil {

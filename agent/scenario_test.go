@@ -32,7 +32,11 @@ var update = flag.Bool("update", false, "rewrite testdata/scenarios/*.golden fro
 // scenario is one data-driven test: a model script, an initial state, and a sequence of
 // inputs (envelopes and timer firings) for the entity key "k". In the scenario text,
 // ${intent:SEQ:STEP} stands for the intent id of that step of the key, and in raw model
-// output ${digest} for the proposal schema's digest.
+// output ${digest} for the proposal schema's digest. With verify_results the core checks
+// results and approvals in that mode (agent.Deps.VerifyResults); an input's sign signs its
+// result or approval for the pending intent it names, with the test keyring ("keyring") or a
+// key of the same id the keyring does not hold ("other_key"), or with the test keyring for
+// another call that carries the same intent id ("other_intent").
 type scenario struct {
 	Limits      agentLimits                `json:"limits"`
 	Protocol    string                     `json:"protocol"`
@@ -41,6 +45,7 @@ type scenario struct {
 	NoKeyring   bool                       `json:"no_keyring"`
 	PanicPrompt bool                       `json:"panic_prompt"`
 	StateSchema string                     `json:"state_schema"` // "v2": internal/testschema
+	Verify      string                     `json:"verify_results"`
 	State       map[string]json.RawMessage `json:"state"`
 	Model       []modelRule                `json:"model"`
 	Inputs      []input                    `json:"inputs"`
@@ -71,6 +76,7 @@ type modelRule struct {
 
 type input struct {
 	Envelope json.RawMessage `json:"envelope"`
+	Sign     string          `json:"sign"`
 	Restore  json.RawMessage `json:"restore"`
 	Timer    *struct {
 		Tag  string `json:"tag"`
@@ -225,6 +231,13 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 	if sc.NoKeyring {
 		deps.Keyring = nil
 	}
+	if sc.Verify != "" {
+		m, err := intent.ParseMode(sc.Verify)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps.VerifyResults = &m
+	}
 	var out bytes.Buffer
 	var reasons []agent.Reason
 	for i, in := range sc.Inputs {
@@ -235,6 +248,9 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 			env := &pb.AgentEnvelope{}
 			if err := protojson.Unmarshal(in.Envelope, env); err != nil {
 				t.Fatalf("input %d: %v", i, err)
+			}
+			if in.Sign != "" {
+				signAnswer(t, st, env, in.Sign)
 			}
 			fmt.Fprintf(&out, "== input %d: %s at %d\n", i, payloadName(env), env.GetEventTimeMs())
 			res, err = a.Activate(context.Background(), st, env, deps)
@@ -275,6 +291,47 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 		}
 	}
 	return out.Bytes(), reasons
+}
+
+// signAnswer signs env's result or approval for the pending intent it names, with the test
+// keyring ("keyring") or with a key of the same id that the keyring does not hold ("other_key").
+func signAnswer(t *testing.T, st agent.MapStore, env *pb.AgentEnvelope, with string) {
+	t.Helper()
+	kr := testKeyring(t)
+	other := false
+	switch with {
+	case "keyring":
+	case "other_intent":
+		other = true
+	case "other_key":
+		var err error
+		if kr, err = intent.NewKeyring(kr.Active(), map[string][]byte{kr.Active(): bytes.Repeat([]byte{0x3c}, 32)}); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("sign %q: want keyring or other_key", with)
+	}
+	pending, err := statecodec.DecodePending(st[statecodec.CellPending])
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := env.GetToolResult().GetIntentId() + env.GetApproval().GetIntentId()
+	ti, ok := pending.Get(id)
+	if !ok {
+		t.Fatalf("sign: no pending intent %s", id)
+	}
+	if other {
+		ti = proto.CloneOf(ti)
+		ti.ArgsJson, ti.CreatedAtMs = `{"assist.refund.order_id":"A-1","assist.refund.amount":"990"}`, 0
+	}
+	if r := env.GetToolResult(); r != nil {
+		err = intent.SignResult(r, ti, kr)
+	} else {
+		err = intent.SignApproval(env.GetApproval(), ti, kr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func payloadName(env *pb.AgentEnvelope) string {

@@ -24,10 +24,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/console"
+	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/pipeline"
 	bapubsub "github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 type liveFlags struct {
@@ -173,25 +176,25 @@ func runLiveDemo(e *env, dir, consoleAddr string, timeout time.Duration) int {
 	return code
 }
 
-func liveEffector(dir string, kr *intent.Keyring) (*effector.Effector, effector.Store, error) {
+func liveEffector(dir string, kr *intent.Keyring) (*effector.Effector, store.Store, error) {
 	bindings, err := effector.AgentBindings(demo.Agent)
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := effector.OpenBolt(filepath.Join(dir, "effector.db"))
+	st, err := store.OpenBolt(filepath.Join(dir, "effector.db"))
 	if err != nil {
 		return nil, nil, err
 	}
-	eff, err := effector.New(effector.Options{Keyring: kr, Store: store, Tools: bindings})
+	eff, err := effector.New(effector.Options{Keyring: kr, Store: st, Tools: bindings})
 	if err != nil {
-		store.Close()
+		st.Close()
 		return nil, nil, err
 	}
-	return eff, store, nil
+	return eff, st, nil
 }
 
 func liveConsole(eff *effector.Effector, addr, user, password string) (string, func(), error) {
-	h, err := eff.Console(effector.ConsoleOptions{BasicAuth: map[string]string{user: password}})
+	h, err := console.New(eff.Approvals(), console.Options{BasicAuth: map[string]string{user: password}})
 	if err != nil {
 		return "", nil, err
 	}
@@ -219,7 +222,7 @@ func publishDemoEvents(ctx context.Context, client *pubsub.Client, topic string)
 		}
 		env.EventTimeMs = now + int64(i)
 		b, _ := proto.Marshal(env)
-		res := pub.Publish(ctx, &pubsub.Message{Data: b, OrderingKey: bapubsub.OrderingKey(env.GetEntityKey())})
+		res := pub.Publish(ctx, &pubsub.Message{Data: b, OrderingKey: wire.OrderingKey(env.GetEntityKey())})
 		if _, err := res.Get(ctx); err != nil {
 			return nil, err
 		}

@@ -20,10 +20,12 @@ import (
 	pubsub "cloud.google.com/go/pubsub/v2"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/console"
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	bapubsub "github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 func init() {
@@ -75,27 +77,27 @@ func runEffector(e *env, args []string) int {
 		e.errorf("usage: beamagents effector (--input GLOB --output_dir DIR | --input_subscription SUB --results_topic TOPIC) [--keyring REF] [--verify off|permissive|require] [--dedup bbolt:PATH|redis:ADDR] [--console ADDR]")
 		return 2
 	}
-	eff, store, err := buildEffector(f)
+	eff, st, err := buildEffector(f)
 	if err != nil {
 		e.errorf("%v", err)
 		return 2
 	}
-	defer store.Close()
+	defer st.Close()
 	ctx, stop := effectorContext()
 	defer stop()
-	var console *http.Server
+	var srv *http.Server
 	if *f.console != "" {
-		if console, err = serveConsole(e, eff, f); err != nil {
+		if srv, err = serveConsole(e, eff, f); err != nil {
 			e.errorf("%v", err)
 			return 2
 		}
 		// Shutdown, not Close: the decision that completes the run is still being answered.
-		defer shutdownConsole(console)
+		defer shutdownConsole(srv)
 	}
 	if service {
 		err = serveEffector(ctx, e, eff, f)
 	} else {
-		err = runEffectorFiles(ctx, e, eff, f, console != nil)
+		err = runEffectorFiles(ctx, e, eff, f, srv != nil)
 	}
 	if err != nil {
 		e.errorf("%v", err)
@@ -105,7 +107,7 @@ func runEffector(e *env, args []string) int {
 	return 0
 }
 
-func buildEffector(f *effectorFlags) (*effector.Effector, effector.Store, error) {
+func buildEffector(f *effectorFlags) (*effector.Effector, store.Store, error) {
 	mode, err := intent.ParseMode(*f.verify)
 	if err != nil {
 		return nil, nil, err
@@ -135,22 +137,22 @@ func buildEffector(f *effectorFlags) (*effector.Effector, effector.Store, error)
 		}
 		ref = "bbolt:" + filepath.Join(dir, "beamagents", "effector.db")
 	}
-	store, err := effector.OpenStore(ref)
+	st, err := store.Open(ref)
 	if err != nil {
 		return nil, nil, err
 	}
 	eff, err := effector.New(effector.Options{
-		Keyring: kr, Verify: mode, Store: store, Tools: bindings, Lease: *f.lease, ToolTimeout: *f.toolTimeout,
+		Keyring: kr, Verify: mode, Store: st, Tools: bindings, Lease: *f.lease, ToolTimeout: *f.toolTimeout,
 	})
 	if err != nil {
-		store.Close()
+		st.Close()
 		return nil, nil, err
 	}
-	return eff, store, nil
+	return eff, st, nil
 }
 
 func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Server, error) {
-	o := effector.ConsoleOptions{ApproverHeader: *f.approverHeader}
+	o := console.Options{ApproverHeader: *f.approverHeader}
 	if *f.approverUsers != "" {
 		users, err := loadUsers(*f.approverUsers)
 		if err != nil {
@@ -158,7 +160,7 @@ func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Serve
 		}
 		o.BasicAuth = users
 	}
-	h, err := eff.Console(o)
+	h, err := console.New(eff.Approvals(), o)
 	if err != nil {
 		return nil, fmt.Errorf("--console needs --approver_header or --approver_users: %w", err)
 	}
@@ -250,7 +252,7 @@ func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *ef
 }
 
 func serveEffector(ctx context.Context, e *env, eff *effector.Effector, f *effectorFlags) error {
-	sub, err := bapubsub.ParseSubscription(*f.subscription)
+	sub, err := wire.ParseSubscription(*f.subscription)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/beamagents/beamagents/effector"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testsvc"
-	bapubsub "github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // `beamagents effector` as a Pub/Sub service (pstest) with a Redis dedup store and the
@@ -50,7 +50,7 @@ func TestEffectorService(t *testing.T) {
 			continue
 		}
 		b, _ := proto.Marshal(r.Intent)
-		srv.Publish(intents, b, map[string]string{bapubsub.AttrType: "beam_agents.v1.ToolIntent"})
+		srv.Publish(intents, b, map[string]string{wire.AttrType: "beam_agents.v1.ToolIntent"})
 		published++
 		if r.Intent.GetIntentId() == lookupID {
 			srv.Publish(intents, b, nil) // a redelivery
@@ -115,7 +115,7 @@ func TestEffectorService(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr := env.GetToolResult()
-		if m.OrderingKey != string(env.GetEntityKey()) || m.Attributes[bapubsub.DefaultEnvelopeIDAttribute] != "result:"+tr.GetIntentId() {
+		if m.OrderingKey != string(env.GetEntityKey()) || m.Attributes[wire.DefaultEnvelopeIDAttribute] != "result:"+tr.GetIntentId() {
 			t.Errorf("attributes %v, ordering key %q", m.Attributes, m.OrderingKey)
 		}
 		if tr.GetIntentId() == lookupID {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/otlpreceiver"
 	"github.com/beamagents/beamagents/pipeline"
 )
@@ -45,8 +46,18 @@ func supportRunArgs(t *testing.T, dir string) []string {
 	t.Helper()
 	in := filepath.Join(dir, "envelopes.jsonl")
 	ring := filepath.Join(dir, "ring.json")
-	os.WriteFile(in, support.Envelopes, 0o644)
 	os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32))+`"}]}`), 0o600)
+	kr, err := intent.LoadKeyring("file:" + ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The recorded results and approvals signed as an effector signs them (the run verifies
+	// them: --verify_results require is the default with a keyring).
+	signed, err := signDemoAnswers(context.Background(), support.Name, support.Envelopes, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(in, signed, 0o644)
 	return []string{"run", "--agent", support.Name, "--input", in, "--keyring", "file:" + ring}
 }
 

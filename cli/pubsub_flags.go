@@ -14,6 +14,7 @@ import (
 
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // pubsubFlags are run's Pub/Sub flags, on the process-wide flag set like runFlags.
@@ -35,7 +36,7 @@ func definePubsubFlags() {
 		f.snapshots = flag.String("snapshots_topic", "", "Pub/Sub topic for state snapshots")
 		f.errorsTopic = flag.String("errors_topic", "", "Pub/Sub topic for dead letters and rejected input messages")
 		f.eventTimeAttr = flag.String("event_time_attribute", "", "input attribute holding the event time when the envelope has none (ms since the epoch or RFC 3339)")
-		f.envelopeIDAttr = flag.String("envelope_id_attribute", pubsub.DefaultEnvelopeIDAttribute, "input attribute naming a delivery for dedup (\"-\": message ids only)")
+		f.envelopeIDAttr = flag.String("envelope_id_attribute", wire.DefaultEnvelopeIDAttribute, "input attribute naming a delivery for dedup (\"-\": message ids only)")
 		f.dedupWindow = flag.Duration("dedup_window", pubsub.DefaultDedupWindow, "how long (event time) a second delivery of a message is recognized")
 		f.statusEvery = flag.Duration("status_interval", time.Second, "how often a streaming run prints its status line")
 		f.orderResolutionMs = flag.Int64("order_resolution_ms", 0, "event-time ordering resolution in ms (default 1000)")

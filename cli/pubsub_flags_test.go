@@ -16,7 +16,8 @@ import (
 	"cloud.google.com/go/pubsub/v2/pstest"
 
 	"github.com/beamagents/beamagents/examples/support"
-	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // `run --input_subscription` streams until interrupted: the demo's envelopes go in through
@@ -47,10 +48,20 @@ func TestRunStreamingDrainsOnInterrupt(t *testing.T) {
 	if err := os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+secret+`"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	kr, err := intent.LoadKeyring("file:" + ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The recorded results and approvals signed as an effector signs them: the run verifies
+	// them (--verify_results require, the default with a keyring).
+	signed, err := signDemoAnswers(ctx, support.Name, support.Envelopes, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
-	sc := bufio.NewScanner(bytes.NewReader(support.Envelopes))
+	sc := bufio.NewScanner(bytes.NewReader(signed))
 	for sc.Scan() {
-		srv.Publish(in, bytes.Clone(sc.Bytes()), map[string]string{pubsub.AttrContentType: pubsub.ContentTypeJSON})
+		srv.Publish(in, bytes.Clone(sc.Bytes()), map[string]string{wire.AttrContentType: wire.ContentTypeJSON})
 		n++
 	}
 	t.Cleanup(func() {

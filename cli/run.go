@@ -78,7 +78,7 @@ func runPipeline(e *env, args []string) int {
 		return 2
 	}
 	if *runFlags.agent == "" || *runFlags.input == "" && *pubsubFlags.sub == "" || *runFlags.outputDir == "" && !anyTopic() {
-		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [Beam flags]\nregistered agents: %v", agent.Registered())
+		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [--verify_results off|permissive|require] [Beam flags]\nregistered agents: %v", agent.Registered())
 		return 2
 	}
 	opts := pipeline.Options{
@@ -110,6 +110,10 @@ func runPipeline(e *env, args []string) int {
 	}
 	applyPubsubFlags(&opts)
 	applyProductionFlags(&opts)
+	if opts.VerifyResults, err = resultsMode(*runCheckFlags.verifyResults, opts.Keyring); err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
 	if unsignedIntents(opts) {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
@@ -209,13 +213,11 @@ func runDemo(e *env, args []string) int {
 	return 0
 }
 
-// prepareDemo writes the example's envelopes and a fresh signing keyring under dir.
+// prepareDemo writes a fresh signing keyring and the example's envelopes, their results and
+// approvals signed with it, under dir.
 func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	in := filepath.Join(dir, "input", "envelopes.jsonl")
 	if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
-		return pipeline.Options{}, nil, err
-	}
-	if err := os.WriteFile(in, demo.Envelopes, 0o644); err != nil {
 		return pipeline.Options{}, nil, err
 	}
 	secret := make([]byte, 32)
@@ -229,8 +231,18 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	if err != nil {
 		return pipeline.Options{}, nil, err
 	}
+	// The demo's recorded results and approvals are signed with its keyring, as an effector
+	// would sign them: the run verifies them with --verify_results require.
+	envelopes, err := signDemoAnswers(context.Background(), demo.Agent, demo.Envelopes, kr)
+	if err != nil {
+		return pipeline.Options{}, nil, err
+	}
+	if err := os.WriteFile(in, envelopes, 0o644); err != nil {
+		return pipeline.Options{}, nil, err
+	}
 	return pipeline.Options{
 		Agent: demo.Agent, Input: in, OutputDir: filepath.Join(dir, "output"), Keyring: "file:" + ringPath,
+		VerifyResults: "require",
 	}, kr, nil
 }
 

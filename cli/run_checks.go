@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
@@ -16,6 +17,7 @@ import (
 var runCheckFlags struct {
 	once          sync.Once
 	allowUnsigned *bool
+	verifyResults *string
 }
 
 func defineRunCheckFlags() {
@@ -23,7 +25,29 @@ func defineRunCheckFlags() {
 		runCheckFlags.allowUnsigned = flag.Bool("allow_unsigned_intents", false,
 			"run an agent that emits intents without --keyring: its intents are emitted unsigned "+
 				"(an effector verifying with --verify off or permissive accepts them; require refuses them)")
+		runCheckFlags.verifyResults = flag.String("verify_results", "",
+			"verification of tool results and approvals against --keyring: off, permissive or require "+
+				"(default: require with --keyring, off without one)")
 	})
+}
+
+// resultsMode resolves --verify_results: by default require when the run has a keyring and off
+// when it has none (its intents are unsigned too, and nothing could be verified).
+func resultsMode(flagValue, keyring string) (string, error) {
+	if flagValue == "" {
+		if keyring == "" {
+			return "off", nil
+		}
+		return "require", nil
+	}
+	m, err := intent.ParseMode(flagValue)
+	if err != nil {
+		return "", fmt.Errorf("--verify_results: %v", err)
+	}
+	if m != intent.ModeOff && keyring == "" {
+		return "", fmt.Errorf("--verify_results %s needs --keyring (the key that verifies results and approvals), or --verify_results off", m)
+	}
+	return m.String(), nil
 }
 
 // noKeyringHelp explains the refusal to run an agent that emits intents without a keyring.

@@ -8,12 +8,17 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
 )
 
 // Approval is one APPROVAL intent as the console shows it.
 type Approval struct {
 	Intent *pb.ToolIntent
+	// Args are the intent's arguments in the tool's own shape, as the tool would receive them
+	// (the intent's args_json when the tool is unknown or cannot present them).
+	Args string
 	// Escalations is the highest attempt seen for the intent (the runtime re-emits an
 	// approval intent with attempt+1 at each deadline escalation).
 	Escalations uint32
@@ -48,17 +53,29 @@ func (a *Approvals) SetSink(f func(context.Context, *pb.AgentEnvelope) error) {
 	a.mu.Unlock()
 }
 
-func (a *Approvals) add(ti *pb.ToolIntent) {
+// add lists ti, or updates its listing with a later attempt. An approval listed under ti's id
+// for another call (another content digest) stays as it is and is returned: ti is refused.
+func (a *Approvals) add(ti *pb.ToolIntent) (other *pb.ToolIntent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cur, ok := a.byID[ti.GetIntentId()]
-	if !ok {
+	switch {
+	case !ok:
 		a.byID[ti.GetIntentId()] = &Approval{Intent: proto.CloneOf(ti), Escalations: ti.GetAttempt()}
 		a.order = append(a.order, ti.GetIntentId())
-	} else if ti.GetAttempt() > cur.Escalations {
+	case !sameCall(cur.Intent, ti):
+		return cur.Intent
+	case ti.GetAttempt() > cur.Escalations:
 		cur.Intent, cur.Escalations = proto.CloneOf(ti), ti.GetAttempt()
 	}
 	a.notifyLocked()
+	return nil
+}
+
+// sameCall reports whether a and b are attempts of one call: the same content digest.
+func sameCall(a, b *pb.ToolIntent) bool {
+	d, err := intent.Digest(a)
+	return err == nil && digestIs(d, b)
 }
 
 func (a *Approvals) notifyLocked() {
@@ -74,6 +91,7 @@ func (a *Approvals) List() []Approval {
 	out := make([]Approval, 0, len(a.order))
 	for _, id := range a.order {
 		ap := *a.byID[id]
+		ap.Args = a.e.present(ap.Intent)
 		ap.Expired = ap.Decision == "" && ap.Intent.GetExpiresAtMs() > 0 && now >= ap.Intent.GetExpiresAtMs()
 		out = append(out, ap)
 	}
@@ -90,6 +108,23 @@ func (a *Approvals) Changed() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.changed
+}
+
+// conflicting reports whether rec, the decision recorded for ti's id, decided another call
+// than ti (a digest that differs); it then counts and logs the conflict. A record without a
+// digest, written before decisions carried one, cannot be checked and does not conflict.
+func (a *Approvals) conflicting(ti *pb.ToolIntent, rec []byte) bool {
+	env := &pb.AgentEnvelope{}
+	if proto.Unmarshal(rec, env) != nil {
+		return false
+	}
+	d := env.GetApproval().GetIntentDigest()
+	if len(d) == 0 || digestIs(d, ti) {
+		return false
+	}
+	a.e.metrics.add(CountIDConflicts, 1)
+	a.e.o.Logger.Warn("effector: intent id conflict: decision refused", "intent_id", ti.GetIntentId(), "entity_key", fmt.Sprintf("%q", ti.GetEntityKey()))
+	return true
 }
 
 // Decide records a human decision on a pending approval and publishes it as an Approval
@@ -121,17 +156,25 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	owner := fmt.Sprintf("%s/%d", a.e.o.Owner, a.e.claims.Add(1))
 	c, err := a.e.o.Store.Claim(ctx, key, owner, now, a.e.o.Lease.Milliseconds())
 	if err != nil {
-		return nil, err
+		return nil, storeFailed(err)
 	}
-	if c.State != Claimed {
+	if c.State == store.Done && a.conflicting(ti, c.Result) {
+		return nil, &Error{Code: CodeIntentConflict, Detail: "the decision recorded for " + id + " answered another call"}
+	}
+	if c.State != store.Claimed {
 		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is decided by another effector"}
+	}
+	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: now}
+	if kr := a.e.o.Keyring; kr != nil {
+		// Signing with the active key of a valid keyring cannot fail.
+		_ = intent.SignApproval(decision, ti, kr)
+	} else {
+		decision.IntentDigest, _ = intent.Digest(ti)
 	}
 	env := &pb.AgentEnvelope{
 		EntityKey:   ti.GetEntityKey(),
 		EventTimeMs: now,
-		Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{
-			IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: now,
-		}},
+		Payload:     &pb.AgentEnvelope_Approval_{Approval: decision},
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
 	if err != nil {
@@ -143,7 +186,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 		}
 	}
 	if _, err := a.e.o.Store.Complete(ctx, key, owner, b); err != nil {
-		return nil, err
+		return nil, storeFailed(err)
 	}
 	a.e.metrics.add(CountDecisions, 1)
 	a.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -19,14 +20,14 @@ type memStore struct {
 	m  map[string][]byte
 }
 
-func (s *memStore) Claim(_ context.Context, id, owner string, _, _ int64) (effector.Claim, error) {
+func (s *memStore) Claim(_ context.Context, id, owner string, _, _ int64) (store.Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.m[id]; ok && r != nil {
-		return effector.Claim{State: effector.Done, Result: r}, nil
+		return store.Claim{State: store.Done, Result: r}, nil
 	}
 	s.m[id] = nil
-	return effector.Claim{State: effector.Claimed}, nil
+	return store.Claim{State: store.Claimed}, nil
 }
 
 func (s *memStore) Complete(_ context.Context, id, _ string, r []byte) ([]byte, error) {
@@ -57,11 +58,11 @@ func BenchmarkIntents(b *testing.B) {
 	}
 	stores := []struct {
 		name string
-		open func(b *testing.B) effector.Store
+		open func(b *testing.B) store.Store
 	}{
-		{"memory", func(*testing.B) effector.Store { return &memStore{m: map[string][]byte{}} }},
-		{"bbolt", func(b *testing.B) effector.Store { return openBolt(b) }},
-		{"redis", func(b *testing.B) effector.Store { return openRedis(b, redisServer(b)) }},
+		{"memory", func(*testing.B) store.Store { return &memStore{m: map[string][]byte{}} }},
+		{"bbolt", func(b *testing.B) store.Store { return openBolt(b) }},
+		{"redis", func(b *testing.B) store.Store { return openRedis(b, redisServer(b)) }},
 	}
 	var round int
 	for _, st := range stores {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/effector/tool"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/canonjson"
 	"github.com/beamagents/beamagents/negotiate"
@@ -114,4 +115,15 @@ func AgentBindings(names ...string) ([]Binding, error) {
 		}
 	}
 	return out, nil
+}
+
+// present returns ti's arguments in its tool's own shape, or its args_json as it is when the
+// tool is unknown or cannot present them.
+func (e *Effector) present(ti *pb.ToolIntent) string {
+	if b, ok := e.tools[ti.GetToolName()]; ok {
+		if shown, err := b.present(ti.GetArgsJson()); err == nil {
+			return string(shown)
+		}
+	}
+	return ti.GetArgsJson()
 }

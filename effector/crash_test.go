@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -37,7 +38,7 @@ func (h hanging) Invoke(ctx context.Context, c tool.Call) ([]byte, error) {
 
 // crashChild is the effector process the takeover test kills mid-call.
 func crashChild() {
-	store, err := effector.OpenRedis(effector.RedisOptions{Addr: os.Getenv("REDIS_ADDR")})
+	st, err := store.OpenRedis(store.RedisOptions{Addr: os.Getenv("REDIS_ADDR")})
 	if err != nil {
 		fmt.Println("ERROR", err)
 		os.Exit(1)
@@ -52,7 +53,7 @@ func crashChild() {
 			bs[i].Tool = tool.WithAgreement(hanging{b.Tool}, n.Agreement())
 		}
 	}
-	e, err := effector.New(effector.Options{Verify: intent.ModeOff, Store: store, Tools: bs, Lease: 500 * time.Millisecond})
+	e, err := effector.New(effector.Options{Verify: intent.ModeOff, Store: st, Tools: bs, Lease: 500 * time.Millisecond})
 	if err != nil {
 		fmt.Println("ERROR", err)
 		os.Exit(1)

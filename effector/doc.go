@@ -10,7 +10,9 @@
 //     stable reason) and has its own counter; nothing is dropped. Input that is not an
 //     intent is counted as malformed and reported.
 //   - A tool runs at most once per intent id while completions are recorded: a redelivered
-//     intent with a recorded completion gets the recorded bytes again. The one window left —
+//     intent with a recorded completion for the same call (the same intent.Digest) gets the
+//     recorded bytes again; another call with a recorded id is REJECTED intent_id_conflict
+//     and never runs. Every result and decision is bound to its intent and signed. The one window left —
 //     a crash between a tool's effect and its completion record — reruns the tool after the
 //     lease; tools idempotent on the intent id close it.
 //   - Arguments are decoded strictly in the producer's schema and negotiated to the tool's

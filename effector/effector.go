@@ -1,16 +1,19 @@
 package effector
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -20,7 +23,7 @@ import (
 type Options struct {
 	Keyring *intent.Keyring
 	Verify  intent.Mode // default intent.ModeRequire (the zero Mode)
-	Store   Store       // required
+	Store   store.Store // required
 	Tools   []Binding
 	// Clock is the effector's clock (expiry, leases, completion times); default time.Now.
 	Clock func() time.Time
@@ -32,6 +35,8 @@ type Options struct {
 	ToolTimeout time.Duration
 	// Poll is the wait between claims of an intent another effector holds; default 20ms.
 	Poll time.Duration
+	// Logger receives the intent id conflicts; default slog.Default().
+	Logger *slog.Logger
 }
 
 // Effector executes signed intents at most once per intent id and turns each into a
@@ -65,6 +70,9 @@ func New(o Options) (*Effector, error) {
 	}
 	if o.Poll == 0 {
 		o.Poll = 20 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	e := &Effector{o: o, tools: map[string]*bound{}}
 	for _, b := range o.Tools {
@@ -124,7 +132,9 @@ func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, erro
 	}
 	if intent.RoutesToApproval(ti) {
 		e.metrics.add(CountApprovals, 1)
-		e.approvals.add(ti)
+		if other := e.approvals.add(ti); other != nil {
+			return e.conflict(ti, "an approval listed for this id asks for another call"), nil
+		}
 		return Outcome{Pending: true}, nil
 	}
 	return e.once(ctx, ti)
@@ -139,17 +149,12 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 	for {
 		c, err := e.o.Store.Claim(ctx, id, owner, e.nowMs(), e.o.Lease.Milliseconds())
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, storeFailed(err)
 		}
 		switch c.State {
-		case Done:
-			env := &pb.AgentEnvelope{}
-			if err := proto.Unmarshal(c.Result, env); err != nil {
-				return Outcome{}, &Error{Code: CodeStore, Detail: "recorded result of " + id + " is not an envelope", Err: err}
-			}
-			e.metrics.add(CountDeduplicated, 1)
-			return Outcome{Envelope: env}, nil
-		case Busy:
+		case store.Done:
+			return e.recorded(ti, c.Result)
+		case store.Busy:
 			select {
 			case <-ctx.Done():
 				return Outcome{}, &Error{Code: CodeStore, Detail: "intent " + id + " is claimed by another effector", Err: ctx.Err()}
@@ -167,17 +172,49 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 		}
 		rec, err := e.o.Store.Complete(ctx, id, owner, b)
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, storeFailed(err)
 		}
 		if string(rec) != string(b) {
-			env := &pb.AgentEnvelope{}
-			if err := proto.Unmarshal(rec, env); err != nil {
-				return Outcome{}, &Error{Code: CodeStore, Detail: "recorded result of " + id + " is not an envelope", Err: err}
-			}
-			out.Envelope = env
+			// Another owner took this claim over and recorded first: its record answers.
+			return e.recorded(ti, rec)
 		}
 		return out, nil
 	}
+}
+
+// recorded answers ti from the completion recorded for its id. The record's result carries
+// the content digest of the intent it answered: the same digest is a redelivery, answered
+// with the recorded bytes; another digest is another call that happens to carry the same id
+// (a key whose counter started again), refused as intent_id_conflict. A record written
+// before results carried a digest cannot be checked and answers as a redelivery.
+func (e *Effector) recorded(ti *pb.ToolIntent, rec []byte) (Outcome, error) {
+	env := &pb.AgentEnvelope{}
+	if err := proto.Unmarshal(rec, env); err != nil {
+		return Outcome{}, &Error{Code: CodeStore, Detail: "recorded result of " + ti.GetIntentId() + " is not an envelope", Err: err}
+	}
+	switch d := env.GetToolResult().GetIntentDigest(); {
+	case len(d) == 0:
+		e.metrics.add(CountUnchecked, 1)
+	case !digestIs(d, ti):
+		return e.conflict(ti, "the completion recorded for this id answered another call"), nil
+	}
+	e.metrics.add(CountDeduplicated, 1)
+	return Outcome{Envelope: env}, nil
+}
+
+// digestIs reports whether d is ti's content digest.
+func digestIs(d []byte, ti *pb.ToolIntent) bool {
+	want, err := intent.Digest(ti)
+	return err == nil && bytes.Equal(d, want)
+}
+
+// conflict refuses ti, whose id is already taken by another call: REJECTED naming
+// intent_id_conflict, never executed, never recorded.
+func (e *Effector) conflict(ti *pb.ToolIntent, detail string) Outcome {
+	e.metrics.add(CountIDConflicts, 1)
+	e.o.Logger.Warn("effector: intent id conflict: refused, the tool did not run",
+		"intent_id", ti.GetIntentId(), "entity_key", fmt.Sprintf("%q", ti.GetEntityKey()), "detail", detail)
+	return e.refuse(ti, pb.ToolResult_REJECTED, ReasonIDConflict, detail)
 }
 
 // execute runs the claimed intent's tool; refusals found here are recorded like results.
@@ -209,13 +246,22 @@ func (e *Effector) refuse(ti *pb.ToolIntent, status pb.ToolResult_Status, reason
 	return e.result(ti, status, nil, reason+": "+detail, e.nowMs())
 }
 
+// result makes ti's result, bound to ti (intent_digest) and signed with the keyring's active
+// key; without a keyring it is bound but unsigned.
 func (e *Effector) result(ti *pb.ToolIntent, status pb.ToolResult_Status, payload []byte, msg string, now int64) Outcome {
+	r := &pb.ToolResult{
+		IntentId: ti.GetIntentId(), EntityKey: ti.GetEntityKey(), Seq: ti.GetSeq(), Status: status,
+		Payload: payload, ErrorMessage: msg, CompletedAtMs: now,
+	}
+	if e.o.Keyring != nil {
+		// Signing with the active key of a valid keyring cannot fail.
+		_ = intent.SignResult(r, ti, e.o.Keyring)
+	} else {
+		r.IntentDigest, _ = intent.Digest(ti)
+	}
 	return Outcome{Envelope: &pb.AgentEnvelope{
 		EntityKey:   ti.GetEntityKey(),
 		EventTimeMs: now,
-		Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
-			IntentId: ti.GetIntentId(), EntityKey: ti.GetEntityKey(), Seq: ti.GetSeq(), Status: status,
-			Payload: payload, ErrorMessage: msg, CompletedAtMs: now,
-		}},
+		Payload:     &pb.AgentEnvelope_ToolResult{ToolResult: r},
 	}}
 }

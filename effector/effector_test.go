@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 )
@@ -115,11 +116,11 @@ func TestExpired(t *testing.T) {
 // byte, without running the tool again — also after a restart on the same bbolt file.
 func TestDedupBolt(t *testing.T) {
 	path := t.TempDir() + "/dedup.db"
-	store, err := effector.OpenBolt(path)
+	st, err := store.OpenBolt(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, intent.ModeRequire, store)
+	f := newFixture(t, intent.ModeRequire, st)
 	ti := lookupIntent(t, f.kr, "c", 1, "A-1001")
 	first, _ := f.e.Handle(context.Background(), ti)
 	f.clock.set(t0 + 1000)
@@ -130,13 +131,13 @@ func TestDedupBolt(t *testing.T) {
 	if n := f.counts["orders.lookup"].n.Load(); n != 1 {
 		t.Fatalf("tool ran %d times", n)
 	}
-	store.Close()
-	store, err = effector.OpenBolt(path)
+	st.Close()
+	st, err = store.OpenBolt(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	g := newFixture(t, intent.ModeRequire, store)
+	defer st.Close()
+	g := newFixture(t, intent.ModeRequire, st)
 	third, _ := g.e.Handle(context.Background(), ti)
 	if !bytes.Equal(marshal(t, first.Envelope), marshal(t, third.Envelope)) || g.counts["orders.lookup"].n.Load() != 0 {
 		t.Fatal("the completion did not survive a restart")
@@ -259,11 +260,11 @@ func TestApprovals(t *testing.T) {
 // An effector that claimed an intent and died before recording its completion holds the
 // claim only for its lease; then another effector takes it over and executes.
 func TestTakeoverBolt(t *testing.T) {
-	store := openBolt(t)
-	f := newFixture(t, intent.ModeRequire, store)
+	st := openBolt(t)
+	f := newFixture(t, intent.ModeRequire, st)
 	ti := lookupIntent(t, f.kr, "c", 1, "A-1001")
-	c, err := store.Claim(context.Background(), ti.GetIntentId(), "crashed", t0, 5000)
-	if err != nil || c.State != effector.Claimed {
+	c, err := st.Claim(context.Background(), ti.GetIntentId(), "crashed", t0, 5000)
+	if err != nil || c.State != store.Claimed {
 		t.Fatalf("%v %v", c, err)
 	}
 	f.clock.set(t0 + 4999)

@@ -12,9 +12,10 @@ const (
 	CodeInput   Code = "effector_input_invalid"   // an input file or message is not an intent
 	CodeConsole Code = "effector_console_refused" // a console request refused (origin, token, identity)
 
-	CodeApprovalUnknown Code = "approval_unknown" // no pending approval has that intent id
-	CodeApprovalExpired Code = "approval_expired" // the approval's deadline has passed
-	CodeApprovalDecided Code = "approval_decided" // a decision was already made (here or elsewhere)
+	CodeApprovalUnknown Code = "approval_unknown"   // no pending approval has that intent id
+	CodeApprovalExpired Code = "approval_expired"   // the approval's deadline has passed
+	CodeApprovalDecided Code = "approval_decided"   // a decision was already made (here or elsewhere)
+	CodeIntentConflict  Code = "intent_id_conflict" // the id's recorded decision answered another call
 )
 
 // Error is a typed error of this package.
@@ -40,6 +41,10 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
+// storeFailed is a failure of the dedup store as this package reports it: CodeStore, wrapping
+// the store's own error.
+func storeFailed(err error) error { return &Error{Code: CodeStore, Detail: "dedup store", Err: err} }
+
 // Sentinels for errors.Is.
 var (
 	ErrConfig  = &Error{Code: CodeConfig}
@@ -50,6 +55,7 @@ var (
 	ErrApprovalUnknown = &Error{Code: CodeApprovalUnknown}
 	ErrApprovalExpired = &Error{Code: CodeApprovalExpired}
 	ErrApprovalDecided = &Error{Code: CodeApprovalDecided}
+	ErrIntentConflict  = &Error{Code: CodeIntentConflict}
 )
 
 // Reasons a ToolResult names in its error_message (before ": detail"); stable API.
@@ -59,6 +65,9 @@ const (
 	ReasonBadArguments = "bad_arguments"
 	ReasonMalformed    = "malformed_intent"
 	ReasonToolFailed   = "tool_failed"
+	// ReasonIDConflict: the intent's id is already taken by another call (its content digest
+	// differs from the one recorded or listed for that id); the tool did not run.
+	ReasonIDConflict = "intent_id_conflict"
 	// Signature refusals use intent.Outcome.Reason(): intent_unsigned, intent_bad_signature,
 	// intent_unknown_key, intent_unsupported_scheme.
 )

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -19,15 +20,15 @@ type greetArgs struct {
 func Example() {
 	dir, _ := os.MkdirTemp("", "effector-example-")
 	defer os.RemoveAll(dir)
-	store, _ := effector.OpenBolt(filepath.Join(dir, "dedup.db"))
-	defer store.Close()
+	st, _ := store.OpenBolt(filepath.Join(dir, "dedup.db"))
+	defer st.Close()
 	kr, _ := intent.NewKeyring("k", map[string][]byte{"k": []byte("0123456789abcdef0123456789abcdef")})
 
 	args, _ := tool.FromJSONSchema("greet.args", []byte(`{"type":"object","properties":{"name":{"type":"string","maxLength":64}}}`))
 	greet, _ := tool.Func("greet", args, func(_ context.Context, _ tool.Call, a greetArgs) (string, error) {
 		return "hello " + a.Name, nil
 	})
-	e, _ := effector.New(effector.Options{Keyring: kr, Store: store, Tools: []effector.Binding{{Tool: greet}}})
+	e, _ := effector.New(effector.Options{Keyring: kr, Store: st, Tools: []effector.Binding{{Tool: greet}}})
 
 	ti := &pb.ToolIntent{
 		IntentId: intent.ID([]byte("user-1"), 0, 0), EntityKey: []byte("user-1"), ToolName: "greet",

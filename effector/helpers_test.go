@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -22,6 +23,9 @@ var (
 	key1 = bytes.Repeat([]byte{0x11}, 32)
 	key2 = bytes.Repeat([]byte{0x22}, 32)
 )
+
+// refundArgs are a refund proposal's fields, as the support agent writes them.
+const refundArgs = `{"payments.refund.order_id":"A-2002","payments.refund.amount_cents":"4599","payments.refund.reason":"arrived broken"}`
 
 // t0 is the tests' effector clock origin.
 const t0 = int64(1767225600000)
@@ -103,9 +107,9 @@ func supportBindings(t testing.TB) ([]effector.Binding, map[string]*counting) {
 	return bs, counts
 }
 
-func openBolt(t testing.TB) *effector.Bolt {
+func openBolt(t testing.TB) *store.Bolt {
 	t.Helper()
-	s, err := effector.OpenBolt(filepath.Join(t.TempDir(), "dedup.db"))
+	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "dedup.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +124,7 @@ type fixture struct {
 	kr     *intent.Keyring
 }
 
-func newFixture(t testing.TB, mode intent.Mode, store effector.Store) *fixture {
+func newFixture(t testing.TB, mode intent.Mode, store store.Store) *fixture {
 	t.Helper()
 	kr := testRing(t)
 	bs, counts := supportBindings(t)
@@ -158,9 +162,9 @@ func marshal(t testing.TB, m proto.Message) []byte {
 
 func redisServer(t testing.TB) string { return testsvc.Redis(t) }
 
-func openRedis(t testing.TB, addr string) *effector.Redis {
+func openRedis(t testing.TB, addr string) *store.Redis {
 	t.Helper()
-	s, err := effector.OpenRedis(effector.RedisOptions{Addr: addr})
+	s, err := store.OpenRedis(store.RedisOptions{Addr: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

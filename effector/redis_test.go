@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 )
@@ -74,7 +75,7 @@ func TestRedisTakeover(t *testing.T) {
 	ti := lookupIntent(t, f.kr, "c", 1, "A-1001")
 	const lease = 300
 	c, err := crashed.Claim(context.Background(), ti.GetIntentId(), "crashed", 0, lease)
-	if err != nil || c.State != effector.Claimed {
+	if err != nil || c.State != store.Claimed {
 		t.Fatalf("%v %v", c, err)
 	}
 	busy, err := f.e.Handle(withTimeout(t, 50*time.Millisecond), ti)
@@ -90,47 +91,12 @@ func TestRedisTakeover(t *testing.T) {
 		t.Fatalf("takeover took %s", time.Since(start))
 	}
 	again, err := crashed.Claim(context.Background(), ti.GetIntentId(), "crashed", 0, lease)
-	if err != nil || again.State != effector.Done {
+	if err != nil || again.State != store.Done {
 		t.Fatalf("the completion is not recorded: %+v %v", again, err)
 	}
 	var env pb.AgentEnvelope
 	if err := unmarshal(again.Result, &env); err != nil || !bytes.Equal(env.GetToolResult().GetPayload(), res.GetPayload()) {
 		t.Fatalf("recorded %v", err)
-	}
-}
-
-// Complete keeps the first recorded completion: a late owner gets it back instead of
-// overwriting it.
-func TestStoreCompleteKeepsFirst(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) effector.Store{
-		"bbolt": func(t *testing.T) effector.Store { return openBolt(t) },
-		"redis": func(t *testing.T) effector.Store { return openRedis(t, redisServer(t)) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			s := open(t)
-			ctx := context.Background()
-			if c, _ := s.Claim(ctx, "id", "a", 0, 10); c.State != effector.Claimed {
-				t.Fatal(c)
-			}
-			if rec, err := s.Complete(ctx, "id", "a", []byte("first")); err != nil || string(rec) != "first" {
-				t.Fatal(string(rec), err)
-			}
-			if rec, err := s.Complete(ctx, "id", "b", []byte("second")); err != nil || string(rec) != "first" {
-				t.Fatal(string(rec), err)
-			}
-			if c, _ := s.Claim(ctx, "id", "c", 1<<40, 10); c.State != effector.Done || string(c.Result) != "first" {
-				t.Fatal(c)
-			}
-			if c, _ := s.Claim(ctx, "other", "a", 0, 60_000); c.State != effector.Claimed {
-				t.Fatal(c)
-			}
-			if c, _ := s.Claim(ctx, "other", "b", 1, 60_000); c.State != effector.Busy {
-				t.Fatalf("a live claim of another owner: %+v", c)
-			}
-			if c, _ := s.Claim(ctx, "other", "a", 1, 60_000); c.State != effector.Claimed {
-				t.Fatalf("the owner's own claim: %+v", c)
-			}
-		})
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	bapubsub "github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // ServiceOptions configure the effector as a Pub/Sub service.
@@ -39,10 +39,10 @@ type ServiceOptions struct {
 // escalation, so an effector that restarts lists them again. Decisions made in the console
 // are published on the results topic.
 func (e *Effector) Serve(ctx context.Context, client *pubsub.Client, o ServiceOptions) error {
-	if _, err := bapubsub.ParseSubscription(o.Subscription); err != nil {
+	if _, err := wire.ParseSubscription(o.Subscription); err != nil {
 		return &Error{Code: CodeConfig, Detail: "input subscription", Err: err}
 	}
-	if _, err := bapubsub.ParseTopic(o.ResultsTopic); err != nil {
+	if _, err := wire.ParseTopic(o.ResultsTopic); err != nil {
 		return &Error{Code: CodeConfig, Detail: "results topic", Err: err}
 	}
 	if o.MaxMessages <= 0 {
@@ -64,15 +64,15 @@ func (e *Effector) Serve(ctx context.Context, client *pubsub.Client, o ServiceOp
 		}
 		res := pub.Publish(ctx, &pubsub.Message{
 			Data:        b,
-			OrderingKey: bapubsub.OrderingKey(env.GetEntityKey()),
+			OrderingKey: wire.OrderingKey(env.GetEntityKey()),
 			Attributes: map[string]string{
-				bapubsub.AttrType: "beam_agents.v1.AgentEnvelope", bapubsub.AttrContentType: bapubsub.ContentTypeProto,
-				bapubsub.DefaultEnvelopeIDAttribute: id,
+				wire.AttrType: "beam_agents.v1.AgentEnvelope", wire.AttrContentType: wire.ContentTypeProto,
+				wire.DefaultEnvelopeIDAttribute: id,
 			},
 		})
 		_, err = res.Get(ctx)
 		if err != nil {
-			pub.ResumePublish(bapubsub.OrderingKey(env.GetEntityKey()))
+			pub.ResumePublish(wire.OrderingKey(env.GetEntityKey()))
 		}
 		return err
 	}
@@ -143,7 +143,7 @@ func (e *Effector) serveOne(ctx context.Context, client *pubsub.Client, o Servic
 func decodeIntentMessage(m *pubsubpb.PubsubMessage) (*pb.ToolIntent, error) {
 	ti := &pb.ToolIntent{}
 	var err error
-	if ct := m.GetAttributes()[bapubsub.AttrContentType]; len(ct) >= len(bapubsub.ContentTypeJSON) && ct[:len(bapubsub.ContentTypeJSON)] == bapubsub.ContentTypeJSON {
+	if wire.IsJSON(m.GetAttributes()) {
 		err = protojson.Unmarshal(m.GetData(), ti)
 	} else {
 		err = proto.Unmarshal(m.GetData(), ti)
@@ -151,7 +151,7 @@ func decodeIntentMessage(m *pubsubpb.PubsubMessage) (*pb.ToolIntent, error) {
 	if err != nil {
 		return nil, &Error{Code: CodeInput, Detail: fmt.Sprintf("message %s", m.GetMessageId()), Err: err}
 	}
-	if t := m.GetAttributes()[bapubsub.AttrType]; t != "" && t != "beam_agents.v1.ToolIntent" {
+	if t := m.GetAttributes()[wire.AttrType]; t != "" && t != "beam_agents.v1.ToolIntent" {
 		return nil, &Error{Code: CodeInput, Detail: fmt.Sprintf("message %s has type %q", m.GetMessageId(), t)}
 	}
 	return ti, nil

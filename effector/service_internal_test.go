@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	bapubsub "github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // FuzzDecodeIntentMessage: any message data, binary or JSON, decodes to an intent or is
@@ -25,7 +25,7 @@ func FuzzDecodeIntentMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, asJSON bool) {
 		m := &pubsubpb.PubsubMessage{Data: data, MessageId: "m"}
 		if asJSON {
-			m.Attributes = map[string]string{bapubsub.AttrContentType: bapubsub.ContentTypeJSON}
+			m.Attributes = map[string]string{wire.AttrContentType: wire.ContentTypeJSON}
 		}
 		got, err := decodeIntentMessage(m)
 		if err != nil {

@@ -118,13 +118,15 @@ func TestWireContractFieldNumbers(t *testing.T) {
 			"attempt": {9, U32, false}, "kind": {10, E, false}, "trace_id": {11, B, false}, "signature_scheme": {12, E, false},
 			"signing_key_id": {13, S, false}, "signature": {14, B, false}},
 		"ToolResult": {"intent_id": {1, S, false}, "entity_key": {2, B, false}, "seq": {3, I64, false}, "status": {4, E, false},
-			"payload": {5, B, false}, "error_message": {6, S, false}, "completed_at_ms": {7, I64, false}},
+			"payload": {5, B, false}, "error_message": {6, S, false}, "completed_at_ms": {7, I64, false},
+			"signature_scheme": {8, E, false}, "signing_key_id": {9, S, false}, "signature": {10, B, false}, "intent_digest": {11, B, false}},
 		"TraceEvent": {"trace_id": {1, B, false}, "span_id": {2, B, false}, "parent_span_id": {3, B, false}, "entity_key": {4, B, false},
 			"seq": {5, I64, false}, "step_index": {6, U32, false}, "event_type": {7, E, false}, "attributes": {8, M, true},
 			"start_ms": {9, I64, false}, "end_ms": {10, I64, false}},
 		"AgentEnvelope": {"entity_key": {1, B, false}, "event_time_ms": {2, I64, false}, "external_event": {3, B, false},
 			"tool_result": {4, M, false}, "approval": {5, M, false}, "export_request": {6, M, false}},
-		"AgentEnvelope.Approval":           {"intent_id": {1, S, false}, "approved": {2, BO, false}, "approver": {3, S, false}, "decided_at_ms": {4, I64, false}},
+		"AgentEnvelope.Approval": {"intent_id": {1, S, false}, "approved": {2, BO, false}, "approver": {3, S, false}, "decided_at_ms": {4, I64, false},
+			"signature_scheme": {5, E, false}, "signing_key_id": {6, S, false}, "signature": {7, B, false}, "intent_digest": {8, B, false}},
 		"AgentEnvelope.StateExportRequest": {"request_id": {1, S, false}},
 		"StateSnapshot": {"state_schema_version": {1, U32, false}, "entity_key": {2, B, false}, "seq": {3, I64, false},
 			"snapshot_at_ms": {4, I64, false}, "memory": {5, M, false}, "llm_cache": {6, M, false}, "continuation": {7, M, false},
@@ -287,6 +289,34 @@ func TestPreSignatureIntentDecodesAsUnsigned(t *testing.T) {
 	}
 	if o := intent.Verify(goldenMessage(t, "tool_intent_signed.binpb").(*pb.ToolIntent), kr); o != intent.OK {
 		t.Fatalf("signed golden: %v", o)
+	}
+}
+
+// The signed golden result and decision verify against the intents they are bound to, and
+// against no other; the results and decisions written before the envelope decode as unsigned.
+func TestSignedAnswersVerify(t *testing.T) {
+	kr := goldenRing(t)
+	signedIntent := goldenMessage(t, "tool_intent_signed.binpb").(*pb.ToolIntent)
+	approvalIntent := goldenMessage(t, "tool_intent_kind.binpb").(*pb.ToolIntent)
+	r := goldenMessage(t, "tool_result_signed.binpb").(*pb.ToolResult)
+	if o := intent.VerifyResult(r, signedIntent, kr); o != intent.OK {
+		t.Fatalf("signed result: %v", o)
+	}
+	if o := intent.VerifyResult(r, approvalIntent, kr); o != intent.BindingMismatch {
+		t.Fatalf("signed result against another intent with its id: %v", o)
+	}
+	ap := goldenMessage(t, "agent_envelope_approval_signed.binpb").(*pb.AgentEnvelope).GetApproval()
+	if o := intent.VerifyApproval(ap, approvalIntent, kr); o != intent.OK {
+		t.Fatalf("signed approval: %v", o)
+	}
+	if o := intent.VerifyApproval(ap, signedIntent, kr); o != intent.BindingMismatch {
+		t.Fatalf("signed approval against another intent with its id: %v", o)
+	}
+	if o := intent.VerifyResult(goldenMessage(t, "tool_result.binpb").(*pb.ToolResult), signedIntent, kr); o != intent.Unsigned {
+		t.Fatalf("pre-signature result: %v", o)
+	}
+	if o := intent.VerifyApproval(goldenMessage(t, "agent_envelope_approval.binpb").(*pb.AgentEnvelope).GetApproval(), approvalIntent, kr); o != intent.Unsigned {
+		t.Fatalf("pre-signature approval: %v", o)
 	}
 }
 

@@ -22,6 +22,13 @@
 // [UnknownKey], [UnsupportedScheme]); a [Mode] (off, permissive, require) decides which of them
 // a consumer admits. Each refused outcome has its own dead-letter reason ([Outcome.Reason]).
 //
+// Answers. A ToolResult or an Approval that answers an intent carries the same signature
+// envelope and the intent's content digest ([Digest]: SHA-256 of its signing input with
+// attempt and expires_at_ms cleared, so every attempt of one call has one digest), which the
+// signature covers ([SignResult], [SignApproval]). [VerifyResult] and [VerifyApproval] check
+// an answer against the pending intent it claims to answer: the five outcomes above, and
+// [BindingMismatch] for a verified answer bound to another intent with the same id.
+//
 // Keys. A [Keyring] holds named HMAC keys and names the active one. It is loaded by reference
 // ("env:VAR" or "file:PATH", see [LoadKeyring]) on the worker that uses it, so key material is
 // never part of a pipeline graph, and no String, GoString or fmt verb of a Keyring ever prints

@@ -39,6 +39,21 @@ func SignWith(ti *pb.ToolIntent, kr *Keyring, keyID string) error {
 	return nil
 }
 
+// signEnvelope signs the input of a result or a decision with the named key and sets its
+// envelope.
+func signEnvelope(kr *Keyring, keyID string, input func() ([]byte, error), set func(pb.ToolIntent_SignatureScheme, string, []byte)) error {
+	key, ok := kr.key(keyID)
+	if !ok {
+		return &Error{Code: CodeSign, Detail: fmt.Sprintf("key %q is not in the keyring", keyID)}
+	}
+	in, err := input()
+	if err != nil {
+		return &Error{Code: CodeSign, Detail: err.Error()}
+	}
+	set(pb.ToolIntent_HMAC_SHA256, keyID, mac(key, in))
+	return nil
+}
+
 func mac(key secret, in []byte) []byte {
 	h := hmac.New(sha256.New, key)
 	h.Write(in)

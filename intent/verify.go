@@ -17,6 +17,9 @@ const (
 	BadSignature                         // the signature does not match the intent
 	UnknownKey                           // signing_key_id is not in the keyring
 	UnsupportedScheme                    // a scheme this binary does not implement
+	// BindingMismatch: a result or a decision whose signature verifies names another intent
+	// than the pending one (its intent_digest is not that intent's Digest).
+	BindingMismatch
 )
 
 var outcomeWords = map[Outcome]string{
@@ -25,10 +28,11 @@ var outcomeWords = map[Outcome]string{
 	BadSignature:      "bad_signature",
 	UnknownKey:        "unknown_key",
 	UnsupportedScheme: "unsupported_scheme",
+	BindingMismatch:   "binding_mismatch",
 }
 
 // String returns the outcome word ("ok", "unsigned", "bad_signature", "unknown_key",
-// "unsupported_scheme").
+// "unsupported_scheme", "binding_mismatch").
 func (o Outcome) String() string {
 	if w, ok := outcomeWords[o]; ok {
 		return w
@@ -41,23 +45,29 @@ func (o Outcome) Reason() string { return "intent_" + o.String() }
 
 // Verify checks ti's signature against the keyring. It never modifies ti.
 func Verify(ti *pb.ToolIntent, kr *Keyring) Outcome {
-	switch ti.GetSignatureScheme() {
+	return verifyEnvelope(ti.GetSignatureScheme(), ti.GetSigningKeyId(), ti.GetSignature(), kr, func() ([]byte, error) { return SigningInput(ti) })
+}
+
+// verifyEnvelope checks one signature envelope (of an intent, a result or a decision) over
+// the signing input that input returns.
+func verifyEnvelope(scheme pb.ToolIntent_SignatureScheme, keyID string, sig []byte, kr *Keyring, input func() ([]byte, error)) Outcome {
+	switch scheme {
 	case pb.ToolIntent_SIGNATURE_SCHEME_UNSPECIFIED:
-		if len(ti.GetSignature()) == 0 && ti.GetSigningKeyId() == "" {
+		if len(sig) == 0 && keyID == "" {
 			return Unsigned
 		}
-		// Signature material without a scheme is not an unsigned intent: refuse it.
+		// Signature material without a scheme is not an unsigned message: refuse it.
 		return UnsupportedScheme
 	case pb.ToolIntent_HMAC_SHA256:
 	default:
 		return UnsupportedScheme
 	}
-	key, ok := kr.key(ti.GetSigningKeyId())
+	key, ok := kr.key(keyID)
 	if !ok {
 		return UnknownKey
 	}
-	in, err := SigningInput(ti)
-	if err != nil || !hmac.Equal(mac(key, in), ti.GetSignature()) {
+	in, err := input()
+	if err != nil || !hmac.Equal(mac(key, in), sig) {
 		return BadSignature
 	}
 	return OK
@@ -107,9 +117,13 @@ func (m Mode) Check(ti *pb.ToolIntent, kr *Keyring) error {
 	if m == ModeOff {
 		return nil
 	}
-	o := Verify(ti, kr)
+	return m.admit(Verify(ti, kr), "intent "+ti.GetIntentId())
+}
+
+// admit applies mode m to outcome o of the message what names.
+func (m Mode) admit(o Outcome, what string) error {
 	if o == OK || (o == Unsigned && m == ModePermissive) {
 		return nil
 	}
-	return &Error{Code: CodeVerify, Outcome: o, Detail: fmt.Sprintf("intent %s under mode %s", ti.GetIntentId(), m)}
+	return &Error{Code: CodeVerify, Outcome: o, Detail: fmt.Sprintf("%s under mode %s", what, m)}
 }

@@ -49,6 +49,12 @@ type Options struct {
 	// letter (`beamagents run` refuses to start such a run).
 	AllowUnsignedIntents bool
 
+	// VerifyResults is how RunAgent verifies tool results and approvals against Keyring
+	// before they may resume an activation: "off" (or empty), "permissive" or "require"
+	// (transforms.Options.VerifyResults). A refused one is a result_refused or
+	// approval_refused dead letter.
+	VerifyResults string
+
 	// Shards > 0 writes each output as that many shards written in parallel (WriteShards)
 	// instead of one sorted file gathered on one worker (WriteRecords, the default, for demos
 	// and tests). Window > 0 cuts the sharded outputs into fixed event-time windows, which an
@@ -199,7 +205,7 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 	out, err := run(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Model: o.Model,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
-		AllowUnsignedIntents: o.AllowUnsignedIntents,
+		AllowUnsignedIntents: o.AllowUnsignedIntents, VerifyResults: o.VerifyResults,
 	}, keyed)
 	if err != nil {
 		return err

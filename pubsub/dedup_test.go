@@ -11,6 +11,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // Every message published twice (two Pub/Sub messages, one envelope id): the agent runs once
@@ -22,7 +23,7 @@ func TestEveryMessageTwiceActsOnce(t *testing.T) {
 	e := newEnv(t)
 	for round := range 2 {
 		for i, env := range envs {
-			e.publish(marshal(t, env), map[string]string{pubsub.DefaultEnvelopeIDAttribute: fmt.Sprint("env-", i)})
+			e.publish(marshal(t, env), map[string]string{wire.DefaultEnvelopeIDAttribute: fmt.Sprint("env-", i)})
 		}
 		if round == 0 {
 			time.Sleep(10 * time.Millisecond)

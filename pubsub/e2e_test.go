@@ -10,7 +10,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pipeline"
-	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // The example's envelopes published to Pub/Sub (binary, one as protojson with
@@ -23,13 +23,13 @@ func TestPubSubMatchesFileRun(t *testing.T) {
 	e := newEnv(t)
 	for i, env := range envs {
 		if i == 1 {
-			e.publish(lines[1], map[string]string{pubsub.AttrContentType: "application/json; charset=utf-8"})
+			e.publish(lines[1], map[string]string{wire.AttrContentType: "application/json; charset=utf-8"})
 			continue
 		}
 		e.publish(marshal(t, env), nil)
 	}
 	malformed := lines[len(lines)-1]
-	badID := e.publish(malformed, map[string]string{pubsub.AttrContentType: pubsub.ContentTypeJSON, "x": "y"})
+	badID := e.publish(malformed, map[string]string{wire.AttrContentType: wire.ContentTypeJSON, "x": "y"})
 	n := len(envs) + 1
 
 	stream(t, e.options(t, keyring), 90*time.Second, func() bool { return e.inputAcked(n) })
@@ -44,17 +44,17 @@ func TestPubSubMatchesFileRun(t *testing.T) {
 	// The errors topic: RunAgent's dead letters as records, the malformed input verbatim.
 	var records, rejected int
 	for _, m := range messages(e.errorsTopic) {
-		switch m.Attributes[pubsub.AttrType] {
-		case pubsub.TypeRejectedInput:
+		switch m.Attributes[wire.AttrType] {
+		case wire.TypeRejectedInput:
 			rejected++
-			if !bytes.Equal(m.Data, malformed) || m.Attributes[pubsub.AttrOriginalMessageID] != badID ||
-				m.Attributes[pubsub.AttrReason] != "envelope_invalid" || m.Attributes["x"] != "y" {
+			if !bytes.Equal(m.Data, malformed) || m.Attributes[wire.AttrOriginalMessageID] != badID ||
+				m.Attributes[wire.AttrReason] != "envelope_invalid" || m.Attributes["x"] != "y" {
 				t.Errorf("rejected input = %q %v", m.Data, m.Attributes)
 			}
 		case "beam_agents.v1.ActivationErrorRecord":
 			records++
 		default:
-			t.Errorf("errors topic: unexpected type %q", m.Attributes[pubsub.AttrType])
+			t.Errorf("errors topic: unexpected type %q", m.Attributes[wire.AttrType])
 		}
 	}
 	if rejected != 1 || records != len(want[pipeline.DeadLettersName])-1 {
@@ -76,26 +76,26 @@ func checkAttributesAndOrder(t *testing.T, e *env) {
 		for _, m := range messages(topic) {
 			var key []byte
 			var p pos
-			switch m.Attributes[pubsub.AttrType] {
+			switch m.Attributes[wire.AttrType] {
 			case "beam_agents.v1.ToolIntent":
 				ti := &pb.ToolIntent{}
 				mustUnmarshal(t, m.Data, ti)
 				key, p = ti.GetEntityKey(), pos{ti.GetSeq(), int64(ti.GetStepIndex()), int64(ti.GetAttempt())}
-				if m.Attributes[pubsub.AttrIntentID] != ti.GetIntentId() {
-					t.Errorf("intent_id attribute %q, intent %q", m.Attributes[pubsub.AttrIntentID], ti.GetIntentId())
+				if m.Attributes[wire.AttrIntentID] != ti.GetIntentId() {
+					t.Errorf("intent_id attribute %q, intent %q", m.Attributes[wire.AttrIntentID], ti.GetIntentId())
 				}
 			case "beam_agents.v1.TraceEvent":
 				te := &pb.TraceEvent{}
 				mustUnmarshal(t, m.Data, te)
 				key, p = te.GetEntityKey(), pos{seq: te.GetSeq()}
-				if m.Attributes[pubsub.AttrTraceID] == "" {
+				if m.Attributes[wire.AttrTraceID] == "" {
 					t.Errorf("trace without trace_id attribute")
 				}
 			default:
-				t.Fatalf("%s: type %q", topic, m.Attributes[pubsub.AttrType])
+				t.Fatalf("%s: type %q", topic, m.Attributes[wire.AttrType])
 			}
-			if m.OrderingKey != string(key) || m.Attributes[pubsub.AttrSchemaVersion] != pubsub.SchemaVersion {
-				t.Errorf("ordering key %q for key %q, schema %q", m.OrderingKey, key, m.Attributes[pubsub.AttrSchemaVersion])
+			if m.OrderingKey != string(key) || m.Attributes[wire.AttrSchemaVersion] != wire.SchemaVersion {
+				t.Errorf("ordering key %q for key %q, schema %q", m.OrderingKey, key, m.Attributes[wire.AttrSchemaVersion])
 			}
 			prev, seen := last[string(key)]
 			if seen && slices.Compare([]int64{p.seq, p.step, p.attempt}, []int64{prev.seq, prev.step, prev.attempt}) < 0 {

@@ -1,7 +1,6 @@
 package pubsub
 
 import (
-	"mime"
 	"strconv"
 	"strings"
 	"time"
@@ -11,49 +10,9 @@ import (
 
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/pubsub/wire"
 	"github.com/beamagents/beamagents/transforms"
 )
-
-// Attributes read on input messages and written on output messages.
-const (
-	// AttrContentType selects the input encoding: ContentTypeJSON means protojson, anything
-	// else (or no attribute) binary. Outputs carry ContentTypeProto.
-	AttrContentType  = "content-type"
-	ContentTypeJSON  = "application/json"
-	ContentTypeProto = "application/x-protobuf"
-	// DefaultEnvelopeIDAttribute names the producer's envelope id: two messages with the same
-	// value for one entity key are one delivery (see Options.EnvelopeIDAttribute).
-	DefaultEnvelopeIDAttribute = "envelope_id"
-
-	// AttrType is the full protobuf name of an output's data, or TypeRejectedInput.
-	AttrType = "type"
-	// AttrIntentID and AttrTraceID (lowercase hex) are set when the output message has them.
-	AttrIntentID = "intent_id"
-	AttrTraceID  = "trace_id"
-	// AttrSchemaVersion is SchemaVersion: the wire package of the data.
-	AttrSchemaVersion = "schema_version"
-	SchemaVersion     = "beam_agents.v1"
-
-	// TypeRejectedInput marks an errors-topic message that is a rejected input, byte for byte,
-	// with its original attributes, plus AttrReason, AttrDetail and AttrOriginalMessageID.
-	TypeRejectedInput     = "beamagents.rejected_input"
-	AttrReason            = "reason"
-	AttrDetail            = "detail"
-	AttrOriginalMessageID = "original_message_id"
-)
-
-// maxAttrValue bounds a detail attribute (Pub/Sub limits values to 1024 bytes).
-const maxAttrValue = 1024
-
-// isJSON reports whether the message's content-type attribute names JSON.
-func isJSON(attrs map[string]string) bool {
-	ct := attrs[AttrContentType]
-	if ct == "" {
-		return false
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == ContentTypeJSON
-}
 
 // eventTime is the event time of a message, in this order: the envelope's event_time_ms when
 // positive; else the attribute named attr when set and readable (decimal milliseconds since
@@ -92,7 +51,7 @@ type Decoded struct {
 // its Decoded still carries the event time and dedup id.
 func DecodeMessage(m *pubsubpb.PubsubMessage, o Options) (Decoded, error) {
 	format := transforms.Binary
-	if isJSON(m.GetAttributes()) {
+	if wire.IsJSON(m.GetAttributes()) {
 		format = transforms.JSON
 	}
 	env, canon, err := drive.DecodeEnvelope(format == transforms.JSON, m.GetData())
@@ -124,11 +83,11 @@ func rejected(m *pubsubpb.PubsubMessage, reason string, err error) *pubsubpb.Pub
 	for k, v := range m.GetAttributes() {
 		attrs[k] = v
 	}
-	attrs[AttrType] = TypeRejectedInput
-	attrs[AttrReason] = reason
-	attrs[AttrDetail] = truncate(err.Error(), maxAttrValue)
-	attrs[AttrOriginalMessageID] = m.GetMessageId()
-	attrs[AttrSchemaVersion] = SchemaVersion
+	attrs[wire.AttrType] = wire.TypeRejectedInput
+	attrs[wire.AttrReason] = reason
+	attrs[wire.AttrDetail] = truncate(err.Error(), wire.MaxAttrValue)
+	attrs[wire.AttrOriginalMessageID] = m.GetMessageId()
+	attrs[wire.AttrSchemaVersion] = wire.SchemaVersion
 	return &pubsubpb.PubsubMessage{Data: m.GetData(), Attributes: attrs, OrderingKey: m.GetOrderingKey()}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 func TestDecodeMessage(t *testing.T) {
@@ -117,8 +118,8 @@ func TestOutputMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.GetAttributes()[pubsub.AttrIntentID] != "i-1" || m.GetAttributes()[pubsub.AttrTraceID] != "abcd" ||
-		m.GetAttributes()[pubsub.AttrType] != "beam_agents.v1.ToolIntent" || m.GetOrderingKey() != "b64:/2s=" {
+	if m.GetAttributes()[wire.AttrIntentID] != "i-1" || m.GetAttributes()[wire.AttrTraceID] != "abcd" ||
+		m.GetAttributes()[wire.AttrType] != "beam_agents.v1.ToolIntent" || m.GetOrderingKey() != "b64:/2s=" {
 		t.Errorf("attributes %v, ordering key %q", m.GetAttributes(), m.GetOrderingKey())
 	}
 	if _, err := pubsub.OutputMessage("beam_agents.v1.ToolIntent", []byte{0xff}); err == nil {

@@ -1,25 +1,19 @@
 package pubsub
 
-import "strings"
+import "github.com/beamagents/beamagents/pubsub/wire"
 
 // Name is a parsed full resource name: projects/Project/{subscriptions|topics}/ID.
-type Name struct {
-	Project, Kind, ID string
-}
+type Name = wire.Name
 
-// String returns the full resource name.
-func (n Name) String() string { return "projects/" + n.Project + "/" + n.Kind + "/" + n.ID }
+// ParseSubscription parses projects/P/subscriptions/S; anything else is CodeBadName.
+func ParseSubscription(s string) (Name, error) { return badName(wire.ParseSubscription(s)) }
 
-// ParseSubscription parses projects/P/subscriptions/S.
-func ParseSubscription(s string) (Name, error) { return parseName(s, "subscriptions") }
+// ParseTopic parses projects/P/topics/T; anything else is CodeBadName.
+func ParseTopic(s string) (Name, error) { return badName(wire.ParseTopic(s)) }
 
-// ParseTopic parses projects/P/topics/T.
-func ParseTopic(s string) (Name, error) { return parseName(s, "topics") }
-
-func parseName(s, kind string) (Name, error) {
-	parts := strings.Split(s, "/")
-	if len(parts) != 4 || parts[0] != "projects" || parts[2] != kind || parts[1] == "" || parts[3] == "" {
-		return Name{}, errorf(CodeBadName, nil, "%q is not projects/PROJECT/%s/ID", s, kind)
+func badName(n Name, err error) (Name, error) {
+	if err != nil {
+		return n, &Error{Code: CodeBadName, Err: err}
 	}
-	return Name{Project: parts[1], Kind: kind, ID: parts[3]}, nil
+	return n, nil
 }

@@ -1,6 +1,10 @@
 package pubsub
 
-import "time"
+import (
+	"time"
+
+	"github.com/beamagents/beamagents/pubsub/wire"
+)
 
 // Options configure the Pub/Sub source and sinks. The zero value works.
 type Options struct {
@@ -9,7 +13,7 @@ type Options struct {
 	// envelope's event_time_ms wins, then this attribute, then the publish time.
 	EventTimeAttribute string
 	// EnvelopeIDAttribute names the producer's envelope id attribute, default
-	// DefaultEnvelopeIDAttribute; "-" turns it off (message ids only).
+	// wire.DefaultEnvelopeIDAttribute; "-" turns it off (message ids only).
 	EnvelopeIDAttribute string
 	// DedupWindow is how long, in event time after a delivery, a second delivery of it is
 	// recognized; default DefaultDedupWindow. DedupMaxIDs bounds the ids kept per entity key
@@ -55,7 +59,7 @@ const (
 func (o Options) envelopeIDAttribute() string {
 	switch o.EnvelopeIDAttribute {
 	case "":
-		return DefaultEnvelopeIDAttribute
+		return wire.DefaultEnvelopeIDAttribute
 	case "-":
 		return ""
 	}

@@ -2,11 +2,9 @@ package pubsub
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
@@ -16,25 +14,14 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 func init() {
 	register.DoFn2x1[context.Context, []byte, error](&publishFn{})
 	register.DoFn2x1[[]byte, func(*pubsubpb.PubsubMessage), error](&toMessageFn{})
 	register.Emitter1[*pubsubpb.PubsubMessage]()
-}
-
-// maxOrderingKey is Pub/Sub's limit on an ordering key's length in bytes.
-const maxOrderingKey = 1024
-
-// OrderingKey is the ordering key of an entity key: the key itself when it is valid UTF-8 of
-// at most 1024 bytes, else "b64:" and its standard base64 (truncated to the limit).
-func OrderingKey(entity []byte) string {
-	if utf8.Valid(entity) && len(entity) <= maxOrderingKey {
-		return string(entity)
-	}
-	k := "b64:" + base64.StdEncoding.EncodeToString(entity)
-	return k[:min(len(k), maxOrderingKey)]
 }
 
 // OutputMessage builds the Pub/Sub message of one output record: data verbatim, ordering key
@@ -57,7 +44,7 @@ func OutputMessage(msgType string, record []byte) (*pubsubpb.PubsubMessage, erro
 	if err := proto.Unmarshal(record, msg.Interface()); err != nil {
 		return nil, fmt.Errorf("pubsub: a %s record does not decode: %w", msgType, err)
 	}
-	attrs := map[string]string{AttrType: msgType, AttrSchemaVersion: SchemaVersion, AttrContentType: ContentTypeProto}
+	attrs := map[string]string{wire.AttrType: msgType, wire.AttrSchemaVersion: wire.SchemaVersion, wire.AttrContentType: wire.ContentTypeProto}
 	fields := msg.Descriptor().Fields()
 	get := func(name protoreflect.Name) (protoreflect.Value, bool) {
 		fd := fields.ByName(name)
@@ -67,14 +54,14 @@ func OutputMessage(msgType string, record []byte) (*pubsubpb.PubsubMessage, erro
 		return msg.Get(fd), true
 	}
 	if v, ok := get("intent_id"); ok {
-		attrs[AttrIntentID] = v.String()
+		attrs[wire.AttrIntentID] = v.String()
 	}
 	if v, ok := get("trace_id"); ok {
-		attrs[AttrTraceID] = hex.EncodeToString(v.Bytes())
+		attrs[wire.AttrTraceID] = hex.EncodeToString(v.Bytes())
 	}
 	out := &pubsubpb.PubsubMessage{Data: record, Attributes: attrs}
 	if v, ok := get("entity_key"); ok {
-		out.OrderingKey = OrderingKey(v.Bytes())
+		out.OrderingKey = wire.OrderingKey(v.Bytes())
 	}
 	return out, nil
 }

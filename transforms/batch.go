@@ -63,7 +63,7 @@ func TryRunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) (Outpu
 	}
 	grouped := beam.GroupByKey(s, keyed)
 	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
-		OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model, Workers: opts.BatchWorkers,
+		VerifyResults: opts.VerifyResults, OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model, Workers: opts.BatchWorkers,
 		Concurrency: opts.concurrency(), Instance: newInstanceID()}
 	// One output per kind, in Outputs' order: emitting to it directly spares every output a
 	// trip through a splitting step.
@@ -75,6 +75,7 @@ type runBatchFn struct {
 	Config            []byte
 	Keyring           string
 	AllowUnsigned     bool
+	VerifyResults     string
 	OrderResolutionMs int64
 	Model             hosted.Options
 	Workers           int // Options.BatchWorkers
@@ -126,7 +127,7 @@ const (
 )
 
 func (f *runBatchFn) Setup() (err error) {
-	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
+	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned, f.VerifyResults)
 	if err == nil && f.Model.Hosted() {
 		err = f.rt.useModel(f.Model)
 	}

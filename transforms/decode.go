@@ -15,7 +15,6 @@ import (
 
 func init() {
 	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeFn{})
-	register.DoFn4x0[context.Context, []byte, func([]byte, []byte), func([]byte)](&decodeSnapshotFn{})
 	register.Emitter2[[]byte, []byte]()
 	register.Emitter1[[]byte]()
 }

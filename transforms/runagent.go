@@ -48,6 +48,9 @@ type Options struct {
 	OrderResolutionMs int64
 	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps).
 	AllowUnsignedIntents bool
+	// VerifyResults is how tool results and approvals are verified against Keyring: "off"
+	// (or empty), "permissive" or "require" (intent.ParseMode; agent.Deps.VerifyResults).
+	VerifyResults string
 
 	// BatchWorkers is how many groups of keys of a bundle RunAgentBatch runs at once: 0 means
 	// as many as the worker has cores (GOMAXPROCS), 1 one key after another. RunAgent ignores it.
@@ -145,7 +148,7 @@ func TryRunAgent(s beam.Scope, opts Options, keyed beam.PCollection) (Outputs, e
 
 func newRunAgentFn(o Options) *runAgentFn {
 	return &runAgentFn{
-		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents,
+		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents, VerifyResults: o.VerifyResults,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs, Model: o.Model,
 		Concurrency: o.concurrency(), Instance: newInstanceID(),
 		State:  state.MakeValueState[[]byte](StateCellID),
@@ -161,6 +164,7 @@ type runAgentFn struct {
 	Config            []byte
 	Keyring           string
 	AllowUnsigned     bool
+	VerifyResults     string
 	Ordering          Ordering
 	OrderResolutionMs int64
 	Model             hosted.Options
@@ -184,7 +188,7 @@ type runAgentFn struct {
 type tagged = func(beam.EventTime, int64, []byte)
 
 func (f *runAgentFn) Setup() error {
-	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned)
+	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned, f.VerifyResults)
 	if err == nil && f.Model.Hosted() {
 		err = rt.useModel(f.Model)
 	}
@@ -259,7 +263,7 @@ type runtime struct {
 	m                                          *meters
 }
 
-func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool) (*runtime, error) {
+func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool, verifyResults string) (*runtime, error) {
 	a, err := agent.Build(name, config)
 	if err != nil {
 		return nil, err
@@ -270,12 +274,32 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 			return nil, err
 		}
 	}
+	if rt.deps.VerifyResults, err = resultsMode(verifyResults, rt.deps.Keyring); err != nil {
+		return nil, err
+	}
 	c := func(n string) beam.Counter { return beam.NewCounter("beamagents", n) }
 	rt.activations, rt.firings, rt.modelCalls = c("activations"), c("timer_firings"), c("model_calls")
 	rt.stateReads, rt.stateWrites, rt.stateBytesWritten = c("state_reads"), c("state_writes"), c("state_bytes_written")
 	rt.deadLetters, rt.staleSteps = c("dead_letters"), c("stale_steps")
 	rt.m = newMeters()
 	return rt, nil
+}
+
+// resultsMode parses Options.VerifyResults: nil for off, else the mode, which needs a keyring.
+func resultsMode(s string, kr *intent.Keyring) (*intent.Mode, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m, err := intent.ParseMode(s)
+	switch {
+	case err != nil:
+		return nil, err
+	case m == intent.ModeOff:
+		return nil, nil
+	case kr == nil:
+		return nil, fmt.Errorf("verifying results in mode %s needs a keyring", m)
+	}
+	return &m, nil
 }
 
 // useModel replaces the agent's model with the launch-time provider o.

@@ -69,7 +69,7 @@ func newSeparateCellsFn(o Options) *separateCellsFn {
 }
 
 func (f *separateCellsFn) Setup() (err error) {
-	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, false)
+	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, false, "")
 	return err
 }
 

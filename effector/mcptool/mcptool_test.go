@@ -17,6 +17,7 @@ import (
 
 	"github.com/beamagents/beamagents/effector"
 	"github.com/beamagents/beamagents/effector/mcptool"
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -228,8 +229,8 @@ func lookup(t *testing.T, kr *intent.Keyring, entity, order string) *pb.ToolInte
 	return ti
 }
 
-func openBolt(t *testing.T) effector.Store {
-	s, err := effector.OpenBolt(t.TempDir() + "/d.db")
+func openBolt(t *testing.T) store.Store {
+	s, err := store.OpenBolt(t.TempDir() + "/d.db")
 	if err != nil {
 		t.Fatal(err)
 	}

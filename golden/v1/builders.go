@@ -49,6 +49,8 @@ func Cases() []Case {
 		{"activation_error_record.binpb", "ActivationErrorRecord with every field, added within v1", activationErrorRecord},
 		{"state_snapshot.binpb", "StateSnapshot with memory, cache, continuation and two pending intents, added within v1", stateSnapshot},
 		{"activation_error_record_envelope.binpb", "ActivationErrorRecord carrying its failed envelope (field 5, oneof failed_input), added within v1", activationErrorRecordEnvelope},
+		{"tool_result_signed.binpb", "ToolResult signature envelope (fields 8-10) and intent_digest (11), added within v1: HMAC_SHA256 by golden-v1, bound to the intent of tool_intent_signed.binpb", toolResultSigned},
+		{"agent_envelope_approval_signed.binpb", "AgentEnvelope.Approval signature envelope (fields 5-7) and intent_digest (8), added within v1: HMAC_SHA256 by golden-v1, bound to the APPROVAL intent of tool_intent_kind.binpb", envelopeApprovalSigned},
 	}
 }
 
@@ -156,6 +158,24 @@ func toolResultMsg() *pb.ToolResult {
 
 func toolResult() proto.Message { return toolResultMsg() }
 
+// The content digests (SHA-256 of the intent's signing input with attempt and expires_at_ms
+// cleared) and signatures of the signed result and decision.
+const (
+	resultIntentDigest   = "400d4a2fb9754de7c80eafc7598c6edb1c7e1858da85b2878e9be2cbd245454d"
+	resultSignature      = "b0197b5a034dd1b3a66628a8fee2009a5c23b646c1e84c70652e22b4c89f42b5"
+	approvalIntentDigest = "c2f92257c1a35d50f392368fb7dbbed96e3f4b6c34c8a78aa897e624874c28dc"
+	approvalSignature    = "1fbb9a2f68d0079152dd7c3dbf6ebd6203da45c3f8beeb31298d09d1ca7779ed"
+)
+
+func toolResultSigned() proto.Message {
+	m := toolResultMsg()
+	m.IntentDigest = mustHex(resultIntentDigest)
+	m.SignatureScheme = pb.ToolIntent_HMAC_SHA256
+	m.SigningKeyId = SigningKeyID
+	m.Signature = mustHex(resultSignature)
+	return m
+}
+
 func traceEventMsg() *pb.TraceEvent {
 	return &pb.TraceEvent{
 		TraceId:      traceID,
@@ -212,6 +232,16 @@ func envelopeApproval() proto.Message {
 			DecidedAtMs: t0 + 59000,
 		}},
 	}
+}
+
+func envelopeApprovalSigned() proto.Message {
+	m := envelopeApproval().(*pb.AgentEnvelope)
+	ap := m.GetApproval()
+	ap.IntentDigest = mustHex(approvalIntentDigest)
+	ap.SignatureScheme = pb.ToolIntent_HMAC_SHA256
+	ap.SigningKeyId = SigningKeyID
+	ap.Signature = mustHex(approvalSignature)
+	return m
 }
 
 func envelopeExport() proto.Message {

@@ -566,6 +566,17 @@ type ToolResult struct {
 	ErrorMessage string `protobuf:"bytes,6,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
 	// Event time of completion (ms since epoch).
 	CompletedAtMs int64 `protobuf:"varint,7,opt,name=completed_at_ms,json=completedAtMs,proto3" json:"completed_at_ms,omitempty"`
+	// Signature envelope, additive within state_schema_version 1, as on ToolIntent: the
+	// signature covers the deterministic serialization of the result with fields 8-10 cleared
+	// (unknown fields kept). Unsigned: UNSPECIFIED scheme and empty signature.
+	SignatureScheme ToolIntent_SignatureScheme `protobuf:"varint,8,opt,name=signature_scheme,json=signatureScheme,proto3,enum=beam_agents.v1.ToolIntent_SignatureScheme" json:"signature_scheme,omitempty"`
+	// Id of the keyring key that made the signature.
+	SigningKeyId string `protobuf:"bytes,9,opt,name=signing_key_id,json=signingKeyId,proto3" json:"signing_key_id,omitempty"`
+	// Signature bytes (32 for HMAC_SHA256).
+	Signature []byte `protobuf:"bytes,10,opt,name=signature,proto3" json:"signature,omitempty"`
+	// SHA-256 content digest of the intent this result answers (intent.Digest), covered by the
+	// signature: it binds the result to that exact intent, not only to its id.
+	IntentDigest  []byte `protobuf:"bytes,11,opt,name=intent_digest,json=intentDigest,proto3" json:"intent_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -647,6 +658,34 @@ func (x *ToolResult) GetCompletedAtMs() int64 {
 		return x.CompletedAtMs
 	}
 	return 0
+}
+
+func (x *ToolResult) GetSignatureScheme() ToolIntent_SignatureScheme {
+	if x != nil {
+		return x.SignatureScheme
+	}
+	return ToolIntent_SIGNATURE_SCHEME_UNSPECIFIED
+}
+
+func (x *ToolResult) GetSigningKeyId() string {
+	if x != nil {
+		return x.SigningKeyId
+	}
+	return ""
+}
+
+func (x *ToolResult) GetSignature() []byte {
+	if x != nil {
+		return x.Signature
+	}
+	return nil
+}
+
+func (x *ToolResult) GetIntentDigest() []byte {
+	if x != nil {
+		return x.IntentDigest
+	}
+	return nil
 }
 
 // TraceEvent is one span-like record aligned with the OpenTelemetry GenAI conventions.
@@ -1445,7 +1484,18 @@ type AgentEnvelope_Approval struct {
 	// Who decided.
 	Approver string `protobuf:"bytes,3,opt,name=approver,proto3" json:"approver,omitempty"`
 	// Event time of the decision (ms since epoch).
-	DecidedAtMs   int64 `protobuf:"varint,4,opt,name=decided_at_ms,json=decidedAtMs,proto3" json:"decided_at_ms,omitempty"`
+	DecidedAtMs int64 `protobuf:"varint,4,opt,name=decided_at_ms,json=decidedAtMs,proto3" json:"decided_at_ms,omitempty"`
+	// Signature envelope, additive within state_schema_version 1, as on ToolIntent: the
+	// signature covers the deterministic serialization of the decision with fields 5-7
+	// cleared (unknown fields kept). Unsigned: UNSPECIFIED scheme and empty signature.
+	SignatureScheme ToolIntent_SignatureScheme `protobuf:"varint,5,opt,name=signature_scheme,json=signatureScheme,proto3,enum=beam_agents.v1.ToolIntent_SignatureScheme" json:"signature_scheme,omitempty"`
+	// Id of the keyring key that made the signature.
+	SigningKeyId string `protobuf:"bytes,6,opt,name=signing_key_id,json=signingKeyId,proto3" json:"signing_key_id,omitempty"`
+	// Signature bytes (32 for HMAC_SHA256).
+	Signature []byte `protobuf:"bytes,7,opt,name=signature,proto3" json:"signature,omitempty"`
+	// SHA-256 content digest of the APPROVAL intent decided (intent.Digest), covered by the
+	// signature: it binds the decision to that exact intent, not only to its id.
+	IntentDigest  []byte `protobuf:"bytes,8,opt,name=intent_digest,json=intentDigest,proto3" json:"intent_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1506,6 +1556,34 @@ func (x *AgentEnvelope_Approval) GetDecidedAtMs() int64 {
 		return x.DecidedAtMs
 	}
 	return 0
+}
+
+func (x *AgentEnvelope_Approval) GetSignatureScheme() ToolIntent_SignatureScheme {
+	if x != nil {
+		return x.SignatureScheme
+	}
+	return ToolIntent_SIGNATURE_SCHEME_UNSPECIFIED
+}
+
+func (x *AgentEnvelope_Approval) GetSigningKeyId() string {
+	if x != nil {
+		return x.SigningKeyId
+	}
+	return ""
+}
+
+func (x *AgentEnvelope_Approval) GetSignature() []byte {
+	if x != nil {
+		return x.Signature
+	}
+	return nil
+}
+
+func (x *AgentEnvelope_Approval) GetIntentDigest() []byte {
+	if x != nil {
+		return x.IntentDigest
+	}
+	return nil
 }
 
 // StateExportRequest asks for a read-only StateSnapshot of the key.
@@ -1593,7 +1671,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\bAPPROVAL\x10\x02\"D\n" +
 	"\x0fSignatureScheme\x12 \n" +
 	"\x1cSIGNATURE_SCHEME_UNSPECIFIED\x10\x00\x12\x0f\n" +
-	"\vHMAC_SHA256\x10\x01\"\xcc\x02\n" +
+	"\vHMAC_SHA256\x10\x01\"\x8c\x04\n" +
 	"\n" +
 	"ToolResult\x12\x1b\n" +
 	"\tintent_id\x18\x01 \x01(\tR\bintentId\x12\x1d\n" +
@@ -1603,7 +1681,12 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\x0e2!.beam_agents.v1.ToolResult.StatusR\x06status\x12\x18\n" +
 	"\apayload\x18\x05 \x01(\fR\apayload\x12#\n" +
 	"\rerror_message\x18\x06 \x01(\tR\ferrorMessage\x12&\n" +
-	"\x0fcompleted_at_ms\x18\a \x01(\x03R\rcompletedAtMs\"N\n" +
+	"\x0fcompleted_at_ms\x18\a \x01(\x03R\rcompletedAtMs\x12U\n" +
+	"\x10signature_scheme\x18\b \x01(\x0e2*.beam_agents.v1.ToolIntent.SignatureSchemeR\x0fsignatureScheme\x12$\n" +
+	"\x0esigning_key_id\x18\t \x01(\tR\fsigningKeyId\x12\x1c\n" +
+	"\tsignature\x18\n" +
+	" \x01(\fR\tsignature\x12#\n" +
+	"\rintent_digest\x18\v \x01(\fR\fintentDigest\"N\n" +
 	"\x06Status\x12\x16\n" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x06\n" +
 	"\x02OK\x10\x01\x12\t\n" +
@@ -1639,7 +1722,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x0eINTENT_EMITTED\x10\x04\x12\x12\n" +
 	"\x0eACTIVATION_END\x10\x05\x12\t\n" +
 	"\x05ERROR\x10\x06\x12\r\n" +
-	"\tSUSPENDED\x10\a\"\xa1\x04\n" +
+	"\tSUSPENDED\x10\a\"\xe1\x05\n" +
 	"\rAgentEnvelope\x12\x1d\n" +
 	"\n" +
 	"entity_key\x18\x01 \x01(\fR\tentityKey\x12\"\n" +
@@ -1648,12 +1731,16 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\vtool_result\x18\x04 \x01(\v2\x1a.beam_agents.v1.ToolResultH\x00R\n" +
 	"toolResult\x12D\n" +
 	"\bapproval\x18\x05 \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalH\x00R\bapproval\x12Y\n" +
-	"\x0eexport_request\x18\x06 \x01(\v20.beam_agents.v1.AgentEnvelope.StateExportRequestH\x00R\rexportRequest\x1a\x83\x01\n" +
+	"\x0eexport_request\x18\x06 \x01(\v20.beam_agents.v1.AgentEnvelope.StateExportRequestH\x00R\rexportRequest\x1a\xc3\x02\n" +
 	"\bApproval\x12\x1b\n" +
 	"\tintent_id\x18\x01 \x01(\tR\bintentId\x12\x1a\n" +
 	"\bapproved\x18\x02 \x01(\bR\bapproved\x12\x1a\n" +
 	"\bapprover\x18\x03 \x01(\tR\bapprover\x12\"\n" +
-	"\rdecided_at_ms\x18\x04 \x01(\x03R\vdecidedAtMs\x1a3\n" +
+	"\rdecided_at_ms\x18\x04 \x01(\x03R\vdecidedAtMs\x12U\n" +
+	"\x10signature_scheme\x18\x05 \x01(\x0e2*.beam_agents.v1.ToolIntent.SignatureSchemeR\x0fsignatureScheme\x12$\n" +
+	"\x0esigning_key_id\x18\x06 \x01(\tR\fsigningKeyId\x12\x1c\n" +
+	"\tsignature\x18\a \x01(\fR\tsignature\x12#\n" +
+	"\rintent_digest\x18\b \x01(\fR\fintentDigest\x1a3\n" +
 	"\x12StateExportRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestIdB\t\n" +
@@ -1744,21 +1831,23 @@ var file_beam_agents_v1_beam_agents_proto_depIdxs = []int32{
 	0,  // 1: beam_agents.v1.ToolIntent.kind:type_name -> beam_agents.v1.ToolIntent.Kind
 	1,  // 2: beam_agents.v1.ToolIntent.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
 	2,  // 3: beam_agents.v1.ToolResult.status:type_name -> beam_agents.v1.ToolResult.Status
-	3,  // 4: beam_agents.v1.TraceEvent.event_type:type_name -> beam_agents.v1.TraceEvent.EventType
-	15, // 5: beam_agents.v1.TraceEvent.attributes:type_name -> beam_agents.v1.TraceEvent.AttributesEntry
-	7,  // 6: beam_agents.v1.AgentEnvelope.tool_result:type_name -> beam_agents.v1.ToolResult
-	16, // 7: beam_agents.v1.AgentEnvelope.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
-	17, // 8: beam_agents.v1.AgentEnvelope.export_request:type_name -> beam_agents.v1.AgentEnvelope.StateExportRequest
-	12, // 9: beam_agents.v1.LlmCacheBlob.entries:type_name -> beam_agents.v1.LlmCacheEntry
-	4,  // 10: beam_agents.v1.StateSnapshot.memory:type_name -> beam_agents.v1.MemoryBlob
-	11, // 11: beam_agents.v1.StateSnapshot.llm_cache:type_name -> beam_agents.v1.LlmCacheBlob
-	10, // 12: beam_agents.v1.StateSnapshot.continuation:type_name -> beam_agents.v1.Continuation
-	6,  // 13: beam_agents.v1.StateSnapshot.pending:type_name -> beam_agents.v1.ToolIntent
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	1,  // 4: beam_agents.v1.ToolResult.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
+	3,  // 5: beam_agents.v1.TraceEvent.event_type:type_name -> beam_agents.v1.TraceEvent.EventType
+	15, // 6: beam_agents.v1.TraceEvent.attributes:type_name -> beam_agents.v1.TraceEvent.AttributesEntry
+	7,  // 7: beam_agents.v1.AgentEnvelope.tool_result:type_name -> beam_agents.v1.ToolResult
+	16, // 8: beam_agents.v1.AgentEnvelope.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
+	17, // 9: beam_agents.v1.AgentEnvelope.export_request:type_name -> beam_agents.v1.AgentEnvelope.StateExportRequest
+	12, // 10: beam_agents.v1.LlmCacheBlob.entries:type_name -> beam_agents.v1.LlmCacheEntry
+	4,  // 11: beam_agents.v1.StateSnapshot.memory:type_name -> beam_agents.v1.MemoryBlob
+	11, // 12: beam_agents.v1.StateSnapshot.llm_cache:type_name -> beam_agents.v1.LlmCacheBlob
+	10, // 13: beam_agents.v1.StateSnapshot.continuation:type_name -> beam_agents.v1.Continuation
+	6,  // 14: beam_agents.v1.StateSnapshot.pending:type_name -> beam_agents.v1.ToolIntent
+	1,  // 15: beam_agents.v1.AgentEnvelope.Approval.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_beam_agents_v1_beam_agents_proto_init() }

@@ -1,4 +1,4 @@
-package effector
+package console
 
 import (
 	"crypto/hmac"
@@ -10,10 +10,12 @@ import (
 	"html/template"
 	"net/http"
 	"time"
+
+	"github.com/beamagents/beamagents/effector"
 )
 
-// ConsoleOptions configure the approval console. Exactly one identity source is required.
-type ConsoleOptions struct {
+// Options configure the approval console. Exactly one identity source is required.
+type Options struct {
 	// ApproverHeader names a request header carrying the approver's identity, set by an
 	// authenticating proxy in front of the console (for example X-Forwarded-Email).
 	ApproverHeader string
@@ -21,19 +23,19 @@ type ConsoleOptions struct {
 	BasicAuth map[string]string
 }
 
-// Console returns the approval console: GET / lists the approvals (entity, tool, arguments,
+// New returns the approval console of an effector's approvals: GET / lists the approvals (entity, tool, arguments,
 // deadline, escalations, state) with approve and reject buttons; POST /decide records a
 // decision as an Approval envelope (Approvals.Decide). A decision needs the approver's
 // identity, a same-origin request (Sec-Fetch-Site and Origin, when the browser sends them)
 // and the page's CSRF token, which is bound to the approver; anything else is refused with
 // 403. Expired approvals show as expired and a decision on one is refused with 409.
-func (e *Effector) Console(o ConsoleOptions) (http.Handler, error) {
+func New(a *effector.Approvals, o Options) (http.Handler, error) {
 	if (o.ApproverHeader == "") == (len(o.BasicAuth) == 0) {
-		return nil, &Error{Code: CodeConfig, Detail: "the console needs exactly one approver identity source: a header or basic-auth users"}
+		return nil, &effector.Error{Code: effector.CodeConfig, Detail: "the console needs exactly one approver identity source: a header or basic-auth users"}
 	}
 	secret := make([]byte, 32)
 	rand.Read(secret)
-	c := &console{e: e, o: o, secret: secret}
+	c := &console{a: a, o: o, secret: secret}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.list)
 	mux.HandleFunc("POST /decide", c.decide)
@@ -41,8 +43,8 @@ func (e *Effector) Console(o ConsoleOptions) (http.Handler, error) {
 }
 
 type console struct {
-	e      *Effector
-	o      ConsoleOptions
+	a      *effector.Approvals
+	o      Options
 	secret []byte
 }
 
@@ -82,7 +84,7 @@ func (c *console) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rows []row
-	for _, ap := range c.e.approvals.List() {
+	for _, ap := range c.a.List() {
 		ti := ap.Intent
 		st := "pending"
 		switch {
@@ -91,14 +93,8 @@ func (c *console) list(w http.ResponseWriter, r *http.Request) {
 		case ap.Expired:
 			st = "expired"
 		}
-		args := ti.GetArgsJson()
-		if b, ok := c.e.tools[ti.GetToolName()]; ok {
-			if shown, err := b.present(args); err == nil {
-				args = string(shown) // in the tool's own shape, as it would run
-			}
-		}
 		rows = append(rows, row{
-			ID: ti.GetIntentId(), Entity: string(ti.GetEntityKey()), Tool: ti.GetToolName(), Args: args,
+			ID: ti.GetIntentId(), Entity: string(ti.GetEntityKey()), Tool: ti.GetToolName(), Args: ap.Args,
 			Deadline: time.UnixMilli(ti.GetExpiresAtMs()).UTC().Format(time.RFC3339), State: st,
 			Escalations: ap.Escalations, Open: st == "pending",
 		})
@@ -139,13 +135,13 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, http.StatusBadRequest, "decision must be approve or reject")
 		return
 	}
-	_, err := c.e.approvals.Decide(r.Context(), r.PostForm.Get("intent_id"), approved, who)
+	_, err := c.a.Decide(r.Context(), r.PostForm.Get("intent_id"), approved, who)
 	switch {
 	case err == nil:
 		http.Redirect(w, r, "/", http.StatusSeeOther)
-	case errors.Is(err, ErrApprovalUnknown):
+	case errors.Is(err, effector.ErrApprovalUnknown):
 		c.refuse(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, ErrApprovalExpired), errors.Is(err, ErrApprovalDecided):
+	case errors.Is(err, effector.ErrApprovalExpired), errors.Is(err, effector.ErrApprovalDecided), errors.Is(err, effector.ErrIntentConflict):
 		c.refuse(w, http.StatusConflict, err.Error())
 	default:
 		c.refuse(w, http.StatusInternalServerError, err.Error())

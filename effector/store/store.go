@@ -1,4 +1,4 @@
-package effector
+package store
 
 import (
 	"context"
@@ -43,11 +43,11 @@ type Store interface {
 	Close() error
 }
 
-// OpenStore opens a store from a reference: bbolt:PATH or redis:ADDR (host:port).
-func OpenStore(ref string) (Store, error) {
+// Open opens a store from a reference: bbolt:PATH or redis:ADDR (host:port).
+func Open(ref string) (Store, error) {
 	kind, arg, ok := strings.Cut(ref, ":")
 	if !ok || arg == "" {
-		return nil, &Error{Code: CodeConfig, Detail: fmt.Sprintf("dedup store %q: want bbolt:PATH or redis:ADDR", ref)}
+		return nil, &Error{Code: CodeRef, Detail: fmt.Sprintf("dedup store %q: want bbolt:PATH or redis:ADDR", ref)}
 	}
 	switch kind {
 	case "bbolt":
@@ -55,7 +55,7 @@ func OpenStore(ref string) (Store, error) {
 	case "redis":
 		return OpenRedis(RedisOptions{Addr: arg})
 	}
-	return nil, &Error{Code: CodeConfig, Detail: fmt.Sprintf("dedup store %q: unknown kind %q (want bbolt or redis)", ref, kind)}
+	return nil, &Error{Code: CodeRef, Detail: fmt.Sprintf("dedup store %q: unknown kind %q (want bbolt or redis)", ref, kind)}
 }
 
 // Record encoding shared by the stores: 'c' + owner for a claim (bbolt adds the lease end),

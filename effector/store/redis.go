@@ -1,4 +1,4 @@
-package effector
+package store
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func OpenRedis(o RedisOptions) (*Redis, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
-		return nil, &Error{Code: CodeStore, Detail: "connecting to redis at " + o.Addr, Err: err}
+		return nil, &Error{Code: CodeFailed, Detail: "connecting to redis at " + o.Addr, Err: err}
 	}
 	return &Redis{c: c, prefix: o.Prefix, ttl: o.DoneTTL}, nil
 }
@@ -86,14 +86,14 @@ func (s *Redis) Claim(ctx context.Context, id, owner string, _, leaseMs int64) (
 	// Fast path: one round trip when nobody has seen the intent.
 	ok, err := s.c.SetNX(ctx, key, string(rune(tagClaim))+owner, time.Duration(leaseMs)*time.Millisecond).Result()
 	if err != nil {
-		return Claim{}, &Error{Code: CodeStore, Detail: "claiming " + id, Err: err}
+		return Claim{}, &Error{Code: CodeFailed, Detail: "claiming " + id, Err: err}
 	}
 	if ok {
 		return Claim{State: Claimed}, nil
 	}
 	res, err := claimScript.Run(ctx, s.c, []string{key}, owner, leaseMs).Slice()
 	if err != nil {
-		return Claim{}, &Error{Code: CodeStore, Detail: "claiming " + id, Err: err}
+		return Claim{}, &Error{Code: CodeFailed, Detail: "claiming " + id, Err: err}
 	}
 	switch res[0].(int64) {
 	case 1:
@@ -110,7 +110,7 @@ func (s *Redis) Claim(ctx context.Context, id, owner string, _, leaseMs int64) (
 func (s *Redis) Complete(ctx context.Context, id, _ string, result []byte) ([]byte, error) {
 	rec, err := completeScript.Run(ctx, s.c, []string{s.prefix + id}, result, s.ttl.Milliseconds()).Text()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, &Error{Code: CodeStore, Detail: "recording the completion of " + id, Err: err}
+		return nil, &Error{Code: CodeFailed, Detail: "recording the completion of " + id, Err: err}
 	}
 	return []byte(rec), nil
 }

@@ -1,4 +1,4 @@
-package effector
+package store
 
 import (
 	"context"
@@ -21,11 +21,11 @@ type Bolt struct{ db *bolt.DB }
 // OpenBolt opens (creating) the bbolt file at path.
 func OpenBolt(path string) (*Bolt, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, &Error{Code: CodeStore, Detail: "creating the store directory", Err: err}
+		return nil, &Error{Code: CodeFailed, Detail: "creating the store directory", Err: err}
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
 	if err != nil {
-		return nil, &Error{Code: CodeStore, Detail: "opening " + path, Err: err}
+		return nil, &Error{Code: CodeFailed, Detail: "opening " + path, Err: err}
 	}
 	db.MaxBatchDelay = 2 * time.Millisecond
 	if err := db.Update(func(tx *bolt.Tx) error {
@@ -33,7 +33,7 @@ func OpenBolt(path string) (*Bolt, error) {
 		return err
 	}); err != nil {
 		db.Close()
-		return nil, &Error{Code: CodeStore, Detail: "creating the bucket", Err: err}
+		return nil, &Error{Code: CodeFailed, Detail: "creating the bucket", Err: err}
 	}
 	return &Bolt{db: db}, nil
 }
@@ -72,7 +72,7 @@ func (s *Bolt) Claim(_ context.Context, id, owner string, nowMs, leaseMs int64) 
 		return b.Put([]byte(id), boltClaim(owner, nowMs+leaseMs))
 	})
 	if err != nil {
-		return Claim{}, &Error{Code: CodeStore, Detail: "claiming " + id, Err: err}
+		return Claim{}, &Error{Code: CodeFailed, Detail: "claiming " + id, Err: err}
 	}
 	return c, nil
 }
@@ -90,7 +90,7 @@ func (s *Bolt) Complete(_ context.Context, id, owner string, result []byte) ([]b
 		return b.Put([]byte(id), append([]byte{tagDone}, result...))
 	})
 	if err != nil {
-		return nil, &Error{Code: CodeStore, Detail: "recording the completion of " + id, Err: err}
+		return nil, &Error{Code: CodeFailed, Detail: "recording the completion of " + id, Err: err}
 	}
 	return rec, nil
 }

@@ -1,4 +1,4 @@
-package effector_test
+package console_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/effector/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testsvc"
@@ -40,9 +40,9 @@ func (c *consoleFixture) decisions() []*pb.AgentEnvelope {
 }
 
 // newConsole serves the console on a loopback port, with three pending approvals.
-func newConsole(t *testing.T, o effector.ConsoleOptions) *consoleFixture {
+func newConsole(t *testing.T, o console.Options) *consoleFixture {
 	t.Helper()
-	c := &consoleFixture{fixture: newFixture(t, intent.ModeRequire, openBolt(t))}
+	c := &consoleFixture{fixture: newFixture(t)}
 	c.e.Approvals().SetSink(func(_ context.Context, env *pb.AgentEnvelope) error {
 		c.mu.Lock()
 		c.out = append(c.out, env)
@@ -57,7 +57,7 @@ func newConsole(t *testing.T, o effector.ConsoleOptions) *consoleFixture {
 			t.Fatal(out, err)
 		}
 	}
-	h, err := c.e.Console(o)
+	h, err := console.New(c.e.Approvals(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func (c *consoleFixture) page(t *testing.T, header http.Header) (int, string) {
 
 // Decisions need an identity, a same-origin request and the approver's CSRF token.
 func TestConsoleRefusesCrossSite(t *testing.T) {
-	c := newConsole(t, effector.ConsoleOptions{ApproverHeader: "X-Approver"})
+	c := newConsole(t, console.Options{ApproverHeader: "X-Approver"})
 	who := http.Header{"X-Approver": {"alice@example.com"}}
 	if code, _ := c.page(t, http.Header{}); code != http.StatusUnauthorized {
 		t.Fatalf("no identity: %d", code)
@@ -158,7 +158,7 @@ func TestConsoleRefusesCrossSite(t *testing.T) {
 }
 
 func TestConsoleBasicAuth(t *testing.T) {
-	c := newConsole(t, effector.ConsoleOptions{BasicAuth: map[string]string{"bob": "s3cret"}})
+	c := newConsole(t, console.Options{BasicAuth: map[string]string{"bob": "s3cret"}})
 	req, _ := http.NewRequest("GET", c.url+"/", nil)
 	req.SetBasicAuth("bob", "wrong")
 	resp, _ := http.DefaultClient.Do(req)
@@ -173,7 +173,7 @@ func TestConsoleBasicAuth(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `<b id="approver">bob</b>`) {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
-	if _, err := c.e.Console(effector.ConsoleOptions{}); err == nil {
+	if _, err := console.New(c.e.Approvals(), console.Options{}); err == nil {
 		t.Fatal("a console without an identity source")
 	}
 }
@@ -193,7 +193,7 @@ func artifactDir(t *testing.T) string {
 // third refused after its deadline passed while the page was open; then it shows as expired.
 func TestConsoleInChromium(t *testing.T) {
 	bin := chromium(t)
-	c := newConsole(t, effector.ConsoleOptions{ApproverHeader: "X-Approver"})
+	c := newConsole(t, console.Options{ApproverHeader: "X-Approver"})
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
