@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/beamagents/beamagents/model/limit"
 )
 
 // Defaults of a Config.
@@ -41,6 +43,9 @@ type Config struct {
 	NoStream bool
 	// HTTPClient makes the requests; nil means a client of its own.
 	HTTPClient *http.Client
+	// Endpoint is the process's limiter and breaker of the endpoint (limit.For); nil means
+	// none.
+	Endpoint *limit.Endpoint
 }
 
 // Resolved returns c with its defaults filled in.
