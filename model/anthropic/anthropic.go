@@ -3,7 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-		"net/http"
+	"net/http"
 	"strings"
 	"sync"
 

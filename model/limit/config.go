@@ -58,7 +58,9 @@ func (c Config) Resolved() Config {
 	return c
 }
 
-func (c Config) cooldown() time.Duration { return time.Duration(c.BreakerCooldownMs) * time.Millisecond }
+func (c Config) cooldown() time.Duration {
+	return time.Duration(c.BreakerCooldownMs) * time.Millisecond
+}
 
 // Key names an endpoint: the provider's API kind, its base URL and the model id asked.
 type Key struct {

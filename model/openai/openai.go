@@ -2,7 +2,7 @@ package openai
 
 import (
 	"context"
-		"net/http"
+	"net/http"
 	"strings"
 	"sync"
 
