@@ -11,10 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +57,11 @@ type Server struct {
 	// unacknowledged, waiting for a token or for the client to leave.
 	Step   chan struct{}
 	Window int
+	// Delay, when set, holds every request this long (or until the client leaves) before
+	// Answer is asked, like a provider's latency.
+	Delay time.Duration
+
+	inFlight, peak atomic.Int64
 
 	mu      sync.Mutex
 	bodies  [][]byte
@@ -105,7 +112,17 @@ func (s *Server) Observations() []Observation {
 	return append([]Observation(nil), s.obs...)
 }
 
+// InFlight counts the requests being handled now; Peak the most there ever were at once.
+func (s *Server) InFlight() int { return int(s.inFlight.Load()) }
+
+// Peak is the most requests the server handled at once.
+func (s *Server) Peak() int { return int(s.peak.Load()) }
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	cur := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for p := s.peak.Load(); cur > p && !s.peak.CompareAndSwap(p, cur); p = s.peak.Load() {
+	}
 	want := "/v1/chat/completions"
 	if s.api == Anthropic {
 		want = "/v1/messages"
@@ -121,6 +138,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.headers = append(s.headers, r.Header.Clone())
 	s.obs = append(s.obs, Observation{})
 	s.mu.Unlock()
+	if s.Delay > 0 {
+		select {
+		case <-time.After(s.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	rep := s.Answer(n, body)
 	var req struct {
 		Stream     bool `json:"stream"`
@@ -332,4 +356,18 @@ func (s *Server) anthropicEvents(rep Reply) [][]byte {
 	ev = append(ev, event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rep.OutputTokens}}),
 		event("message_stop", map[string]any{}))
 	return ev
+}
+
+// Refused returns a base URL for api where nothing listens: every connection is refused.
+func Refused(api string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	if api == OpenAI {
+		url += "/v1"
+	}
+	return url
 }

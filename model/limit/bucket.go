@@ -3,9 +3,10 @@ package limit
 import "time"
 
 // bucket is a token bucket refilled at perMinute per minute, holding at most one second's
-// share (at least 1). take charges a cost at once and says how long to wait before acting on
-// it; the level may go below zero, which makes later takers wait for the debt. A zero
-// perMinute is unlimited.
+// share (at least 1). A cost may start when the bucket holds it, or is full when the cost is
+// more than it can hold. take charges the cost at once and says how long to wait until then:
+// the level may go below zero, and later takers wait for the debt. A zero perMinute is
+// unlimited.
 type bucket struct {
 	perMinute float64
 	level     float64
@@ -33,11 +34,12 @@ func (b *bucket) take(cost float64, now time.Time) time.Duration {
 		return 0
 	}
 	b.refill(now)
+	short := min(cost, b.capacity()) - b.level
 	b.level -= cost
-	if b.level >= 0 {
+	if short <= 0 {
 		return 0
 	}
-	return time.Duration(-b.level / b.perMinute * float64(time.Minute))
+	return time.Duration(short / b.perMinute * float64(time.Minute))
 }
 
 // give returns cost to the bucket (a refund, or a negative correction), never above capacity.
