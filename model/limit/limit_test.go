@@ -42,7 +42,9 @@ func client(t *testing.T, baseURL string, lc limit.Config, attempts int) (*opena
 	return m, e
 }
 
-func ok(int, []byte) llmtest.Reply { return llmtest.Reply{Text: answer, InputTokens: 30, OutputTokens: 12} }
+func ok(int, []byte) llmtest.Reply {
+	return llmtest.Reply{Text: answer, InputTokens: 30, OutputTokens: 12}
+}
 
 // until polls cond (no time is asserted: the bound only ends a test that would hang).
 func until(t *testing.T, what string, cond func() bool) {
