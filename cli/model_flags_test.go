@@ -313,3 +313,19 @@ func TestModelLimitFlagsRefuseBadValues(t *testing.T) {
 		}
 	}
 }
+
+func FuzzModelFallbackFlag(f *testing.F) {
+	f.Add("gpt-small,gpt-small@http://127.0.0.1:8080/v1")
+	f.Add(" a@ , ,@b,c@d@e")
+	f.Fuzz(func(t *testing.T, list string) {
+		fbs, err := fallbacks(list, "")
+		if err != nil {
+			return
+		}
+		for _, fb := range fbs {
+			if fb.Name == "" || strings.ContainsAny(fb.Name, ",@") || strings.Contains(fb.BaseURL, ",") || fb.Provider != "" || fb.APIKey != "" {
+				t.Fatalf("%q: %+v", list, fb)
+			}
+		}
+	})
+}
