@@ -224,7 +224,7 @@ func (e *Endpoint) waitPause(ctx context.Context) error {
 		if d <= 0 {
 			return nil
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -235,7 +235,7 @@ func (e *Endpoint) waitRate(ctx context.Context, tokens int64) error {
 	now := time.Now()
 	d := max(e.rpm.take(1, now), e.tpm.take(float64(tokens), now))
 	e.mu.Unlock()
-	if err := sleep(ctx, d); err != nil {
+	if err := Sleep(ctx, d); err != nil {
 		e.refund(tokens)
 		return err
 	}
@@ -250,7 +250,8 @@ func (e *Endpoint) refund(tokens int64) {
 	e.mu.Unlock()
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends, whichever comes first, and returns ctx's error if it ended.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -83,7 +83,7 @@ func Call(ctx context.Context, c Config, tokens int64, attempt func(context.Cont
 			}
 			return nil, st, v.Err
 		}
-		if err := sleep(ctx, delay(c, st.Attempts, v.After)); err != nil {
+		if err := limit.Sleep(ctx, delay(c, st.Attempts, v.After)); err != nil {
 			return nil, st, ended(st, err)
 		}
 	}
@@ -128,17 +128,6 @@ func delay(c Config, n int, after time.Duration) time.Duration {
 		d = c.MaxBackoff
 	}
 	return d/2 + rand.N(d/2+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Judge classifies the failures every provider shares: an attempt's deadline, a broken
