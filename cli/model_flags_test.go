@@ -257,7 +257,10 @@ func TestRunWithModelLimitsAndFallback(t *testing.T) {
 	limited := run("limited", "--base_url", srv.BaseURL(), "--model_concurrency", "2", "--model_rpm", "60000", "--model_tpm", "100000000",
 		"--model_breaker_failures", "3", "--model_breaker_cooldown", "10s")
 	same(scripted, limited)
-	e := limit.For(limit.Key{Kind: "openai", BaseURL: srv.BaseURL(), Model: "gpt-test"}, limit.Config{Concurrency: 2, RPM: 60000, TPM: 100000000, BreakerFailures: 3, BreakerCooldownMs: 10000})
+	e, ok := limit.Lookup(limit.Key{Kind: "openai", BaseURL: srv.BaseURL(), Model: "gpt-test"})
+	if !ok {
+		t.Fatal("the run made no endpoint for the server")
+	}
 	if st := e.Stats(); srv.Peak() > 2 || st.Started != 8 || st.State != limit.Closed || st.Tokens == 0 {
 		t.Fatalf("peak in flight %d (cap 2), endpoint %+v", srv.Peak(), st)
 	}

@@ -103,6 +103,14 @@ func For(k Key, c Config) *Endpoint {
 	return e
 }
 
+// Lookup returns the process's Endpoint for k, if one was made.
+func Lookup(k Key) (*Endpoint, bool) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	e, ok := registry.m[k]
+	return e, ok
+}
+
 // Endpoints lists the process's endpoints by key.
 func Endpoints() []*Endpoint {
 	registry.mu.Lock()

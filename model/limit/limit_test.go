@@ -3,6 +3,7 @@ package limit_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -295,5 +296,63 @@ func TestCallsWaitingForAPlaceHonourTheirContext(t *testing.T) {
 	// The place is free again.
 	if _, err := m.Generate(context.Background(), req); err != nil || len(srv.Requests()) != 2 {
 		t.Fatalf("%v, %d requests", err, len(srv.Requests()))
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	k := limit.Key{Kind: "openai", BaseURL: "http://registry.test/v1", Model: "m"}
+	if _, ok := limit.Lookup(k); ok {
+		t.Fatal("an endpoint before any For")
+	}
+	a := limit.For(k, limit.Config{Concurrency: 2})
+	b := limit.For(k, limit.Config{Concurrency: 3})
+	if found, ok := limit.Lookup(k); a != b || !ok || found != a || !slices.Contains(limit.Endpoints(), a) {
+		t.Fatal("one endpoint per key")
+	}
+	// Resized from 2 to 3: three permits are granted at once.
+	var permits []*limit.Permit
+	for range 3 {
+		p, err := a.Acquire(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		permits = append(permits, p)
+	}
+	if st := a.Stats(); st.InFlight != 3 || st.State != limit.Closed {
+		t.Fatalf("%+v", st)
+	}
+	for _, p := range permits {
+		p.Done(limit.Outcome{})
+		p.Done(limit.Outcome{}) // a second Done does nothing
+	}
+	if st := a.Stats(); st.InFlight != 0 {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// BenchmarkAcquire measures a permit's cost against the same loop without one.
+func BenchmarkAcquire(b *testing.B) {
+	ctx := context.Background()
+	b.Run("baseline", func(b *testing.B) {
+		for b.Loop() {
+			_ = ctx.Err()
+		}
+	})
+	for _, lc := range []struct {
+		name string
+		c    limit.Config
+	}{{"concurrency", limit.Config{}}, {"rpm_tpm", limit.Config{RPM: 1 << 40, TPM: 1 << 50}}} {
+		e := limit.For(limit.Key{Kind: "bench", BaseURL: lc.name}, lc.c)
+		b.Run(lc.name, func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					p, err := e.Acquire(ctx, 100)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p.Done(limit.Outcome{Tokens: 120})
+				}
+			})
+		})
 	}
 }
