@@ -61,7 +61,7 @@ type Server struct {
 	// Answer is asked, like a provider's latency.
 	Delay time.Duration
 
-	inFlight, peak atomic.Int64
+	inFlight, peak, conns atomic.Int64
 
 	mu      sync.Mutex
 	bodies  [][]byte
@@ -79,7 +79,13 @@ const (
 // New starts a server for api ("openai" or "anthropic").
 func New(api string, answer func(n int, body []byte) Reply) *Server {
 	s := &Server{Answer: answer, api: api}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	s.Server.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Server.Start()
 	return s
 }
 
@@ -114,6 +120,9 @@ func (s *Server) Observations() []Observation {
 
 // InFlight counts the requests being handled now; Peak the most there ever were at once.
 func (s *Server) InFlight() int { return int(s.inFlight.Load()) }
+
+// Connections counts the connections clients opened.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
 
 // Peak is the most requests the server handled at once.
 func (s *Server) Peak() int { return int(s.peak.Load()) }

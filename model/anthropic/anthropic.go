@@ -45,11 +45,7 @@ func New(cfg provider.Config) (*Model, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	opts = append(opts, option.WithHTTPClient(hc))
+	opts = append(opts, option.WithHTTPClient(cfg.Client()))
 	return &Model{cfg: cfg, client: ant.NewClient(opts...), tools: map[string]*tool{}}, nil
 }
 

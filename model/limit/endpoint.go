@@ -138,6 +138,13 @@ func (e *Endpoint) reconfigure(c Config) {
 	e.gate.resize(c.Concurrency)
 }
 
+// Config returns the endpoint's limits, defaults filled in.
+func (e *Endpoint) Config() Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg
+}
+
 // Key returns the endpoint's key.
 func (e *Endpoint) Key() Key { return e.key }
 

@@ -86,8 +86,33 @@ func TestConcurrencyCap(t *testing.T) {
 	if srv.Peak() != 4 || len(srv.Requests()) != 40 {
 		t.Fatalf("peak in flight %d, %d requests; want 4 and 40", srv.Peak(), len(srv.Requests()))
 	}
+
 	if st := e.Stats(); st.Started != 40 || st.InFlight != 0 || st.Waiting != 0 || st.Tokens != 40*42 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A wave of calls that end together leaves its connections in the pool for the next wave
+// (the standard transport keeps two per host and would open six more).
+func TestConnectionsAreKeptForTheNextWave(t *testing.T) {
+	var release atomic.Pointer[chan struct{}]
+	srv := llmtest.New(llmtest.OpenAI, func(n int, b []byte) llmtest.Reply { <-*release.Load(); return ok(n, b) })
+	defer srv.Close()
+	m, _ := client(t, srv.BaseURL(), limit.Config{Concurrency: 8}, 1)
+	for wave := range 2 {
+		ch := make(chan struct{})
+		release.Store(&ch)
+		wait := calls(context.Background(), m, request(t), 8)
+		until(t, "8 requests at the server", func() bool { return srv.InFlight() == 8 })
+		close(ch)
+		for _, err := range wait() {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := srv.Connections(); n != 8 {
+			t.Fatalf("wave %d: %d connections, want the first wave's 8", wave, n)
+		}
 	}
 }
 

@@ -38,9 +38,7 @@ func New(cfg provider.Config) (*Model, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	opts = append(opts, option.WithHTTPClient(cfg.Client()))
 	return &Model{cfg: cfg, client: oai.NewClient(opts...), profiles: map[string]*provider.Profile{}}, nil
 }
 

@@ -68,6 +68,23 @@ func (c Config) Resolved() Config {
 	return c
 }
 
+// Client returns c.HTTPClient, or a client of its own whose pool keeps as many idle
+// connections to the endpoint as its limits let calls be in flight (the standard transport
+// keeps two, so a busy endpoint would open a connection per call).
+func (c Config) Client() *http.Client {
+	if c.HTTPClient != nil {
+		return c.HTTPClient
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	n := limit.DefaultConcurrency
+	if c.Endpoint != nil {
+		n = c.Endpoint.Config().Concurrency
+	}
+	t.MaxIdleConnsPerHost = n
+	t.MaxIdleConns = max(t.MaxIdleConns, n)
+	return &http.Client{Transport: t}
+}
+
 // String renders c without its key's value (only the reference's kind is shown).
 func (c Config) String() string {
 	return fmt.Sprintf("model=%q base_url=%q api_key=%s timeout=%s max_attempts=%d call_timeout=%s stream=%t",
