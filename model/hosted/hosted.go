@@ -40,7 +40,8 @@ type Options struct {
 	Fallback []Fallback
 }
 
-// Fallback is one fallback model. Empty fields take the primary model's values.
+// Fallback is one fallback model. Empty fields take the primary model's values, except the
+// base URL and key of another provider.
 type Fallback struct {
 	Provider string // OpenAI or Anthropic
 	Name     string // the model id (required)
@@ -82,28 +83,22 @@ func (o Options) Check() error {
 	return provider.CheckKeyRef(o.APIKey)
 }
 
-// fallback is o with f's fields in place of its own, and no fallbacks.
+// fallback is o with f's fields in place of its own, and no fallbacks. The base URL and key
+// of another provider are never the primary's.
 func (o Options) fallback(f Fallback) Options {
+	other := f.Provider != "" && f.Provider != o.Provider
 	o.Fallback = nil
 	o.Name = f.Name
-	if f.Provider != "" {
+	if other {
 		o.Provider = f.Provider
 	}
-	if f.BaseURL != "" || f.Provider != "" {
+	if f.BaseURL != "" || other {
 		o.BaseURL = f.BaseURL
 	}
-	if f.APIKey != "" || f.Provider != "" {
+	if f.APIKey != "" || other {
 		o.APIKey = f.APIKey
 	}
 	return o
-}
-
-// Config is o as a provider configuration.
-func (o Options) Config() provider.Config {
-	return provider.Config{
-		Model: o.Name, BaseURL: o.BaseURL, APIKey: o.APIKey,
-		Timeout: time.Duration(o.TimeoutMs) * time.Millisecond, MaxAttempts: o.MaxAttempts, CallTimeout: time.Duration(o.CallTimeoutMs) * time.Millisecond, NoStream: o.NoStream,
-	}
 }
 
 // Endpoint returns the process's limiter of o's endpoint (limit.For).

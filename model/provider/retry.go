@@ -38,7 +38,7 @@ type Judger func(actx context.Context, err error) Verdict
 
 // Call runs attempt until it succeeds, fails for good, or MaxAttempts are spent. Each attempt
 // first passes the Config's Endpoint (its breaker, pause, in-flight cap and rate buckets,
-// charged tokens estimated tokens) and reports how it ended there; then it gets its own
+// charged an estimate of tokens) and reports how it ended there; then it gets its own
 // deadline (Timeout), and the whole call one more (CallTimeout), which ends it with
 // CodeTimeout however many attempts are left. judge turns an attempt's error into a Verdict
 // (JudgeSDK builds one from an SDK's error type). A breaker refusal ends the call at once with
