@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/beamagents/beamagents/examples/support"
@@ -83,5 +84,29 @@ func TestFallbackStopsAtARejection(t *testing.T) {
 		ResponseSchema: s.ProviderJSONSchema(), SchemaDigest: s.Digest()})
 	if !errors.Is(err, model.ErrRejected) || len(good.Requests()) != 0 {
 		t.Fatalf("%v, fallback asked %d times", err, len(good.Requests()))
+	}
+}
+
+// A fallback naming the primary's provider and no base URL or key takes the primary's: here
+// one server refuses model a (503) and answers model b.
+func TestFallbackOfTheSameProviderTakesThePrimarysEndpoint(t *testing.T) {
+	srv := llmtest.New(llmtest.OpenAI, func(_ int, body []byte) llmtest.Reply {
+		if strings.Contains(string(body), `"model":"a"`) {
+			return llmtest.Reply{Status: 503}
+		}
+		return llmtest.Reply{Text: answer}
+	})
+	defer srv.Close()
+	t.Setenv("BEAMAGENTS_SAME_KEY", "sk-same")
+	m, err := hosted.New(hosted.Options{Provider: hosted.OpenAI, Name: "a", BaseURL: srv.BaseURL(), APIKey: "env:BEAMAGENTS_SAME_KEY", MaxAttempts: 1,
+		Fallback: []hosted.Fallback{{Provider: hosted.OpenAI, Name: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := support.Schema()
+	resp, err := m.Generate(context.Background(), &model.Request{Model: "a", Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}},
+		ResponseSchema: s.ProviderJSONSchema(), SchemaDigest: s.Digest()})
+	if err != nil || resp.AnsweredBy != "b" || len(srv.Requests()) != 2 || srv.Headers()[1].Get("Authorization") != "Bearer sk-same" {
+		t.Fatalf("%+v %v, %d requests", resp, err, len(srv.Requests()))
 	}
 }

@@ -101,6 +101,14 @@ func (o Options) fallback(f Fallback) Options {
 	return o
 }
 
+// Config is o as a provider configuration.
+func (o Options) Config() provider.Config {
+	return provider.Config{
+		Model: o.Name, BaseURL: o.BaseURL, APIKey: o.APIKey,
+		Timeout: time.Duration(o.TimeoutMs) * time.Millisecond, MaxAttempts: o.MaxAttempts, CallTimeout: time.Duration(o.CallTimeoutMs) * time.Millisecond, NoStream: o.NoStream,
+	}
+}
+
 // Endpoint returns the process's limiter of o's endpoint (limit.For).
 func (o Options) Endpoint() *limit.Endpoint {
 	return limit.For(limit.Key{Kind: o.Provider, BaseURL: o.BaseURL, Model: o.Name}, o.Limits)
