@@ -112,8 +112,12 @@ type PromptBuilder func(in *PromptInput) []model.Message
 type Limits struct {
 	MaxSteps      uint32 // steps per activation; default 8
 	MaxModelCalls uint32 // model calls per activation (cache hits excluded); default 8
-	MaxInbox      int    // external events waiting while suspended; default 64
-	MaxFinalBytes int    // bytes of the rendered final action; default 65,536
+	// MaxTokens is the activation's token budget: the input and output tokens its answers
+	// recorded, replay-cache hits included (the cache keeps each answer's usage); 0 means no
+	// budget. An answer that takes the activation over it dead-letters as budget_exceeded.
+	MaxTokens     int64
+	MaxInbox      int // external events waiting while suspended; default 64
+	MaxFinalBytes int // bytes of the rendered final action; default 65,536
 
 	ToolTimeoutMs     int64  // tool deadline after suspension; default 5 minutes
 	ApprovalTimeoutMs int64  // approval deadline after suspension; default 24 hours

@@ -83,7 +83,7 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		Limits: agent.Limits{
 			MaxSteps: l.MaxSteps, MaxModelCalls: l.MaxModelCalls, MaxInbox: l.MaxInbox, MaxFinalBytes: l.MaxFinalBytes,
 			MaxEscalations: l.MaxEscalations, ToolTimeoutMs: l.ToolTimeoutMs, ApprovalTimeoutMs: l.ApprovalTimeoutMs,
-			IdleTTLMs: l.IdleTTLMs, MaxRequestBytes: l.MaxRequestBytes,
+			IdleTTLMs: l.IdleTTLMs, MaxRequestBytes: l.MaxRequestBytes, MaxTokens: l.MaxTokens,
 			Memory: statecodec.MemoryOptions{MaxValueBytes: 1024},
 		},
 	}

@@ -44,28 +44,24 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 	hit := lk.Status == statecodec.Hit
 	attrs[tracing.AttrCacheHit] = strconv.FormatBool(hit)
 	attrs[tracing.AttrBilled] = strconv.FormatBool(!hit)
-	text := lk.Response
+	text, answer := lk.Response, lk.Answer
 	if !hit {
 		resp, err := act.call(req)
 		if err != nil {
 			return nil, err
 		}
 		text = resp.Text
-		// Token counts only from a decoded response: a replayed answer has none.
-		attrs[tracing.AttrInputTokens] = itoa(resp.Usage.InputTokens)
-		attrs[tracing.AttrOutputTokens] = itoa(resp.Usage.OutputTokens)
-		if resp.Model != "" {
-			attrs[tracing.AttrResponseModel] = resp.Model
-		}
-		if resp.FinishReason != "" {
-			attrs[tracing.AttrResponseFinishReasons] = resp.FinishReason
-		}
+		answer = statecodec.Answer{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, AnsweredBy: resp.AnsweredBy}
+		putResponseAttrs(attrs, resp)
 		if lk.Status == statecodec.DigestOnlyHit && !lk.Matches(text) {
 			attrs[tracing.AttrDivergence] = "true"
 		}
-		if _, err := v.cache.Store(key, text, c.now); err != nil {
+		if _, err := v.cache.StoreAnswer(key, text, answer, c.now); err != nil {
 			return nil, fail(ReasonStateCorrupt, err, "replay cache store")
 		}
+	}
+	if err := act.charge(step, answer, attrs); err != nil {
+		return nil, err
 	}
 	out, err := a.admitter.Admit(text)
 	if err != nil {
@@ -79,9 +75,44 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 }
 
 // llmCallAttrs bounds the attributes of an LLM_CALL event: five GenAI and cache attributes,
-// at most five from the model's response, the receipt's fourteen, the case and the agent. A
-// map made for exactly that many never grows, and is half the size of one made for 32.
-const llmCallAttrs = 5 + 5 + 14 + 2
+// at most seven from the model's response, the token count, the receipt's fourteen, the case
+// and the agent. A map made for exactly that many never grows.
+const llmCallAttrs = 5 + 7 + 1 + 14 + 2
+
+// putResponseAttrs records what a provider's answer says of itself. Token counts come only
+// from a decoded response: a replayed answer has none.
+func putResponseAttrs(attrs map[string]string, resp *model.Response) {
+	attrs[tracing.AttrInputTokens] = itoa(resp.Usage.InputTokens)
+	attrs[tracing.AttrOutputTokens] = itoa(resp.Usage.OutputTokens)
+	if resp.Model != "" {
+		attrs[tracing.AttrResponseModel] = resp.Model
+	}
+	if resp.FinishReason != "" {
+		attrs[tracing.AttrResponseFinishReasons] = resp.FinishReason
+	}
+	if resp.AnsweredBy != "" {
+		attrs[tracing.AttrAnsweredBy] = resp.AnsweredBy
+	}
+	if len(resp.Passed) > 0 {
+		attrs[tracing.AttrModelsPassed] = model.FormatPasses(resp.Passed)
+	}
+}
+
+// charge adds an answer's recorded usage to the activation's tokens (whether the provider or
+// the replay cache gave it, so a retried or replayed activation decides the same) and
+// refuses the answer when it takes them over the token budget.
+func (act *activation) charge(step uint32, a statecodec.Answer, attrs map[string]string) error {
+	budget := act.c.a.limits.MaxTokens
+	if budget <= 0 {
+		return nil
+	}
+	act.resume.Tokens += a.InputTokens + a.OutputTokens
+	if act.resume.Tokens > budget {
+		return fail(ReasonBudgetExceeded, nil, "step %d: the activation used %d tokens; its token budget (MaxTokens) is %d", step, act.resume.Tokens, budget)
+	}
+	attrs[tracing.AttrTokens] = itoa(act.resume.Tokens)
+	return nil
+}
 
 // call makes one model call within the activation's budget.
 func (act *activation) call(req *model.Request) (*model.Response, error) {

@@ -61,6 +61,7 @@ type agentLimits struct {
 	ApprovalTimeoutMs int64  `json:"approval_timeout_ms"`
 	IdleTTLMs         int64  `json:"idle_ttl_ms"`
 	MaxRequestBytes   int    `json:"max_request_bytes"`
+	MaxTokens         int64  `json:"max_tokens"`
 }
 
 // modelRule answers step Step of activation Seq, or, with Contains, any request whose

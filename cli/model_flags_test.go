@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
@@ -20,6 +22,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	"github.com/beamagents/beamagents/internal/llmtest"
 	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
@@ -194,4 +197,138 @@ func TestModelFlagsRefuseAKeyByValue(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "unknown model provider") {
 		t.Fatalf("unknown provider: exit %d %q", code, errOut)
 	}
+}
+
+// resetModelFlags puts every model flag back to its default: flags are process-wide.
+func resetModelFlags(t *testing.T) {
+	t.Helper()
+	defineModelFlags()
+	for _, name := range []string{"model", "model_name", "base_url", "api_key", "model_timeout", "model_call_timeout", "model_max_attempts", "model_stream",
+		"model_concurrency", "model_rpm", "model_tpm", "model_breaker_failures", "model_breaker_cooldown", "model_fallback", "model_fallback_file"} {
+		f := flag.Lookup(name)
+		if err := f.Value.Set(f.DefValue); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRunWithModelLimitsAndFallback runs the support agent on Prism with the limit flags
+// against a server that holds each request a while: the server never sees more requests at
+// once than --model_concurrency, and the worker's endpoint counted every call. Then the
+// primary endpoint refuses connections: the fallback (from --model_fallback, then from
+// --model_fallback_file) answers every call, the outputs are the scripted run's, and the
+// traces name the fallback and the passed-over model, refused by its breaker once open.
+func TestRunWithModelLimitsAndFallback(t *testing.T) {
+	dir := t.TempDir()
+	base, _, err := prepareDemo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BEAMAGENTS_E2E_KEY", e2eKey)
+	run := func(name string, extra ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		args := append([]string{"run", "--agent", support.Name, "--input", base.Input, "--output_dir", out, "--keyring", base.Keyring,
+			"--model", "openai", "--model_name", "gpt-test", "--api_key", "env:BEAMAGENTS_E2E_KEY"}, extra...)
+		code, stdout, stderr := runCLI(t, "", args...)
+		resetModelFlags(t)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", name, code, stdout, stderr)
+		}
+		return out
+	}
+	same := func(a, b string) {
+		t.Helper()
+		for _, name := range []string{pipeline.IntentsName, pipeline.FinalsName} {
+			x, _ := os.ReadFile(filepath.Join(a, name+".jsonl"))
+			y, _ := os.ReadFile(filepath.Join(b, name+".jsonl"))
+			if len(x) == 0 || !bytes.Equal(x, y) {
+				t.Errorf("%s differ between %s and %s", name, a, b)
+			}
+		}
+	}
+	scripted := filepath.Join(dir, "scripted")
+	if code, o, e := runCLI(t, "", "run", "--agent", support.Name, "--input", base.Input, "--output_dir", scripted, "--keyring", base.Keyring); code != 0 {
+		t.Fatalf("scripted: %d %s %s", code, o, e)
+	}
+
+	srv := scriptServer(t)
+	srv.Delay = 20 * time.Millisecond
+	limited := run("limited", "--base_url", srv.BaseURL(), "--model_concurrency", "2", "--model_rpm", "60000", "--model_tpm", "100000000",
+		"--model_breaker_failures", "3", "--model_breaker_cooldown", "10s")
+	same(scripted, limited)
+	e, ok := limit.Lookup(limit.Key{Kind: "openai", BaseURL: srv.BaseURL(), Model: "gpt-test"})
+	if !ok {
+		t.Fatal("the run made no endpoint for the server")
+	}
+	if st := e.Stats(); srv.Peak() > 2 || st.Started != 8 || st.State != limit.Closed || st.Tokens == 0 {
+		t.Fatalf("peak in flight %d (cap 2), endpoint %+v", srv.Peak(), st)
+	}
+
+	down := llmtest.Refused(llmtest.OpenAI)
+	for _, tc := range []struct {
+		name string
+		args func(url string) []string
+	}{
+		{"flag", func(url string) []string { return []string{"--model_fallback", "gpt-fallback@" + url} }},
+		{"file", func(url string) []string {
+			f := filepath.Join(dir, "fallbacks.json")
+			os.WriteFile(f, []byte(`[{"provider":"openai","name":"gpt-fallback","base_url":"`+url+`","api_key":"env:BEAMAGENTS_E2E_KEY"}]`), 0o600)
+			return []string{"--model_fallback_file", f}
+		}},
+	} {
+		fb := scriptServer(t)
+		args := append([]string{"--base_url", down, "--model_max_attempts", "1", "--model_breaker_failures", "1", "--model_breaker_cooldown", "1h"}, tc.args(fb.BaseURL())...)
+		out := run("fallback-"+tc.name, args...)
+		same(scripted, out)
+		if n := len(fb.Requests()); n != 8 {
+			t.Errorf("%s: the fallback answered %d requests, want 8", tc.name, n)
+		}
+		traces, _ := os.ReadFile(filepath.Join(out, pipeline.TracesName+".jsonl"))
+		if n := bytes.Count(traces, []byte(`"beam_agents.answered_by":"gpt-fallback"`)); n != 8 {
+			t.Errorf("%s: %d LLM_CALL events name the fallback, want 8", tc.name, n)
+		}
+		if !bytes.Contains(traces, []byte(`"beam_agents.models_passed":"gpt-test=model_circuit_open"`)) {
+			t.Errorf("%s: no trace says the breaker refused the primary", tc.name)
+		}
+	}
+}
+
+func TestModelLimitFlagsRefuseBadValues(t *testing.T) {
+	defineRunFlags()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no concurrency", []string{"--model_concurrency", "0"}, "--model_concurrency"},
+		{"negative rpm", []string{"--model_rpm", "-1"}, "must not be negative"},
+		{"a fallback without a model id", []string{"--model_fallback", "@http://127.0.0.1:1/v1"}, "names no model id"},
+		{"a fallback file that is not there", []string{"--model_fallback_file", filepath.Join(dir, "none.json")}, "--model_fallback_file"},
+		{"a fallback of the scripted model", []string{"--model", "scripted", "--model_fallback", "small"}, "needs a hosted model"},
+	} {
+		args := append([]string{"run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "openai"}, tc.args...)
+		code, _, errOut := runCLI(t, "", args...)
+		resetModelFlags(t)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d %q", tc.name, code, errOut)
+		}
+	}
+}
+
+func FuzzModelFallbackFlag(f *testing.F) {
+	f.Add("gpt-small,gpt-small@http://127.0.0.1:8080/v1")
+	f.Add(" a@ , ,@b,c@d@e")
+	f.Fuzz(func(t *testing.T, list string) {
+		fbs, err := fallbacks(list, "")
+		if err != nil {
+			return
+		}
+		for _, fb := range fbs {
+			if fb.Name == "" || strings.ContainsAny(fb.Name, ",@") || strings.Contains(fb.BaseURL, ",") || fb.Provider != "" || fb.APIKey != "" {
+				t.Fatalf("%q: %+v", list, fb)
+			}
+		}
+	})
 }

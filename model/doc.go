@@ -12,4 +12,7 @@
 //   - Scripted is a replay source, not a model: it returns recorded responses from a script,
 //     chosen by (entity, seq, step) or by a matching rule, and fails loudly when nothing
 //     matches. It exists for tests, demos and replays without credentials.
+//   - Fallback asks its models in order and moves on only when one is unavailable
+//     (CodeUnavailable, CodeTimeout, CodeCircuitOpen) before any of its answer reached the
+//     caller; the response names the fallback that answered and the models passed over.
 package model

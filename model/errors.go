@@ -20,6 +20,9 @@ const (
 	CodeRefusal     Code = "model_refusal"     // the model declined, or answered with no content
 	CodeMalformed   Code = "model_malformed"   // the response or its event stream is not the API's
 	CodeCredentials Code = "model_credentials" // the API key reference does not resolve
+	// CodeCircuitOpen: the endpoint's circuit breaker refused the call without sending it
+	// (model/limit): the endpoint failed repeatedly and is cooling down.
+	CodeCircuitOpen Code = "model_circuit_open"
 )
 
 // Error is the typed error of this package.
@@ -58,4 +61,5 @@ var (
 	ErrRefusal     = &Error{Code: CodeRefusal}
 	ErrMalformed   = &Error{Code: CodeMalformed}
 	ErrCredentials = &Error{Code: CodeCredentials}
+	ErrCircuitOpen = &Error{Code: CodeCircuitOpen}
 )

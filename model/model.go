@@ -55,6 +55,10 @@ type Response struct {
 	Usage        Usage
 	Model        string // the model that answered, when the provider says
 	FinishReason string
+	// AnsweredBy is the id of the fallback model that answered (Fallback), empty when the
+	// first model did; Passed lists the models passed over before it.
+	AnsweredBy string
+	Passed     []Pass
 }
 
 // Model is a language model provider.

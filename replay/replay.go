@@ -40,6 +40,8 @@ func (m Miss) String() string {
 type usage struct {
 	in, out       int64
 	model, finish string
+	answeredBy    string
+	passed        []model.Pass
 }
 
 // Model answers requests from recorded replay caches and never calls a provider. It is safe
@@ -75,7 +77,8 @@ func NewModel(snaps []*pb.StateSnapshot, traces []*pb.TraceEvent) *Model {
 		in, _ := strconv.ParseInt(a[tracing.AttrInputTokens], 10, 64)
 		out, _ := strconv.ParseInt(a[tracing.AttrOutputTokens], 10, 64)
 		m.usage[stepKey(t.GetEntityKey(), t.GetSeq(), t.GetStepIndex())] = usage{in: in, out: out,
-			model: a[tracing.AttrResponseModel], finish: a[tracing.AttrResponseFinishReasons]}
+			model: a[tracing.AttrResponseModel], finish: a[tracing.AttrResponseFinishReasons],
+			answeredBy: a[tracing.AttrAnsweredBy], passed: model.ParsePasses(a[tracing.AttrModelsPassed])}
 	}
 	return m
 }
@@ -96,7 +99,8 @@ func (m *Model) Generate(_ context.Context, req *model.Request) (*model.Response
 	}
 	m.answered++
 	u := m.usage[stepKey(req.EntityKey, req.Seq, req.Step)]
-	return &model.Response{Text: slices.Clone(text), Model: u.model, FinishReason: u.finish, Usage: model.Usage{InputTokens: u.in, OutputTokens: u.out}}, nil
+	return &model.Response{Text: slices.Clone(text), Model: u.model, FinishReason: u.finish, Usage: model.Usage{InputTokens: u.in, OutputTokens: u.out},
+		AnsweredBy: u.answeredBy, Passed: u.passed}, nil
 }
 
 // Answered counts the requests answered from the caches.

@@ -37,6 +37,18 @@ type Lookup struct {
 	Status   LookupStatus
 	Response []byte // the recorded response (a copy), for Hit
 	Digest   []byte // SHA-256 of the recorded response, for Hit and DigestOnlyHit
+	Answer   Answer // what was recorded with the response, for Hit and DigestOnlyHit
+}
+
+// Answer is what an entry records of its response besides the bytes: the provider's token
+// usage and the fallback model that answered.
+type Answer struct {
+	InputTokens, OutputTokens int64
+	AnsweredBy                string
+}
+
+func answerOf(e *pb.LlmCacheEntry) Answer {
+	return Answer{InputTokens: e.GetInputTokens(), OutputTokens: e.GetOutputTokens(), AnsweredBy: e.GetAnsweredBy()}
 }
 
 // Matches reports whether response is the one recorded: after a DigestOnlyHit it tells a
@@ -146,10 +158,10 @@ func (c *Cache) Lookup(key string, atMs int64) (Lookup, error) {
 	}
 	e = c.touch(i, atMs)
 	if e.GetDigestOnly() {
-		return Lookup{Status: DigestOnlyHit, Digest: bytes.Clone(e.GetResponseDigest())}, nil
+		return Lookup{Status: DigestOnlyHit, Digest: bytes.Clone(e.GetResponseDigest()), Answer: answerOf(e)}, nil
 	}
 	response, digest := cloneBoth(e.GetResponse(), e.GetResponseDigest())
-	return Lookup{Status: Hit, Response: response, Digest: digest}, nil
+	return Lookup{Status: Hit, Response: response, Digest: digest, Answer: answerOf(e)}, nil
 }
 
 // cloneBoth copies a and b into one allocation, for a response and its digest, which live and
@@ -188,6 +200,12 @@ func intact(e *pb.LlmCacheEntry) bool {
 // response; created_at_ms, which starts the TTL, is kept when the response is the same one.
 // A key that is not 64 lowercase hex gives [ErrInvalidArgument] and changes nothing.
 func (c *Cache) Store(key string, response []byte, atMs int64) (digestOnly bool, err error) {
+	return c.StoreAnswer(key, response, Answer{}, atMs)
+}
+
+// StoreAnswer is Store that also records a's usage and answering model with the response
+// (replacing what an earlier store of key recorded).
+func (c *Cache) StoreAnswer(key string, response []byte, a Answer, atMs int64) (digestOnly bool, err error) {
 	if !validCacheKey(key) {
 		return false, invalid(CellLLMCache, "cache key is not 64 lowercase hex digits")
 	}
@@ -214,6 +232,7 @@ func (c *Cache) Store(key string, response []byte, atMs int64) (digestOnly bool,
 		e.DigestOnly = false
 		c.blob.TotalResponseBytes += int64(len(response))
 	}
+	e.InputTokens, e.OutputTokens, e.AnsweredBy = a.InputTokens, a.OutputTokens, a.AnsweredBy
 	c.evict()
 	return e.DigestOnly, nil
 }

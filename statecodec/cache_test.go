@@ -439,3 +439,36 @@ func TestCacheUnknownFieldsSurviveRewrite(t *testing.T) {
 		t.Fatalf("unknown field lost on rewrite (%v)", err)
 	}
 }
+
+// The usage and answering model stored with a response come back with it, through an encode
+// and decode, for full and digest-only entries; storing the key again replaces them.
+func TestCacheRecordsTheAnswer(t *testing.T) {
+	c := statecodec.NewCache(statecodec.CacheOptions{MaxResponseBytes: 8})
+	small, large := cacheKey("small"), cacheKey("large")
+	a := statecodec.Answer{InputTokens: 120, OutputTokens: 30, AnsweredBy: "fallback-model"}
+	if _, err := c.StoreAnswer(small, []byte("short"), a, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StoreAnswer(large, []byte("a response over the bound"), a, t0); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := statecodec.DecodeCache(b, c.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{small, large} {
+		if l, err := d.Lookup(k, t0+1); err != nil || l.Answer != a {
+			t.Fatalf("lookup %+v, %v", l, err)
+		}
+	}
+	if _, err := d.Store(small, []byte("short"), t0+2); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := d.Lookup(small, t0+3); l.Answer != (statecodec.Answer{}) {
+		t.Fatalf("a plain store keeps %+v", l.Answer)
+	}
+}

@@ -34,7 +34,10 @@ const (
 	AttrCache            = "beam_agents.cache"             // LLM_CALL: hit, miss or digest_only_hit
 	AttrBilled           = "beam_agents.billed"            // LLM_CALL: "true" when a provider was called
 	AttrDivergence       = "beam_agents.provider_divergence"
-	AttrCase             = "beam_agents.case" // LLM_CALL: the admitted proposal case
+	AttrCase             = "beam_agents.case"          // LLM_CALL: the admitted proposal case
+	AttrAnsweredBy       = "beam_agents.answered_by"   // LLM_CALL: the fallback model that answered, when not the first
+	AttrModelsPassed     = "beam_agents.models_passed" // LLM_CALL: models passed over first, "model=code,…" (model_circuit_open: refused by its breaker)
+	AttrTokens           = "beam_agents.tokens"        // LLM_CALL: tokens the activation has been charged so far, when it has a token budget
 	AttrAttempts         = "beam_agents.attempts"
 	AttrReason           = "beam_agents.reason" // ERROR: the dead letter's reason
 	AttrIntentID         = "beam_agents.intent_id"

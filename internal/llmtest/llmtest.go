@@ -11,10 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +57,11 @@ type Server struct {
 	// unacknowledged, waiting for a token or for the client to leave.
 	Step   chan struct{}
 	Window int
+	// Delay, when set, holds every request this long (or until the client leaves) before
+	// Answer is asked, like a provider's latency.
+	Delay time.Duration
+
+	inFlight, peak, conns atomic.Int64
 
 	mu      sync.Mutex
 	bodies  [][]byte
@@ -72,7 +79,13 @@ const (
 // New starts a server for api ("openai" or "anthropic").
 func New(api string, answer func(n int, body []byte) Reply) *Server {
 	s := &Server{Answer: answer, api: api}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	s.Server.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Server.Start()
 	return s
 }
 
@@ -105,7 +118,20 @@ func (s *Server) Observations() []Observation {
 	return append([]Observation(nil), s.obs...)
 }
 
+// InFlight counts the requests being handled now; Peak the most there ever were at once.
+func (s *Server) InFlight() int { return int(s.inFlight.Load()) }
+
+// Connections counts the connections clients opened.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
+
+// Peak is the most requests the server handled at once.
+func (s *Server) Peak() int { return int(s.peak.Load()) }
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	cur := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for p := s.peak.Load(); cur > p && !s.peak.CompareAndSwap(p, cur); p = s.peak.Load() {
+	}
 	want := "/v1/chat/completions"
 	if s.api == Anthropic {
 		want = "/v1/messages"
@@ -121,6 +147,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.headers = append(s.headers, r.Header.Clone())
 	s.obs = append(s.obs, Observation{})
 	s.mu.Unlock()
+	if s.Delay > 0 {
+		select {
+		case <-time.After(s.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	rep := s.Answer(n, body)
 	var req struct {
 		Stream     bool `json:"stream"`
@@ -332,4 +365,18 @@ func (s *Server) anthropicEvents(rep Reply) [][]byte {
 	ev = append(ev, event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rep.OutputTokens}}),
 		event("message_stop", map[string]any{}))
 	return ev
+}
+
+// Refused returns a base URL for api where nothing listens: every connection is refused.
+func Refused(api string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	if api == OpenAI {
+		url += "/v1"
+	}
+	return url
 }

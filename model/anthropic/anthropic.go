@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
 )
 
@@ -45,11 +45,7 @@ func New(cfg provider.Config) (*Model, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	opts = append(opts, option.WithHTTPClient(hc))
+	opts = append(opts, option.WithHTTPClient(cfg.Client()))
 	return &Model{cfg: cfg, client: ant.NewClient(opts...), tools: map[string]*tool{}}, nil
 }
 
@@ -132,14 +128,12 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if err != nil {
 		return nil, err
 	}
-	var resp *model.Response
-	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
+	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
 		msg, err := m.client.Messages.New(actx, params)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		resp, err = answer(msg, t.profile.Name)
-		return err
+		return answer(msg, t.profile.Name)
 	}, judge)
 	return resp, err
 }
@@ -178,11 +172,8 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 	if err != nil {
 		return nil, err
 	}
-	var resp *model.Response
-	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
-		var err error
-		resp, err = m.streamOnce(actx, params, t.profile.Name, onChunk)
-		return err
+	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
+		return m.streamOnce(actx, params, t.profile.Name, onChunk)
 	}, judge)
 	return resp, err
 }
@@ -240,14 +231,6 @@ func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, too
 	return resp, nil
 }
 
-func judge(actx context.Context, err error) provider.Verdict {
-	var apiErr *ant.Error
-	if errors.As(err, &apiErr) {
-		var h http.Header
-		if apiErr.Response != nil {
-			h = apiErr.Response.Header
-		}
-		return provider.Judge(actx, err, apiErr.StatusCode, h)
-	}
-	return provider.Judge(actx, err, 0, nil)
-}
+// judge classifies an attempt's error: the SDK's API error carries the HTTP status and
+// response.
+var judge = provider.JudgeSDK(func(e *ant.Error) (int, *http.Response) { return e.StatusCode, e.Response })

@@ -6,6 +6,7 @@ import (
 
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/anthropic"
+	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/openai"
 	"github.com/beamagents/beamagents/model/provider"
 )
@@ -31,6 +32,21 @@ type Options struct {
 	MaxAttempts   int    // 0: provider.DefaultMaxAttempts
 	CallTimeoutMs int64  // the whole call, retries included; 0: provider.DefaultCallTimeout
 	NoStream      bool   // plain requests instead of server-sent events
+	// Limits bound every endpoint of this model (its own and each fallback's) per worker
+	// process: calls in flight, requests and tokens per minute, the circuit breaker.
+	Limits limit.Config
+	// Fallback lists the models asked, in order, when the one before is unavailable or its
+	// breaker is open.
+	Fallback []Fallback
+}
+
+// Fallback is one fallback model. Empty fields take the primary model's values, except the
+// base URL and key of another provider.
+type Fallback struct {
+	Provider string // OpenAI or Anthropic
+	Name     string // the model id (required)
+	BaseURL  string
+	APIKey   string // a reference: env:VAR or file:PATH
 }
 
 // Hosted reports whether o names a hosted provider.
@@ -46,7 +62,43 @@ func (o Options) Check() error {
 	if o.TimeoutMs < 0 || o.MaxAttempts < 0 || o.CallTimeoutMs < 0 {
 		return fmt.Errorf("model timeout and attempts must not be negative")
 	}
+	if err := o.Limits.Check(); err != nil {
+		return err
+	}
+	if len(o.Fallback) > 0 && !o.Hosted() {
+		return fmt.Errorf("a model fallback needs a hosted model (--model openai or anthropic)")
+	}
+	for i, f := range o.Fallback {
+		fo := o.fallback(f)
+		switch {
+		case f.Name == "":
+			return fmt.Errorf("model fallback %d has no model id", i+1)
+		case fo.Provider != OpenAI && fo.Provider != Anthropic:
+			return fmt.Errorf("model fallback %d: unknown provider %q (want %s or %s)", i+1, fo.Provider, OpenAI, Anthropic)
+		}
+		if err := provider.CheckKeyRef(fo.APIKey); err != nil {
+			return fmt.Errorf("model fallback %d: %w", i+1, err)
+		}
+	}
 	return provider.CheckKeyRef(o.APIKey)
+}
+
+// fallback is o with f's fields in place of its own, and no fallbacks. The base URL and key
+// of another provider are never the primary's.
+func (o Options) fallback(f Fallback) Options {
+	other := f.Provider != "" && f.Provider != o.Provider
+	o.Fallback = nil
+	o.Name = f.Name
+	if other {
+		o.Provider = f.Provider
+	}
+	if f.BaseURL != "" || other {
+		o.BaseURL = f.BaseURL
+	}
+	if f.APIKey != "" || other {
+		o.APIKey = f.APIKey
+	}
+	return o
 }
 
 // Config is o as a provider configuration.
@@ -57,16 +109,40 @@ func (o Options) Config() provider.Config {
 	}
 }
 
-// New returns o's provider (reading its key), or nil for Scripted.
+// Endpoint returns the process's limiter of o's endpoint (limit.For).
+func (o Options) Endpoint() *limit.Endpoint {
+	return limit.For(limit.Key{Kind: o.Provider, BaseURL: o.BaseURL, Model: o.Name}, o.Limits)
+}
+
+// New returns o's provider (reading its keys) behind its endpoint's limits, and behind it its
+// fallbacks in order; nil for Scripted.
 func New(o Options) (model.Streamer, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	switch o.Provider {
-	case OpenAI:
-		return openai.New(o.Config())
-	case Anthropic:
-		return anthropic.New(o.Config())
+	if !o.Hosted() {
+		return nil, nil
 	}
-	return nil, nil
+	first, err := newOne(o)
+	if err != nil || len(o.Fallback) == 0 {
+		return first, err
+	}
+	chain := []model.Named{{Name: o.Name, Model: first}}
+	for _, f := range o.Fallback {
+		m, err := newOne(o.fallback(f))
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, model.Named{Name: f.Name, Model: m})
+	}
+	return model.NewFallback(chain...)
+}
+
+func newOne(o Options) (model.Streamer, error) {
+	c := o.Config()
+	c.Endpoint = o.Endpoint()
+	if o.Provider == Anthropic {
+		return anthropic.New(c)
+	}
+	return openai.New(c)
 }

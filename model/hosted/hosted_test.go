@@ -7,6 +7,7 @@ import (
 
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/model/limit"
 )
 
 func TestOptions(t *testing.T) {
@@ -23,6 +24,14 @@ func TestOptions(t *testing.T) {
 		{"a key by value", hosted.Options{Provider: hosted.OpenAI, APIKey: "sk-live-abc"}, false, true},
 		{"unknown provider", hosted.Options{Provider: "gemini"}, false, true},
 		{"negative attempts", hosted.Options{Provider: hosted.OpenAI, MaxAttempts: -1}, false, true},
+		{"limits", hosted.Options{Provider: hosted.OpenAI, Limits: limit.Config{Concurrency: 8, RPM: 60, TPM: 1000}}, true, true},
+		{"negative rpm", hosted.Options{Provider: hosted.OpenAI, Limits: limit.Config{RPM: -1}}, false, true},
+		{"a fallback", hosted.Options{Provider: hosted.OpenAI, Fallback: []hosted.Fallback{{Name: "small"}}}, true, true},
+		{"a fallback without a model id", hosted.Options{Provider: hosted.OpenAI, Fallback: []hosted.Fallback{{BaseURL: "http://x"}}}, false, true},
+		{"a fallback of another provider with a key by value", hosted.Options{Provider: hosted.OpenAI,
+			Fallback: []hosted.Fallback{{Provider: hosted.Anthropic, Name: "c", APIKey: "sk-live-abc"}}}, false, true},
+		{"a fallback of an unknown provider", hosted.Options{Provider: hosted.OpenAI, Fallback: []hosted.Fallback{{Provider: "gemini", Name: "g"}}}, false, true},
+		{"a fallback of the scripted model", hosted.Options{Fallback: []hosted.Fallback{{Name: "g"}}}, false, false},
 	} {
 		err := tc.o.Check()
 		if (err == nil) != tc.ok || tc.o.Hosted() != tc.hosted {

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
 )
 
@@ -38,9 +38,7 @@ func New(cfg provider.Config) (*Model, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	opts = append(opts, option.WithHTTPClient(cfg.Client()))
 	return &Model{cfg: cfg, client: oai.NewClient(opts...), profiles: map[string]*provider.Profile{}}, nil
 }
 
@@ -112,14 +110,12 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if err != nil {
 		return nil, err
 	}
-	var resp *model.Response
-	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
+	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
 		c, err := m.client.Chat.Completions.New(actx, params)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		resp, err = completion(c)
-		return err
+		return completion(c)
 	}, judge)
 	return resp, err
 }
@@ -161,11 +157,8 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 		return nil, err
 	}
 	params.StreamOptions.IncludeUsage = oai.Bool(true)
-	var resp *model.Response
-	_, err = provider.Call(ctx, m.cfg, func(actx context.Context) error {
-		var err error
-		resp, err = m.streamOnce(actx, params, onChunk)
-		return err
+	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
+		return m.streamOnce(actx, params, onChunk)
 	}, judge)
 	return resp, err
 }
@@ -220,15 +213,6 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 	return resp, nil
 }
 
-// judge classifies an attempt's error.
-func judge(actx context.Context, err error) provider.Verdict {
-	var apiErr *oai.Error
-	if errors.As(err, &apiErr) {
-		var h http.Header
-		if apiErr.Response != nil {
-			h = apiErr.Response.Header
-		}
-		return provider.Judge(actx, err, apiErr.StatusCode, h)
-	}
-	return provider.Judge(actx, err, 0, nil)
-}
+// judge classifies an attempt's error: the SDK's API error carries the HTTP status and
+// response.
+var judge = provider.JudgeSDK(func(e *oai.Error) (int, *http.Response) { return e.StatusCode, e.Response })

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/beamagents/beamagents/model/limit"
 )
 
 // Defaults of a Config.
@@ -41,6 +43,9 @@ type Config struct {
 	NoStream bool
 	// HTTPClient makes the requests; nil means a client of its own.
 	HTTPClient *http.Client
+	// Endpoint is the process's limiter and breaker of the endpoint (limit.For); nil means
+	// none.
+	Endpoint *limit.Endpoint
 }
 
 // Resolved returns c with its defaults filled in.
@@ -61,6 +66,23 @@ func (c Config) Resolved() Config {
 		c.MaxBackoff = DefaultMaxBackoff
 	}
 	return c
+}
+
+// Client returns c.HTTPClient, or a client of its own whose pool keeps as many idle
+// connections to the endpoint as its limits let calls be in flight (the standard transport
+// keeps two, so a busy endpoint would open a connection per call).
+func (c Config) Client() *http.Client {
+	if c.HTTPClient != nil {
+		return c.HTTPClient
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	n := limit.DefaultConcurrency
+	if c.Endpoint != nil {
+		n = c.Endpoint.Config().Concurrency
+	}
+	t.MaxIdleConnsPerHost = n
+	t.MaxIdleConns = max(t.MaxIdleConns, n)
+	return &http.Client{Transport: t}
 }
 
 // String renders c without its key's value (only the reference's kind is shown).

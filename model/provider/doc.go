@@ -9,6 +9,10 @@
 //     sends one), 5xx, a broken connection and an attempt's timeout. Never another 4xx, never
 //     a malformed or refused answer. Attempts are bounded and spaced by jittered exponential
 //     backoff; the SDKs' own retries are off, so these are the only ones.
+//   - Every attempt passes its Config's Endpoint (model/limit) before it is sent and reports
+//     how it ended, classified once for both APIs (Judge, JudgeSDK): a broken connection, a
+//     5xx or a timeout is unavailability, a 429 a rate limit, anything else an answer. A
+//     refusal by the endpoint's open circuit breaker ends the call at once, unsent.
 //   - A profile is derived from the proposal schema's one JSON Schema projection. What a
 //     dialect cannot express is listed in the profile's delta; the runtime's decoder enforces
 //     it on every answer, so a profile never widens what is admitted.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/limit"
 )
 
 // Verdict is what became of one attempt.
@@ -23,6 +24,8 @@ type Verdict struct {
 	Retry bool
 	// After is the wait the server asked for (Retry-After), 0 if none.
 	After time.Duration
+	// Kind is what the attempt says about the endpoint, for its breaker and its pause.
+	Kind limit.Kind
 }
 
 // Stats describes a finished call.
@@ -30,11 +33,17 @@ type Stats struct {
 	Attempts int
 }
 
+// Judger turns an attempt's error into a Verdict.
+type Judger func(actx context.Context, err error) Verdict
+
 // Call runs attempt until it succeeds, fails for good, or MaxAttempts are spent. Each attempt
-// gets its own deadline (Timeout), and the whole call one more (CallTimeout), which ends it
-// with CodeTimeout however many attempts are left. judge turns an attempt's error into a Verdict; Judge is the
-// shared part of every provider's. When ctx ends, Call stops at once with CodeCancelled.
-func Call(ctx context.Context, c Config, attempt func(context.Context) error, judge func(ctx context.Context, err error) Verdict) (Stats, error) {
+// first passes the Config's Endpoint (its breaker, pause, in-flight cap and rate buckets,
+// charged an estimate of tokens) and reports how it ended there; then it gets its own
+// deadline (Timeout), and the whole call one more (CallTimeout), which ends it with
+// CodeTimeout however many attempts are left. judge turns an attempt's error into a Verdict
+// (JudgeSDK builds one from an SDK's error type). A breaker refusal ends the call at once with
+// CodeCircuitOpen; when ctx ends, Call stops at once with CodeCancelled.
+func Call(ctx context.Context, c Config, tokens int64, attempt func(context.Context) (*model.Response, error), judge Judger) (*model.Response, Stats, error) {
 	c = c.Resolved()
 	outer := ctx
 	ctx, cancelCall := context.WithTimeout(outer, c.CallTimeout)
@@ -47,29 +56,65 @@ func Call(ctx context.Context, c Config, attempt func(context.Context) error, ju
 	}
 	var st Stats
 	for {
+		permit, err := admit(ctx, c.Endpoint, tokens)
+		switch {
+		case errors.Is(err, model.ErrCircuitOpen):
+			return nil, st, err
+		case err != nil:
+			return nil, st, ended(st, err)
+		}
 		st.Attempts++
 		actx, cancel := context.WithTimeout(ctx, c.Timeout)
-		err := attempt(actx)
+		resp, err := attempt(actx)
 		var v Verdict
 		if err != nil {
 			v = judge(actx, err)
 		}
 		cancel()
+		permit.done(ctx, resp, v, err)
 		switch {
 		case err == nil:
-			return st, nil
+			return resp, st, nil
 		case ctx.Err() != nil:
-			return st, ended(st, ctx.Err())
+			return nil, st, ended(st, ctx.Err())
 		case !v.Retry || st.Attempts >= c.MaxAttempts:
 			if v.Retry {
 				v.Err.Detail = fmt.Sprintf("%s (after %d attempts)", v.Err.Detail, st.Attempts)
 			}
-			return st, v.Err
+			return nil, st, v.Err
 		}
-		if err := sleep(ctx, delay(c, st.Attempts, v.After)); err != nil {
-			return st, ended(st, err)
+		if err := limit.Sleep(ctx, delay(c, st.Attempts, v.After)); err != nil {
+			return nil, st, ended(st, err)
 		}
 	}
+}
+
+// permit is an attempt's place at its endpoint; nil without one.
+type permit struct{ p *limit.Permit }
+
+func admit(ctx context.Context, e *limit.Endpoint, tokens int64) (permit, error) {
+	if e == nil {
+		return permit{}, nil
+	}
+	p, err := e.Acquire(ctx, tokens)
+	return permit{p}, err
+}
+
+// done reports the attempt's end to its endpoint: an attempt cut short by the call's own end
+// says nothing of the endpoint.
+func (p permit) done(ctx context.Context, resp *model.Response, v Verdict, err error) {
+	if p.p == nil {
+		return
+	}
+	o := limit.Outcome{Kind: v.Kind, RetryAfter: v.After}
+	switch {
+	case err == nil:
+		o.Kind = limit.Answered
+		o.Tokens = resp.Usage.InputTokens + resp.Usage.OutputTokens
+	case ctx.Err() != nil || errors.Is(err, model.ErrCancelled):
+		o.Kind = limit.Abandoned
+	}
+	p.p.Done(o)
 }
 
 // delay is the wait before attempt n+1: the server's Retry-After when it sent one (bounded by
@@ -85,17 +130,6 @@ func delay(c Config, n int, after time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // Judge classifies the failures every provider shares: an attempt's deadline, a broken
 // connection, and an HTTP status (status 0: none was received). detail names the failure
 // without anything the server sent back.
@@ -105,19 +139,52 @@ func Judge(actx context.Context, err error, status int, header http.Header) Verd
 	case errors.As(err, &final):
 		// Already decided by the provider: a refusal, a malformed answer, a caller's cancel, or
 		// a stream that failed after delivering text (its decoder cannot take the text again).
-		return Verdict{Err: final}
+		return Verdict{Err: final, Kind: kindOf(final)}
 	case status == http.StatusTooManyRequests:
-		return Verdict{Err: typed(model.CodeUnavailable, "rate limited (429)", err), Retry: true, After: RetryAfter(header)}
+		return Verdict{Err: typed(model.CodeUnavailable, "rate limited (429)", err), Retry: true, After: RetryAfter(header), Kind: limit.RateLimited}
 	case status >= 500:
-		return Verdict{Err: typed(model.CodeUnavailable, fmt.Sprintf("server error (%d)", status), err), Retry: true, After: RetryAfter(header)}
+		return Verdict{Err: typed(model.CodeUnavailable, fmt.Sprintf("server error (%d)", status), err), Retry: true, After: RetryAfter(header), Kind: limit.Unavailable}
 	case status >= 400:
 		return Verdict{Err: typed(model.CodeRejected, fmt.Sprintf("the request was refused (%d)", status), err)}
 	case errors.Is(actx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return Verdict{Err: typed(model.CodeTimeout, "the attempt's deadline passed", nil), Retry: true}
+		return Verdict{Err: typed(model.CodeTimeout, "the attempt's deadline passed", nil), Retry: true, Kind: limit.Unavailable}
 	case connectionFailure(err):
-		return Verdict{Err: typed(model.CodeUnavailable, "the connection failed", err), Retry: true}
+		return Verdict{Err: typed(model.CodeUnavailable, "the connection failed", err), Retry: true, Kind: limit.Unavailable}
 	}
 	return Verdict{Err: typed(model.CodeMalformed, "the response is not the API's", err)}
+}
+
+// kindOf is what a provider's own verdict says of the endpoint: a stream broken after it had
+// begun is unavailability, a cancel says nothing, anything else is an answer.
+func kindOf(e *model.Error) limit.Kind {
+	switch e.Code {
+	case model.CodeUnavailable, model.CodeTimeout:
+		return limit.Unavailable
+	case model.CodeCancelled:
+		return limit.Abandoned
+	}
+	return limit.Answered
+}
+
+// JudgeSDK is the Judger of a provider whose SDK reports an HTTP failure as an error of type
+// *T: status reads that error's status code and response (nil when none). Every other error
+// is judged as having no status: a deadline, a broken connection or a malformed answer.
+func JudgeSDK[T any, PT interface {
+	*T
+	error
+}](status func(PT) (int, *http.Response)) Judger {
+	return func(actx context.Context, err error) Verdict {
+		var apiErr PT
+		if !errors.As(err, &apiErr) {
+			return Judge(actx, err, 0, nil)
+		}
+		code, resp := status(apiErr)
+		var h http.Header
+		if resp != nil {
+			h = resp.Header
+		}
+		return Judge(actx, err, code, h)
+	}
 }
 
 func connectionFailure(err error) bool {

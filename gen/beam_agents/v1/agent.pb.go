@@ -157,7 +157,10 @@ type AgentResume struct {
 	// Model calls made so far by the activation (cache hits excluded).
 	ModelCalls uint32 `protobuf:"varint,3,opt,name=model_calls,json=modelCalls,proto3" json:"model_calls,omitempty"`
 	// 16-byte trace id of the activation.
-	TraceId       []byte `protobuf:"bytes,4,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	TraceId []byte `protobuf:"bytes,4,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	// Tokens charged so far by the activation (input and output, as the answers recorded them,
+	// replay-cache hits included), for its token budget.
+	Tokens        int64 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -218,6 +221,13 @@ func (x *AgentResume) GetTraceId() []byte {
 		return x.TraceId
 	}
 	return nil
+}
+
+func (x *AgentResume) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
 }
 
 // StepRecord is one completed step of an activation: the admitted proposal and what answered
@@ -471,13 +481,14 @@ const file_beam_agents_v1_agent_proto_rawDesc = "" +
 	"\vaction_json\x18\a \x01(\tR\n" +
 	"actionJson\x12\x19\n" +
 	"\btrace_id\x18\b \x01(\fR\atraceId\x12\"\n" +
-	"\rcreated_at_ms\x18\t \x01(\x03R\vcreatedAtMs\"\xb4\x01\n" +
+	"\rcreated_at_ms\x18\t \x01(\x03R\vcreatedAtMs\"\xcc\x01\n" +
 	"\vAgentResume\x127\n" +
 	"\atrigger\x18\x01 \x01(\v2\x1d.beam_agents.v1.AgentEnvelopeR\atrigger\x120\n" +
 	"\x05steps\x18\x02 \x03(\v2\x1a.beam_agents.v1.StepRecordR\x05steps\x12\x1f\n" +
 	"\vmodel_calls\x18\x03 \x01(\rR\n" +
 	"modelCalls\x12\x19\n" +
-	"\btrace_id\x18\x04 \x01(\fR\atraceId\"\xf5\x01\n" +
+	"\btrace_id\x18\x04 \x01(\fR\atraceId\x12\x16\n" +
+	"\x06tokens\x18\x05 \x01(\x03R\x06tokens\"\xf5\x01\n" +
 	"\n" +
 	"StepRecord\x12\x1d\n" +
 	"\n" +

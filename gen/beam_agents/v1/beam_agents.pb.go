@@ -1153,7 +1153,13 @@ type LlmCacheEntry struct {
 	// Event time of the last hit or store.
 	LastAccessMs int64 `protobuf:"varint,5,opt,name=last_access_ms,json=lastAccessMs,proto3" json:"last_access_ms,omitempty"`
 	// True when the response was too large to keep and only its digest is stored.
-	DigestOnly    bool `protobuf:"varint,6,opt,name=digest_only,json=digestOnly,proto3" json:"digest_only,omitempty"`
+	DigestOnly bool `protobuf:"varint,6,opt,name=digest_only,json=digestOnly,proto3" json:"digest_only,omitempty"`
+	// Token usage the provider recorded for the response (0 when it reported none), charged
+	// again to the activation's token budget when the entry answers.
+	InputTokens  int64 `protobuf:"varint,7,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens int64 `protobuf:"varint,8,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	// Id of the fallback model that answered, when not the first one asked.
+	AnsweredBy    string `protobuf:"bytes,9,opt,name=answered_by,json=answeredBy,proto3" json:"answered_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1228,6 +1234,27 @@ func (x *LlmCacheEntry) GetDigestOnly() bool {
 		return x.DigestOnly
 	}
 	return false
+}
+
+func (x *LlmCacheEntry) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *LlmCacheEntry) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *LlmCacheEntry) GetAnsweredBy() string {
+	if x != nil {
+		return x.AnsweredBy
+	}
+	return ""
 }
 
 // ActivationErrorRecord is a dead letter: an input the runtime could not process, with the
@@ -1760,7 +1787,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\fLlmCacheBlob\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x127\n" +
 	"\aentries\x18\x02 \x03(\v2\x1d.beam_agents.v1.LlmCacheEntryR\aentries\x120\n" +
-	"\x14total_response_bytes\x18\x03 \x01(\x03R\x12totalResponseBytes\"\xdc\x01\n" +
+	"\x14total_response_bytes\x18\x03 \x01(\x03R\x12totalResponseBytes\"\xc5\x02\n" +
 	"\rLlmCacheEntry\x12\x1b\n" +
 	"\tcache_key\x18\x01 \x01(\tR\bcacheKey\x12\x1a\n" +
 	"\bresponse\x18\x02 \x01(\fR\bresponse\x12'\n" +
@@ -1768,7 +1795,11 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\rcreated_at_ms\x18\x04 \x01(\x03R\vcreatedAtMs\x12$\n" +
 	"\x0elast_access_ms\x18\x05 \x01(\x03R\flastAccessMs\x12\x1f\n" +
 	"\vdigest_only\x18\x06 \x01(\bR\n" +
-	"digestOnly\"\xd9\x01\n" +
+	"digestOnly\x12!\n" +
+	"\finput_tokens\x18\a \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\b \x01(\x03R\foutputTokens\x12\x1f\n" +
+	"\vanswered_by\x18\t \x01(\tR\n" +
+	"answeredBy\"\xd9\x01\n" +
 	"\x15ActivationErrorRecord\x12\x1d\n" +
 	"\n" +
 	"entity_key\x18\x01 \x01(\fR\tentityKey\x12\x16\n" +

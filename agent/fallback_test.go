@@ -1,0 +1,76 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/tracing"
+)
+
+// fixedModel answers every request with resp (or fails with err).
+type fixedModel struct {
+	resp *model.Response
+	err  error
+}
+
+func (m fixedModel) Generate(context.Context, *model.Request) (*model.Response, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	r := *m.resp
+	return &r, nil
+}
+
+// A fallback's answer names its model on the LLM_CALL event and in the replay cache, and the
+// models passed over with their codes (a breaker's refusal among them).
+func TestFallbackAnswerIsRecorded(t *testing.T) {
+	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
+		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+	m := fixedModel{resp: &model.Response{Text: []byte(text), Model: "small-2026", AnsweredBy: "small",
+		Passed: []model.Pass{{Model: "large", Code: model.CodeCircuitOpen}}, Usage: model.Usage{InputTokens: 3, OutputTokens: 4}}}
+	a := newTestAgent(t, m, agentLimits{}, false)
+	store := agent.MapStore{}
+	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1_000_000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
+	res, err := a.Activate(context.Background(), store, env, agent.Deps{AllowUnsigned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Apply(res)
+	var attrs map[string]string
+	for _, ev := range res.Outputs.Traces {
+		if ev.GetEventType() == pb.TraceEvent_LLM_CALL {
+			attrs = ev.GetAttributes()
+		}
+	}
+	if attrs[tracing.AttrAnsweredBy] != "small" || attrs[tracing.AttrModelsPassed] != "large=model_circuit_open" || attrs[tracing.AttrResponseModel] != "small-2026" {
+		t.Fatalf("LLM_CALL attributes %v", attrs)
+	}
+	c, err := statecodec.DecodeCache(store[statecodec.CellLLMCache], statecodec.CacheOptions{})
+	if err != nil || c.Len() != 1 {
+		t.Fatal(err)
+	}
+	if e := c.Proto().GetEntries()[0]; e.GetAnsweredBy() != "small" || e.GetInputTokens() != 3 || e.GetOutputTokens() != 4 {
+		t.Fatalf("cache entry %v", e)
+	}
+}
+
+// A call refused by an open circuit breaker dead-letters as model_error with the refusal's
+// code and the input envelope, so it can be redriven.
+func TestBreakerRefusalDeadLetters(t *testing.T) {
+	refused := &model.Error{Code: model.CodeCircuitOpen, Detail: "the circuit breaker of openai http://127.0.0.1:1/v1 m is open"}
+	a := newTestAgent(t, fixedModel{err: refused}, agentLimits{}, false)
+	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1_000_000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
+	res, err := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	if err == nil || len(res.DeadLetters) != 1 {
+		t.Fatalf("%v %v", err, res.DeadLetters)
+	}
+	d := res.DeadLetters[0]
+	if d.GetReason() != string(agent.ReasonModelError) || !strings.Contains(d.GetDetail(), string(model.CodeCircuitOpen)) || len(d.GetEnvelope()) == 0 {
+		t.Fatalf("dead letter %v", d)
+	}
+}

@@ -1,0 +1,72 @@
+package limit
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of a Config.
+const (
+	// DefaultConcurrency is the in-flight cap per endpoint and worker process: enough to keep
+	// a provider busy while activations wait on it, well under what hosted APIs accept from one
+	// client.
+	DefaultConcurrency = 64
+	// DefaultBreakerFailures consecutive unavailability failures open the breaker.
+	DefaultBreakerFailures = 5
+	// DefaultBreakerCooldown is how long an open breaker refuses before its probe.
+	DefaultBreakerCooldown = 30 * time.Second
+	// MaxPause bounds the pause a Retry-After can impose on an endpoint.
+	MaxPause = 2 * time.Minute
+)
+
+// Config bounds the calls of one endpoint. It is plain data that travels inside a pipeline;
+// the zero value selects the defaults and no rate limits.
+type Config struct {
+	// Concurrency caps the attempts in flight; 0 means DefaultConcurrency.
+	Concurrency int `json:"concurrency,omitempty"`
+	// RPM caps the requests started per minute; 0 means unlimited.
+	RPM int64 `json:"rpm,omitempty"`
+	// TPM caps the tokens (estimated, then as recorded) per minute; 0 means unlimited.
+	TPM int64 `json:"tpm,omitempty"`
+	// BreakerFailures is how many consecutive unavailability failures open the breaker; 0
+	// means DefaultBreakerFailures, negative disables the breaker.
+	BreakerFailures int `json:"breaker_failures,omitempty"`
+	// BreakerCooldownMs is how long an open breaker refuses attempts before its probe; 0
+	// means DefaultBreakerCooldown.
+	BreakerCooldownMs int64 `json:"breaker_cooldown_ms,omitempty"`
+}
+
+// Check validates c.
+func (c Config) Check() error {
+	if c.Concurrency < 0 || c.RPM < 0 || c.TPM < 0 || c.BreakerCooldownMs < 0 {
+		return fmt.Errorf("model concurrency, rpm, tpm and breaker cool-down must not be negative")
+	}
+	return nil
+}
+
+// Resolved returns c with its defaults filled in.
+func (c Config) Resolved() Config {
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.BreakerFailures == 0 {
+		c.BreakerFailures = DefaultBreakerFailures
+	}
+	if c.BreakerCooldownMs <= 0 {
+		c.BreakerCooldownMs = DefaultBreakerCooldown.Milliseconds()
+	}
+	return c
+}
+
+func (c Config) cooldown() time.Duration {
+	return time.Duration(c.BreakerCooldownMs) * time.Millisecond
+}
+
+// Key names an endpoint: the provider's API kind, its base URL and the model id asked.
+type Key struct {
+	Kind    string `json:"kind"`
+	BaseURL string `json:"base_url"`
+	Model   string `json:"model"`
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s %s %s", k.Kind, k.BaseURL, k.Model) }

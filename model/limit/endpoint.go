@@ -1,0 +1,374 @@
+package limit
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/beamagents/beamagents/model"
+)
+
+// State is a circuit breaker's state.
+type State int32
+
+// Breaker states.
+const (
+	Closed   State = iota // attempts pass
+	Open                  // attempts are refused until the cool-down ends
+	HalfOpen              // one probe is in flight (or may start); others are refused
+)
+
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half_open"
+	}
+	return "unknown"
+}
+
+// Kind is what one attempt's end says about the endpoint.
+type Kind uint8
+
+// Outcome kinds.
+const (
+	// Answered: the server answered, whatever it said (a success, a refusal, a 4xx, a
+	// malformed body): it is up.
+	Answered Kind = iota
+	// RateLimited: a 429. The server is up; a RetryAfter pauses the endpoint.
+	RateLimited
+	// Unavailable: a broken connection, a 5xx or the attempt's timeout.
+	Unavailable
+	// Abandoned: the caller went away before the attempt ended; it says nothing.
+	Abandoned
+)
+
+// Outcome is how an attempt ended.
+type Outcome struct {
+	Kind Kind
+	// RetryAfter is the wait the server asked for; it pauses the endpoint for every caller.
+	RetryAfter time.Duration
+	// Tokens is the usage the answer recorded (input and output); 0 keeps the estimate.
+	Tokens int64
+}
+
+// Endpoint is the process's view of one endpoint. It is safe for concurrent use.
+type Endpoint struct {
+	key  Key
+	gate gate
+
+	mu          sync.Mutex
+	cfg         Config
+	rpm, tpm    bucket
+	pausedUntil time.Time
+	state       State
+	failures    int // consecutive unavailability failures
+	openedAt    time.Time
+	probing     bool
+
+	inFlight, waiting                     atomic.Int64
+	started, refused, rateLimited, opened atomic.Int64
+	tokens                                atomic.Int64
+}
+
+var registry struct {
+	mu sync.Mutex
+	m  map[Key]*Endpoint
+}
+
+// For returns the process's Endpoint for k, created with c on first use. A later call with a
+// different Config changes the endpoint's limits from then on; its breaker and counters stay.
+func For(k Key, c Config) *Endpoint {
+	c = c.Resolved()
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if e, ok := registry.m[k]; ok {
+		e.reconfigure(c)
+		return e
+	}
+	if registry.m == nil {
+		registry.m = map[Key]*Endpoint{}
+	}
+	now := time.Now()
+	e := &Endpoint{key: k, cfg: c, rpm: newBucket(c.RPM, now), tpm: newBucket(c.TPM, now)}
+	e.gate.size = c.Concurrency
+	registry.m[k] = e
+	return e
+}
+
+// Lookup returns the process's Endpoint for k, if one was made.
+func Lookup(k Key) (*Endpoint, bool) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	e, ok := registry.m[k]
+	return e, ok
+}
+
+// Endpoints lists the process's endpoints by key.
+func Endpoints() []*Endpoint {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	out := make([]*Endpoint, 0, len(registry.m))
+	for _, e := range registry.m {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *Endpoint) int {
+		return cmp.Or(cmp.Compare(a.key.Kind, b.key.Kind), cmp.Compare(a.key.BaseURL, b.key.BaseURL), cmp.Compare(a.key.Model, b.key.Model))
+	})
+	return out
+}
+
+func (e *Endpoint) reconfigure(c Config) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c == e.cfg {
+		return
+	}
+	now := time.Now()
+	e.rpm.reconfigure(c.RPM, now)
+	e.tpm.reconfigure(c.TPM, now)
+	e.cfg = c
+	e.gate.resize(c.Concurrency)
+}
+
+// Config returns the endpoint's limits, defaults filled in.
+func (e *Endpoint) Config() Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg
+}
+
+// Key returns the endpoint's key.
+func (e *Endpoint) Key() Key { return e.key }
+
+// Permit is one admitted attempt; Done must be called exactly once when it ends.
+type Permit struct {
+	e      *Endpoint
+	tokens int64
+	probe  bool
+	done   atomic.Bool
+}
+
+// Acquire waits until an attempt costing an estimated tokens may start: the breaker admits
+// it, the endpoint is not paused, a place is free and the rate buckets cover it. An open
+// breaker refuses at once with model.ErrCircuitOpen (also after the waits, if it opened
+// meanwhile); the end of ctx ends every wait with ctx's error.
+func (e *Endpoint) Acquire(ctx context.Context, tokens int64) (*Permit, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	e.waiting.Add(1)
+	defer e.waiting.Add(-1)
+	if err := e.waitPause(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.gate.acquire(ctx); err != nil {
+		return nil, err
+	}
+	p := &Permit{e: e, tokens: max(tokens, 0)}
+	if err := e.waitRate(ctx, p.tokens); err != nil {
+		e.gate.release()
+		return nil, err
+	}
+	err := e.waitPause(ctx)
+	if err == nil {
+		p.probe, err = e.admit()
+	}
+	if err != nil {
+		e.refund(p.tokens)
+		e.gate.release()
+		return nil, err
+	}
+	e.inFlight.Add(1)
+	e.started.Add(1)
+	return p, nil
+}
+
+func (e *Endpoint) refusal(state State) error {
+	e.refused.Add(1)
+	return &model.Error{Code: model.CodeCircuitOpen, Detail: fmt.Sprintf("the circuit breaker of %s is %s", e.key, state)}
+}
+
+// check refuses at once while the breaker is open (or its probe is out), reserving nothing.
+func (e *Endpoint) check() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.state == Open && time.Since(e.openedAt) < e.cfg.cooldown():
+		return e.refusal(Open)
+	case e.state == HalfOpen && e.probing:
+		return e.refusal(HalfOpen)
+	}
+	return nil
+}
+
+// admit is the breaker's decision for an attempt about to start; probe reports that the
+// attempt is the half-open breaker's one probe.
+func (e *Endpoint) admit() (probe bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch e.state {
+	case Open:
+		if time.Since(e.openedAt) < e.cfg.cooldown() {
+			return false, e.refusal(Open)
+		}
+		e.state = HalfOpen
+		fallthrough
+	case HalfOpen:
+		if e.probing {
+			return false, e.refusal(HalfOpen)
+		}
+		e.probing = true
+		return true, nil
+	}
+	return false, nil
+}
+
+func (e *Endpoint) waitPause(ctx context.Context) error {
+	for {
+		e.mu.Lock()
+		d := time.Until(e.pausedUntil)
+		e.mu.Unlock()
+		if d <= 0 {
+			return nil
+		}
+		if err := Sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+func (e *Endpoint) waitRate(ctx context.Context, tokens int64) error {
+	e.mu.Lock()
+	now := time.Now()
+	d := max(e.rpm.take(1, now), e.tpm.take(float64(tokens), now))
+	e.mu.Unlock()
+	if err := Sleep(ctx, d); err != nil {
+		e.refund(tokens)
+		return err
+	}
+	return nil
+}
+
+func (e *Endpoint) refund(tokens int64) {
+	e.mu.Lock()
+	now := time.Now()
+	e.rpm.give(1, now)
+	e.tpm.give(float64(tokens), now)
+	e.mu.Unlock()
+}
+
+// Sleep waits d or until ctx ends, whichever comes first, and returns ctx's error if it ended.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Done records how the attempt ended and frees its place. Calls after the first do nothing.
+func (p *Permit) Done(o Outcome) {
+	if p.done.Swap(true) {
+		return
+	}
+	e := p.e
+	e.inFlight.Add(-1)
+	defer e.gate.release()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	charged := p.tokens
+	if o.Tokens > 0 {
+		// The bucket took the estimate; it now takes the difference (or gives it back).
+		if d := o.Tokens - p.tokens; d > 0 {
+			e.tpm.take(float64(d), now)
+		} else {
+			e.tpm.give(float64(-d), now)
+		}
+		charged = o.Tokens
+	}
+	e.tokens.Add(charged)
+	if o.Kind == RateLimited {
+		e.rateLimited.Add(1)
+	}
+	if o.RetryAfter > 0 {
+		if until := now.Add(min(o.RetryAfter, MaxPause)); until.After(e.pausedUntil) {
+			e.pausedUntil = until
+		}
+	}
+	e.record(o.Kind, p.probe, now)
+}
+
+// record moves the breaker on an attempt's outcome; e.mu is held.
+func (e *Endpoint) record(k Kind, probe bool, now time.Time) {
+	if probe {
+		e.probing = false
+	}
+	switch k {
+	case Abandoned:
+		return // a probe abandoned leaves the breaker half-open for the next attempt
+	case Unavailable:
+		e.failures++
+		if e.cfg.BreakerFailures > 0 && (probe || e.state == Closed && e.failures >= e.cfg.BreakerFailures) {
+			e.state, e.openedAt = Open, now
+			e.opened.Add(1)
+		}
+	default:
+		e.failures = 0
+		if probe || e.state == HalfOpen {
+			e.state = Closed
+		}
+	}
+}
+
+// Stats is a snapshot of an endpoint's counters.
+type Stats struct {
+	Key   Key
+	State State
+	// InFlight counts the attempts holding a permit; Waiting the callers inside Acquire.
+	InFlight, Waiting int64
+	// Started counts admitted attempts; Refused those the breaker refused; RateLimited the
+	// 429s; Opened how often the breaker opened.
+	Started, Refused, RateLimited, Opened int64
+	// Tokens is the usage charged: as recorded by answers, else as estimated.
+	Tokens int64
+	// Paused reports that a Retry-After holds every caller back.
+	Paused bool
+}
+
+// Stats returns the endpoint's counters and breaker state. An open breaker whose cool-down
+// has passed reports HalfOpen: its next attempt is the probe.
+func (e *Endpoint) Stats() Stats {
+	e.mu.Lock()
+	state := e.state
+	if state == Open && time.Since(e.openedAt) >= e.cfg.cooldown() {
+		state = HalfOpen
+	}
+	paused := time.Until(e.pausedUntil) > 0
+	e.mu.Unlock()
+	return Stats{
+		Key: e.key, State: state, InFlight: e.inFlight.Load(), Waiting: e.waiting.Load(),
+		Started: e.started.Load(), Refused: e.refused.Load(), RateLimited: e.rateLimited.Load(), Opened: e.opened.Load(),
+		Tokens: e.tokens.Load(), Paused: paused,
+	}
+}
+
+// Estimate is the token cost charged when req starts: a quarter of its message bytes (a
+// usual tokenizer's ratio for English) plus its output bound.
+func Estimate(req *model.Request) int64 {
+	return int64(model.RequestBytes(req))/4 + 1 + max(req.Sampling.MaxOutputTokens, 0)
+}
