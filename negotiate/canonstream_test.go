@@ -280,3 +280,27 @@ func kindFits(f *interaction.Field, k jsontext.Kind) bool {
 	}
 	return k == jsontext.Object
 }
+
+// TestStreamInputBound: provider text over MaxInputBytes is refused at the push that crosses
+// the bound, as the whole reading refuses it, even when its canonical form would be short.
+func TestStreamInputBound(t *testing.T) {
+	s := proposalSchema(t)
+	m := streamAdmitter(t, s, negotiate.TransformAll)
+	text := []byte(`{"case":"assist.reply","fields":{"assist.reply.text":"hi",` + strings.Repeat(" ", negotiate.MaxInputBytes))
+	if _, err := negotiate.Canonicalize(s, text); !errors.Is(err, &negotiate.Error{Code: negotiate.CodeCanonicalize, Rule: negotiate.RuleInputBytes}) {
+		t.Fatalf("the whole reading: %v", err)
+	}
+	st, err := m.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(text); i += 4096 {
+		err := st.Push(text[i:min(i+4096, len(text))])
+		if crossed := min(i+4096, len(text)) > negotiate.MaxInputBytes; (err != nil) != crossed {
+			t.Fatalf("push ending at byte %d: %v", min(i+4096, len(text)), err)
+		}
+		if err != nil && !errors.Is(err, stream.ErrBytes) {
+			t.Fatalf("refused with %v; want STREAM-BYTES", err)
+		}
+	}
+}
