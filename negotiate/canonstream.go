@@ -44,7 +44,6 @@ type canonStream struct {
 	high    rune   // a pending high surrogate
 	integer int    // intNone, or where an integer field's value (a number or a string) stands
 	out     []byte
-	pushed  int
 
 	expectKey bool // the next string is a member key
 	inKey     bool // inside a member key
@@ -61,7 +60,6 @@ func newCanonStream(s *interaction.Schema, dec *stream.Decoder) *canonStream {
 
 // push canonicalizes chunk and pushes the result to the decoder, returning its outcome.
 func (w *canonStream) push(chunk []byte) stream.Outcome {
-	w.pushed += len(chunk)
 	if w.degraded {
 		return stream.Outcome{}
 	}
