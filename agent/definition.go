@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
@@ -242,7 +241,7 @@ type Agent struct {
 	providerSchema []byte // the schema's provider projection, computed once
 	admitter       *negotiate.Admitter
 	boundaries     map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
-	grammar        *stream.Grammar                // for early refusal of streamed FAIL_FAST output
+	streams        bool                           // streamed answers are admitted push-style, refused early
 	schema         *migrate.Registry              // the state schema: def.StateSchema or the default
 }
 
@@ -310,12 +309,13 @@ func (a *Agent) negotiate() error {
 		return defErr("agent %s: model output admission: %v", a.def.Name, err)
 	}
 	a.admitter = adm
-	// A streamed answer goes through the streaming decoder: verbatim under FAIL_FAST, through
-	// the streaming canonicalizer (model/streamcanon) under the protocols that canonicalize.
+	// A streamed answer is admitted push-style by the same admitter, so it is refused at the
+	// first byte that proves it wrong.
 	if _, streams := a.def.Model.(model.Streamer); a.def.Stream && streams {
-		if a.grammar, err = stream.Compile(a.def.Schema); err != nil {
+		if err := adm.Streamable(); err != nil {
 			return defErr("agent %s: streaming decoder: %v", a.def.Name, err)
 		}
+		a.streams = true
 	}
 	a.boundaries = map[string]*negotiate.Boundary{}
 	var problems []string

@@ -9,7 +9,6 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
-	"github.com/beamagents/beamagents/model/streamcanon"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
@@ -136,30 +135,22 @@ func (act *activation) call(req *model.Request) (*model.Response, error) {
 	return resp, nil
 }
 
-// stream makes a streaming model call. Every chunk is pushed to a streaming decoder (through
-// the streaming canonicalizer unless the protocol is FAIL_FAST) and the call is cancelled at
-// its first refusal, which fails the activation as proposal_refused with the STREAM-*
-// refusal; the accepted text is still admitted as a whole by the caller.
+// stream makes a streaming model call. Every chunk is pushed to the admitter's push-style
+// admission and the call is cancelled at its first refusal, which fails the activation as
+// proposal_refused with the STREAM-* refusal; the accepted text is still admitted as a whole
+// by the caller.
 func (act *activation) stream(ctx context.Context, s model.Streamer, req *model.Request) (*model.Response, error) {
-	var dec *stream.Decoder
-	push := func([]byte) stream.Outcome { return stream.Outcome{} }
-	if g := act.c.a.grammar; g != nil {
-		dec = g.NewDecoder()
-		push = dec.Push
-		if act.c.a.def.OutputProtocol != negotiate.FailFast {
-			push = streamcanon.New(act.c.a.def.Schema, dec).Push
-		}
+	var st *negotiate.Stream
+	push := func([]byte) error { return nil }
+	if act.c.a.streams {
+		st, _ = act.c.a.admitter.NewStream() // the agent was built only if it can
+		push = st.Push
 	}
-	resp, err := s.Stream(ctx, req, func(chunk []byte) error {
-		if o := push(chunk); o.State() == stream.Refused {
-			return o.Err()
-		}
-		return nil
-	})
+	resp, err := s.Stream(ctx, req, push)
 	var refusal *stream.Refusal
 	switch {
 	case errors.As(err, &refusal):
-		return nil, fail(ReasonProposalRefused, refusal, "step %d: stream cancelled after %d bytes", req.Step, dec.Buffered())
+		return nil, fail(ReasonProposalRefused, refusal, "step %d: stream cancelled after %d bytes", req.Step, st.Buffered())
 	case err != nil:
 		return nil, fail(ReasonModelError, err, "step %d", req.Step)
 	}

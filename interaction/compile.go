@@ -82,7 +82,7 @@ func emptyOneof(set *descriptorpb.FileDescriptorSet) error {
 			}
 			for i, o := range m.GetOneofDecl() {
 				if !used[int32(i)] {
-					return &Error{Code: CodeZ202, Rule: RuleVariantEmpty, Element: name + "." + o.GetName(), Message: "a variant needs at least one case"}
+					return &Error{Code: CodeUnsupportedSource, Rule: RuleVariantEmpty, Element: name + "." + o.GetName(), Message: "a variant needs at least one case"}
 				}
 			}
 			if err := walk(name+".", m.GetNestedType()); err != nil {

@@ -72,7 +72,7 @@ func wantDerivation(t *testing.T, err error, rule interaction.Rule, element stri
 	if !errors.As(err, &e) {
 		t.Fatalf("got %v, want SPX-Z202 %s", err, rule)
 	}
-	if !errors.Is(err, interaction.ErrZ202) || !errors.Is(err, &interaction.Error{Code: interaction.CodeZ202, Rule: rule}) {
+	if !errors.Is(err, interaction.ErrUnsupportedSource) || !errors.Is(err, &interaction.Error{Code: interaction.CodeUnsupportedSource, Rule: rule}) {
 		t.Fatalf("got %v, want SPX-Z202 %s", err, rule)
 	}
 	if e.Element != element {
@@ -392,11 +392,11 @@ func TestGraphBounds(t *testing.T) {
 		element string
 	}{
 		{"depth at the bound", chainSource(interaction.MaxDepth), "", "", ""},
-		{"depth one past", chainSource(interaction.MaxDepth + 1), interaction.CodeZ202, interaction.RuleGraphMaxDepth, "gen.v1.T1"},
+		{"depth one past", chainSource(interaction.MaxDepth + 1), interaction.CodeUnsupportedSource, interaction.RuleGraphMaxDepth, "gen.v1.T1"},
 		{"types at the bound", wideSource(interaction.MaxTypes), "", "", ""},
-		{"types one past", wideSource(interaction.MaxTypes + 1), interaction.CodeZ202, interaction.RuleGraphMaxTypes, "gen.v1.T65"},
+		{"types one past", wideSource(interaction.MaxTypes + 1), interaction.CodeUnsupportedSource, interaction.RuleGraphMaxTypes, "gen.v1.T65"},
 		{"schema within budget", bigSource(1500), "", "", ""},
-		{"schema over budget", bigSource(3000), interaction.CodeZ203, interaction.RuleSchemaDocumentBytes, "gen.v1.T1"},
+		{"schema over budget", bigSource(3000), interaction.CodeDocumentTooLarge, interaction.RuleSchemaDocumentBytes, "gen.v1.T1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := compileGenerated(t, tc.src)
@@ -424,7 +424,7 @@ func TestProviderBudgetIsCheckedSeparately(t *testing.T) {
 	src := strings.ReplaceAll(bigSource(1000), "a-rather-long-field-identifier-", strings.Repeat("long-", 22))
 	_, err := compileGenerated(t, src)
 	var e *interaction.Error
-	if !errors.As(err, &e) || e.Code != interaction.CodeZ203 || e.Rule != interaction.RuleProviderSchemaBytes || e.Element != "gen.v1.T1" {
+	if !errors.As(err, &e) || e.Code != interaction.CodeDocumentTooLarge || e.Rule != interaction.RuleProviderSchemaBytes || e.Element != "gen.v1.T1" {
 		t.Fatalf("got %v, want SPX-Z203 provider_schema_bytes", err)
 	}
 }
@@ -442,11 +442,11 @@ func TestVerify(t *testing.T) {
 		"edited bound": []byte(strings.Replace(string(doc), `"max_bytes":32`, `"max_bytes":33`, 1)),
 	} {
 		_, err := interaction.Verify(bad, testFileSet(t), "shop.proposal")
-		if !errors.Is(err, &interaction.Error{Code: interaction.CodeZ204, Rule: interaction.RuleBundleReplay}) {
+		if !errors.Is(err, &interaction.Error{Code: interaction.CodeReplayMismatch, Rule: interaction.RuleBundleReplay}) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := interaction.Verify(doc, testFileSet(t), "no.such.root"); !errors.Is(err, interaction.ErrZ202) {
+	if _, err := interaction.Verify(doc, testFileSet(t), "no.such.root"); !errors.Is(err, interaction.ErrUnsupportedSource) {
 		t.Errorf("unknown root: %v", err)
 	}
 }

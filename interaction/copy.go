@@ -106,7 +106,7 @@ func (s *Schema) ValueOf(m proto.Message) (*Value, error) {
 	}
 	doc := appendDocument(nil, s, v)
 	if len(doc) > MaxDocumentBytes {
-		return nil, decodeErr(CodeZ206, RuleDocumentBytes, "$", "the document would be %d bytes; at most %d are admitted", len(doc), MaxDocumentBytes)
+		return nil, decodeErr(CodeNotAdmitted, RuleDocumentBytes, "$", "the document would be %d bytes; at most %d are admitted", len(doc), MaxDocumentBytes)
 	}
 	v.doc = string(doc)
 	return v, nil
@@ -150,7 +150,7 @@ func readCase(t *Type, m protoreflect.Message, path string) (*Case, error) {
 	}
 	set := m.WhichOneof(od)
 	if set == nil {
-		return nil, decodeErr(CodeZ206, RuleCase, path+".case", "no case of %q is set", t.id)
+		return nil, decodeErr(CodeNotAdmitted, RuleCase, path+".case", "no case of %q is set", t.id)
 	}
 	for _, c := range t.cases {
 		if c.desc.Number() == set.Number() {
@@ -181,15 +181,15 @@ func readField(f *Field, m protoreflect.Message, path string) (FieldValue, error
 	case String:
 		fv.text = x.String()
 		if !utf8.ValidString(fv.text) {
-			return fv, decodeErr(CodeZ206, RuleUTF8, path, "the string is not UTF-8")
+			return fv, decodeErr(CodeNotAdmitted, RuleUTF8, path, "the string is not UTF-8")
 		}
 		if len(fv.text) > f.maxBytes {
-			return fv, decodeErr(CodeZ206, RuleStringBytes, path, "the string is %d UTF-8 bytes; at most %d are admitted", len(fv.text), f.maxBytes)
+			return fv, decodeErr(CodeNotAdmitted, RuleStringBytes, path, "the string is %d UTF-8 bytes; at most %d are admitted", len(fv.text), f.maxBytes)
 		}
 	case Bytes:
 		fv.text = string(x.Bytes())
 		if len(fv.text) > f.maxBytes {
-			return fv, decodeErr(CodeZ206, RuleBytesLength, path, "%d elements; at most %d are admitted", len(fv.text), f.maxBytes)
+			return fv, decodeErr(CodeNotAdmitted, RuleBytesLength, path, "%d elements; at most %d are admitted", len(fv.text), f.maxBytes)
 		}
 	case Nested:
 		fv.value, err = readValue(f.nested, x.Message(), path)
@@ -199,7 +199,7 @@ func readField(f *Field, m protoreflect.Message, path string) (FieldValue, error
 
 func checkRange(f *Field, v Int, path string) error {
 	if v.Cmp(f.min) < 0 || v.Cmp(f.max) > 0 {
-		return decodeErr(CodeZ206, RuleIntegerRange, path, "%s is outside [%s, %s]", v, f.min, f.max)
+		return decodeErr(CodeNotAdmitted, RuleIntegerRange, path, "%s is outside [%s, %s]", v, f.min, f.max)
 	}
 	return nil
 }

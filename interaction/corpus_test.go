@@ -17,16 +17,16 @@ import (
 // ruleCodes maps every decoding rule to its code; a corpus document named after a rule must
 // be refused with exactly that code and rule.
 var ruleCodes = map[interaction.Rule]interaction.Code{
-	interaction.RuleDocumentBytes: interaction.CodeZ206, interaction.RuleUTF8: interaction.CodeZ206,
-	interaction.RuleBOM: interaction.CodeZ205, interaction.RuleLineEnding: interaction.CodeZ205,
-	interaction.RuleJSON: interaction.CodeZ205, interaction.RuleEnvelope: interaction.CodeZ205,
-	interaction.RuleEnvelopeSchema: interaction.CodeZ206, interaction.RuleEnvelopeRootTypeID: interaction.CodeZ206,
-	interaction.RuleEnvelopeSchemaDigest: interaction.CodeZ206, interaction.RuleMaxDepth: interaction.CodeZ206,
-	interaction.RuleRepresentation: interaction.CodeZ206, interaction.RuleCase: interaction.CodeZ206,
-	interaction.RuleFieldsUnknown: interaction.CodeZ206, interaction.RuleFieldsMissing: interaction.CodeZ206,
-	interaction.RuleIntegerRange: interaction.CodeZ206, interaction.RuleStringBytes: interaction.CodeZ206,
-	interaction.RuleBytesLength: interaction.CodeZ206, interaction.RuleBytesElement: interaction.CodeZ206,
-	interaction.RuleCanonical: interaction.CodeZ205,
+	interaction.RuleDocumentBytes: interaction.CodeNotAdmitted, interaction.RuleUTF8: interaction.CodeNotAdmitted,
+	interaction.RuleBOM: interaction.CodeNotCanonical, interaction.RuleLineEnding: interaction.CodeNotCanonical,
+	interaction.RuleJSON: interaction.CodeNotCanonical, interaction.RuleEnvelope: interaction.CodeNotCanonical,
+	interaction.RuleEnvelopeSchema: interaction.CodeNotAdmitted, interaction.RuleEnvelopeRootTypeID: interaction.CodeNotAdmitted,
+	interaction.RuleEnvelopeSchemaDigest: interaction.CodeNotAdmitted, interaction.RuleMaxDepth: interaction.CodeNotAdmitted,
+	interaction.RuleRepresentation: interaction.CodeNotAdmitted, interaction.RuleCase: interaction.CodeNotAdmitted,
+	interaction.RuleFieldsUnknown: interaction.CodeNotAdmitted, interaction.RuleFieldsMissing: interaction.CodeNotAdmitted,
+	interaction.RuleIntegerRange: interaction.CodeNotAdmitted, interaction.RuleStringBytes: interaction.CodeNotAdmitted,
+	interaction.RuleBytesLength: interaction.CodeNotAdmitted, interaction.RuleBytesElement: interaction.CodeNotAdmitted,
+	interaction.RuleCanonical: interaction.CodeNotCanonical,
 }
 
 func loadCorpus(tb testing.TB) []corpus.Doc {

@@ -40,7 +40,7 @@ func (s *Schema) DecodeString(doc string) (*Value, error) {
 		return nil, tooLong()
 	}
 	if !utf8.ValidString(doc) {
-		return nil, decodeErr(CodeZ206, RuleUTF8, "$", "invalid UTF-8 at byte %d", invalidUTF8At(doc))
+		return nil, decodeErr(CodeNotAdmitted, RuleUTF8, "$", "invalid UTF-8 at byte %d", invalidUTF8At(doc))
 	}
 	if v := s.recognize(doc); v != nil {
 		return v, nil
@@ -49,7 +49,7 @@ func (s *Schema) DecodeString(doc string) (*Value, error) {
 }
 
 func tooLong() error {
-	return decodeErr(CodeZ206, RuleDocumentBytes, "$", "the document is longer than %d bytes", MaxDocumentBytes)
+	return decodeErr(CodeNotAdmitted, RuleDocumentBytes, "$", "the document is longer than %d bytes", MaxDocumentBytes)
 }
 
 func invalidUTF8At(b string) int {
@@ -77,10 +77,10 @@ func firstDifference(a, b string) int {
 // lineEnding checks step 3's framing of text (valid UTF-8).
 func lineEnding(text string) error {
 	if strings.HasPrefix(text, "\uFEFF") {
-		return decodeErr(CodeZ205, RuleBOM, "$", "the document starts with a byte order mark")
+		return decodeErr(CodeNotCanonical, RuleBOM, "$", "the document starts with a byte order mark")
 	}
 	if !strings.HasSuffix(text, "\n") {
-		return decodeErr(CodeZ205, RuleLineEnding, "$", "the document does not end with LF")
+		return decodeErr(CodeNotCanonical, RuleLineEnding, "$", "the document does not end with LF")
 	}
 	body := text[:len(text)-1]
 	if i := strings.IndexAny(body, "\r\n"); i >= 0 {
@@ -88,7 +88,7 @@ func lineEnding(text string) error {
 		if body[i] == '\r' {
 			what = "CR"
 		}
-		return decodeErr(CodeZ205, RuleLineEnding, "$", "%s at byte %d; the only line break is the one terminal LF", what, i)
+		return decodeErr(CodeNotCanonical, RuleLineEnding, "$", "%s at byte %d; the only line break is the one terminal LF", what, i)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func (s *Schema) renderDocument() error {
 	})
 	doc = append(doc, '\n')
 	if len(doc) > MaxSchemaBytes {
-		return &Error{Code: CodeZ203, Rule: RuleSchemaDocumentBytes, Element: string(s.root.desc.FullName()),
+		return &Error{Code: CodeDocumentTooLarge, Rule: RuleSchemaDocumentBytes, Element: string(s.root.desc.FullName()),
 			Message: fmt.Sprintf("the schema document would be %d bytes; the budget is %d", len(doc), MaxSchemaBytes)}
 	}
 	s.document = doc

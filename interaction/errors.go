@@ -12,19 +12,20 @@ import (
 // sentinels (or read [Error.Code] through errors.As), never on message text.
 type Code string
 
-// Diagnostic codes.
+// Diagnostic codes. Each identifier says what failed; the SPX-* strings are the codes that
+// diagnostics, dead letters and receipts carry, and never change.
 const (
-	// CodeZ202: the source is outside the admitted language (derivation).
-	CodeZ202 Code = "SPX-Z202"
-	// CodeZ203: a derived document exceeded its output byte budget (derivation).
-	CodeZ203 Code = "SPX-Z203"
-	// CodeZ204: a supplied schema document is not the exact replay of its source.
-	CodeZ204 Code = "SPX-Z204"
-	// CodeZ205: a value document is not canonical JSON: invalid JSON, a malformed envelope, or
-	// a canonical-replay mismatch (which covers every duplicate key).
-	CodeZ205 Code = "SPX-Z205"
-	// CodeZ206: a decode-time admission rule failed.
-	CodeZ206 Code = "SPX-Z206"
+	// CodeUnsupportedSource: the source is outside the admitted language (derivation).
+	CodeUnsupportedSource Code = "SPX-Z202"
+	// CodeDocumentTooLarge: a derived document exceeded its output byte budget (derivation).
+	CodeDocumentTooLarge Code = "SPX-Z203"
+	// CodeReplayMismatch: a supplied schema document is not the exact replay of its source.
+	CodeReplayMismatch Code = "SPX-Z204"
+	// CodeNotCanonical: a value document is not canonical JSON: invalid JSON, a malformed
+	// envelope, or a canonical-replay mismatch (which covers every duplicate key).
+	CodeNotCanonical Code = "SPX-Z205"
+	// CodeNotAdmitted: a decode-time admission rule failed.
+	CodeNotAdmitted Code = "SPX-Z206"
 	// CodeTypeMismatch: a Go message given to CopyTo or ValueOf is not of the compiled type.
 	CodeTypeMismatch Code = "interaction_type_mismatch"
 )
@@ -117,8 +118,8 @@ func (e *Error) Error() string {
 }
 
 // Is reports whether target is an *Error with the same Code and, when the target names a
-// Rule, the same Rule: errors.Is(err, ErrZ206) or
-// errors.Is(err, &Error{Code: CodeZ206, Rule: RuleUTF8}).
+// Rule, the same Rule: errors.Is(err, ErrNotAdmitted) or
+// errors.Is(err, &Error{Code: CodeNotAdmitted, Rule: RuleUTF8}).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && diag.Match(e.Code, e.Rule, t.Code, t.Rule)
@@ -126,16 +127,16 @@ func (e *Error) Is(target error) bool {
 
 // Sentinels for errors.Is.
 var (
-	ErrZ202         = &Error{Code: CodeZ202}
-	ErrZ203         = &Error{Code: CodeZ203}
-	ErrZ204         = &Error{Code: CodeZ204}
-	ErrZ205         = &Error{Code: CodeZ205}
-	ErrZ206         = &Error{Code: CodeZ206}
-	ErrTypeMismatch = &Error{Code: CodeTypeMismatch}
+	ErrUnsupportedSource = &Error{Code: CodeUnsupportedSource}
+	ErrDocumentTooLarge  = &Error{Code: CodeDocumentTooLarge}
+	ErrReplayMismatch    = &Error{Code: CodeReplayMismatch}
+	ErrNotCanonical      = &Error{Code: CodeNotCanonical}
+	ErrNotAdmitted       = &Error{Code: CodeNotAdmitted}
+	ErrTypeMismatch      = &Error{Code: CodeTypeMismatch}
 )
 
 func deriveErr(rule Rule, d protoreflect.Descriptor, format string, args ...any) *Error {
-	e := &Error{Code: CodeZ202, Rule: rule, Message: fmt.Sprintf(format, args...)}
+	e := &Error{Code: CodeUnsupportedSource, Rule: rule, Message: fmt.Sprintf(format, args...)}
 	if d != nil {
 		e.Element = string(d.FullName())
 	}

@@ -35,7 +35,7 @@ func (s *Schema) renderProvider() error {
 	})
 	doc = append(doc, '\n')
 	if len(doc) > MaxSchemaBytes {
-		return &Error{Code: CodeZ203, Rule: RuleProviderSchemaBytes, Element: string(s.root.desc.FullName()),
+		return &Error{Code: CodeDocumentTooLarge, Rule: RuleProviderSchemaBytes, Element: string(s.root.desc.FullName()),
 			Message: fmt.Sprintf("the provider projection would be %d bytes; the budget is %d", len(doc), MaxSchemaBytes)}
 	}
 	s.provider = doc

@@ -68,10 +68,10 @@ func (a applied) names() []string {
 // text, never through float64.
 func (s *Schema) ReadProvider(text []byte) (doc []byte, applied []string, err error) {
 	if len(text) > MaxProviderBytes {
-		return nil, nil, decodeErr(CodeZ206, RuleInputBytes, "$", "the text is longer than %d bytes", MaxProviderBytes)
+		return nil, nil, decodeErr(CodeNotAdmitted, RuleInputBytes, "$", "the text is longer than %d bytes", MaxProviderBytes)
 	}
 	if !utf8.Valid(text) {
-		return nil, nil, decodeErr(CodeZ206, RuleUTF8, "$", "the text is not UTF-8")
+		return nil, nil, decodeErr(CodeNotAdmitted, RuleUTF8, "$", "the text is not UTF-8")
 	}
 	w := &walker{provider: true}
 	body := string(text)
@@ -87,7 +87,7 @@ func (s *Schema) ReadProvider(text []byte) (doc []byte, applied []string, err er
 		if se.Duplicate {
 			rule = RuleDuplicateKey
 		}
-		return nil, nil, decodeErr(CodeZ205, rule, "$", "at byte %d: %s", se.Offset, se.Reason)
+		return nil, nil, decodeErr(CodeNotCanonical, rule, "$", "at byte %d: %s", se.Offset, se.Reason)
 	}
 	if dev.Spaced {
 		w.applied.note(AppliedWhitespace)
@@ -101,7 +101,7 @@ func (s *Schema) ReadProvider(text []byte) (doc []byte, applied []string, err er
 	}
 	doc = appendDocument(make([]byte, 0, len(s.valuePrefix)+len(text)+2), s, v)
 	if len(doc) > MaxDocumentBytes {
-		return nil, nil, decodeErr(CodeZ206, RuleDocumentBytes, "$", "the canonical document would be %d bytes; at most %d are admitted", len(doc), MaxDocumentBytes)
+		return nil, nil, decodeErr(CodeNotAdmitted, RuleDocumentBytes, "$", "the canonical document would be %d bytes; at most %d are admitted", len(doc), MaxDocumentBytes)
 	}
 	return doc, w.applied.names(), nil
 }

@@ -59,12 +59,12 @@ func TestReadProviderCodes(t *testing.T) {
 		code       interaction.Code
 		rule       interaction.Rule
 	}{
-		{"not JSON", `{"case":`, interaction.CodeZ205, interaction.RuleJSON},
-		{"a duplicate key", `{"case":"shop.proposal.reply","case":"shop.proposal.reply"}`, interaction.CodeZ205, interaction.RuleDuplicateKey},
-		{"not UTF-8", "\xff", interaction.CodeZ206, interaction.RuleUTF8},
-		{"too long", string(make([]byte, interaction.MaxProviderBytes+1)), interaction.CodeZ206, interaction.RuleInputBytes},
-		{"an array", `[]`, interaction.CodeZ206, interaction.RuleRepresentation},
-		{"another schema's envelope", `{"schema":"x","root_type_id":"shop.proposal","schema_digest":"d","value":` + value + `}`, interaction.CodeZ206, interaction.RuleEnvelope},
+		{"not JSON", `{"case":`, interaction.CodeNotCanonical, interaction.RuleJSON},
+		{"a duplicate key", `{"case":"shop.proposal.reply","case":"shop.proposal.reply"}`, interaction.CodeNotCanonical, interaction.RuleDuplicateKey},
+		{"not UTF-8", "\xff", interaction.CodeNotAdmitted, interaction.RuleUTF8},
+		{"too long", string(make([]byte, interaction.MaxProviderBytes+1)), interaction.CodeNotAdmitted, interaction.RuleInputBytes},
+		{"an array", `[]`, interaction.CodeNotAdmitted, interaction.RuleRepresentation},
+		{"another schema's envelope", `{"schema":"x","root_type_id":"shop.proposal","schema_digest":"d","value":` + value + `}`, interaction.CodeNotAdmitted, interaction.RuleEnvelope},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := s.ReadProvider([]byte(tc.text))

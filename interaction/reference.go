@@ -20,14 +20,14 @@ func (s *Schema) reference(text string) (*Value, error) {
 	root, _, err := jsontext.Parse(text[:len(text)-1], jsontext.Options{})
 	if err != nil {
 		se := err.(*jsontext.SyntaxError)
-		return nil, decodeErr(CodeZ205, RuleJSON, "$", "invalid JSON at byte %d: %s", se.Offset, se.Reason)
+		return nil, decodeErr(CodeNotCanonical, RuleJSON, "$", "invalid JSON at byte %d: %s", se.Offset, se.Reason)
 	}
 	valueNode, err := s.envelope(root)
 	if err != nil {
 		return nil, err
 	}
 	if nesting(valueNode) > maxValueNesting {
-		return nil, decodeErr(CodeZ206, RuleMaxDepth, "$.value", "the value nests containers deeper than %d levels (%d type levels)", maxValueNesting, MaxDepth)
+		return nil, decodeErr(CodeNotAdmitted, RuleMaxDepth, "$.value", "the value nests containers deeper than %d levels (%d type levels)", maxValueNesting, MaxDepth)
 	}
 	w := &walker{path: []pathSeg{{text: ".value"}}}
 	v, err := w.value(s.root, valueNode)
@@ -36,7 +36,7 @@ func (s *Schema) reference(text string) (*Value, error) {
 	}
 	v.doc = string(appendDocument(nil, s, v))
 	if v.doc != text {
-		return nil, decodeErr(CodeZ205, RuleCanonical, "$", "the document is not the canonical rendering of its value (first difference at byte %d)", firstDifference(v.doc, text))
+		return nil, decodeErr(CodeNotCanonical, RuleCanonical, "$", "the document is not the canonical rendering of its value (first difference at byte %d)", firstDifference(v.doc, text))
 	}
 	return v, nil
 }
@@ -44,25 +44,25 @@ func (s *Schema) reference(text string) (*Value, error) {
 // envelope checks step 4 and returns the value node.
 func (s *Schema) envelope(root *jsontext.Node) (*jsontext.Node, error) {
 	if root.Kind != jsontext.Object {
-		return nil, decodeErr(CodeZ205, RuleEnvelope, "$", "the document must be an object with the members schema, root_type_id, schema_digest and value")
+		return nil, decodeErr(CodeNotCanonical, RuleEnvelope, "$", "the document must be an object with the members schema, root_type_id, schema_digest and value")
 	}
 	for _, m := range root.Members {
 		if indexOf(canonjson.EnvelopeMembers[:], m.Key) < 0 {
-			return nil, decodeErr(CodeZ205, RuleEnvelope, "$"+canonjson.MemberPath(m.Key), "unknown envelope member %s", canonjson.Quote(m.Key, 64))
+			return nil, decodeErr(CodeNotCanonical, RuleEnvelope, "$"+canonjson.MemberPath(m.Key), "unknown envelope member %s", canonjson.Quote(m.Key, 64))
 		}
 	}
 	for _, name := range canonjson.EnvelopeMembers {
 		n := root.Last(name)
 		if n == nil {
-			return nil, decodeErr(CodeZ205, RuleEnvelope, "$", "missing envelope member %q", name)
+			return nil, decodeErr(CodeNotCanonical, RuleEnvelope, "$", "missing envelope member %q", name)
 		}
 		if name != "value" && n.Kind != jsontext.String {
-			return nil, decodeErr(CodeZ205, RuleEnvelope, "$."+name, "%s must be a string", name)
+			return nil, decodeErr(CodeNotCanonical, RuleEnvelope, "$."+name, "%s must be a string", name)
 		}
 	}
 	for _, b := range s.envelopeBindings() {
 		if got := root.Last(b.name).Text; got != b.want {
-			return nil, decodeErr(CodeZ206, b.rule, "$."+b.name, "%s is %s; this schema requires %s", b.name, canonjson.Quote(got, 96), canonjson.Quote(b.want, 96))
+			return nil, decodeErr(CodeNotAdmitted, b.rule, "$."+b.name, "%s is %s; this schema requires %s", b.name, canonjson.Quote(got, 96), canonjson.Quote(b.want, 96))
 		}
 	}
 	return root.Last("value"), nil

@@ -148,7 +148,7 @@ func TestValueOfRefusesWhatDecodeRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.ValueOf(tc.m)
 			var e *interaction.Error
-			if !errors.As(err, &e) || e.Code != interaction.CodeZ206 || e.Rule != tc.rule || e.Path != tc.path {
+			if !errors.As(err, &e) || e.Code != interaction.CodeNotAdmitted || e.Rule != tc.rule || e.Path != tc.path {
 				t.Fatalf("got %v, want SPX-Z206 %s at %s", err, tc.rule, tc.path)
 			}
 		})
@@ -198,7 +198,7 @@ func TestDocumentBoundIsExact(t *testing.T) {
 	if _, err := s.Reference(string(over)); err != nil {
 		t.Fatalf("the %d-byte document is not valid but for its size: %v", len(over), err)
 	}
-	if _, err := s.Decode(over); !errors.Is(err, &interaction.Error{Code: interaction.CodeZ206, Rule: interaction.RuleDocumentBytes}) {
+	if _, err := s.Decode(over); !errors.Is(err, &interaction.Error{Code: interaction.CodeNotAdmitted, Rule: interaction.RuleDocumentBytes}) {
 		t.Fatalf("a %d-byte document: %v", len(over), err)
 	}
 	big := message(t, "shop.v1.Proposal", nil)
@@ -206,7 +206,7 @@ func TestDocumentBoundIsExact(t *testing.T) {
 		prototest.SetPath(t, big.ProtoReflect(), "letter.s"+strconv.Itoa(i)+".text", strings.Repeat("\x01", 4096))
 	}
 	prototest.SetPath(t, big.ProtoReflect(), "letter.via.none", nil)
-	if _, err := s.ValueOf(big); !errors.Is(err, &interaction.Error{Code: interaction.CodeZ206, Rule: interaction.RuleDocumentBytes}) {
+	if _, err := s.ValueOf(big); !errors.Is(err, &interaction.Error{Code: interaction.CodeNotAdmitted, Rule: interaction.RuleDocumentBytes}) {
 		t.Fatalf("ValueOf of an oversized value: %v", err)
 	}
 }
@@ -240,9 +240,9 @@ func TestDecodeIsSafeForConcurrentUse(t *testing.T) {
 func TestErrorMatching(t *testing.T) {
 	s := mustSchema(t, "shop.proposal")
 	_, err := s.Decode([]byte("{}\n"))
-	if !errors.Is(err, interaction.ErrZ205) || errors.Is(err, interaction.ErrZ206) ||
-		!errors.Is(err, &interaction.Error{Code: interaction.CodeZ205, Rule: interaction.RuleEnvelope}) ||
-		errors.Is(err, &interaction.Error{Code: interaction.CodeZ205, Rule: interaction.RuleJSON}) {
+	if !errors.Is(err, interaction.ErrNotCanonical) || errors.Is(err, interaction.ErrNotAdmitted) ||
+		!errors.Is(err, &interaction.Error{Code: interaction.CodeNotCanonical, Rule: interaction.RuleEnvelope}) ||
+		errors.Is(err, &interaction.Error{Code: interaction.CodeNotCanonical, Rule: interaction.RuleJSON}) {
 		t.Fatalf("errors.Is on %v", err)
 	}
 	_, err = s.Decode([]byte("{\"schema\":\"\n\"}\n"))

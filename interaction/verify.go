@@ -25,7 +25,7 @@ func (s *Schema) Verify(document []byte) error {
 	if bytes.Equal(document, s.document) {
 		return nil
 	}
-	return &Error{Code: CodeZ204, Rule: RuleBundleReplay, Path: "$",
+	return &Error{Code: CodeReplayMismatch, Rule: RuleBundleReplay, Path: "$",
 		Message: "the schema document is not the replay of its source (first difference at byte " +
 			itoa(firstDifference(string(document), string(s.document))) + ")"}
 }

@@ -66,7 +66,7 @@ func (w *walker) fail(rule Rule, format string, args ...any) *Error {
 			b.WriteString(seg.text)
 		}
 	}
-	return decodeErr(CodeZ206, rule, b.String(), format, args...)
+	return decodeErr(CodeNotAdmitted, rule, b.String(), format, args...)
 }
 
 // unrepaired is the provider dialect's reminder of what a refusal did not do.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Admitter is the model boundary: the producer is a provider writing JSON in its own dialect
-// of the schema's provider projection, the receiver is the schema's strict decoder. It is
+// of the schema's provider projection, the receiver is the schema's strict decoder. It admits
+// a whole text (Admit) or a streamed one chunk by chunk (NewStream), with one Outcome. It is
 // immutable and safe for concurrent use.
 //
 // Each output runs the gates on its own: a text that already is the canonical document needs
@@ -21,6 +23,8 @@ type Admitter struct {
 	dialect    string
 	compatible Manifest // an output that needs nothing
 	transform  Manifest // an output that needs canonicalization
+	grammar    *stream.Grammar
+	streamErr  error // why texts cannot be admitted push-style
 }
 
 // NewAdmitter returns the model boundary of s under a. Moves and drops do not apply to it:
@@ -37,7 +41,14 @@ func NewAdmitter(s *interaction.Schema, a Agreement) (*Admitter, error) {
 	m.compatible = evaluate(in)
 	in.blockingNote = "the output is not its canonical document"
 	m.transform = evaluate(in)
+	m.grammar, m.streamErr = stream.Compile(s)
 	return m, nil
+}
+
+// canonicalizes reports whether a text that is not its canonical document is canonicalized
+// (TRANSFORM_ALL, BEST_EFFORT) rather than refused (FAIL_FAST, no protocol).
+func (m *Admitter) canonicalizes() bool {
+	return m.transform.Verdict != NegotiationRequired && m.transform.Protocol != FailFast
 }
 
 // dialectDigest identifies the provider dialect of s: "sha256:<hex>" over s's provider
@@ -61,7 +72,7 @@ func (m *Admitter) Manifests() (compatible, transform Manifest) { return m.compa
 // protocol allows canonicalization, ErrCanonicalize for a text canonicalization refuses.
 func (m *Admitter) Admit(text []byte) (Outcome, error) {
 	input := canonjson.Digest(outputDomain, text)
-	if m.transform.Verdict == NegotiationRequired || m.transform.Protocol == FailFast {
+	if !m.canonicalizes() {
 		v, err := m.schema.Decode(text)
 		if err == nil {
 			return m.unchanged(v, input), nil

@@ -87,7 +87,7 @@ func TestAdmitFailFastKeepsTheDecodersDiagnostic(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.Admit([]byte(providerRefund))
-	if !errors.Is(err, interaction.ErrZ205) || !errors.Is(err, negotiate.ErrFailFast) {
+	if !errors.Is(err, interaction.ErrNotCanonical) || !errors.Is(err, negotiate.ErrFailFast) {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/internal/canonjson"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -257,6 +258,9 @@ func (r *Receipt) refused(err error) (Outcome, error) {
 
 // reasonOf renders "CODE rule" of a typed error.
 func reasonOf(err error) string {
+	if e := (*stream.Refusal)(nil); errors.As(err, &e) {
+		return string(e.Code)
+	}
 	if e := (*Error)(nil); errors.As(err, &e) {
 		return string(e.Code) + " " + string(e.Rule)
 	}

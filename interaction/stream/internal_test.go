@@ -133,8 +133,8 @@ func TestSemanticRefusal(t *testing.T) {
 	}
 	o := d.Finish()
 	r := o.Refusal()
-	if r == nil || r.Code != CodeSemantic || r.AtByte != len(doc) || !errors.Is(o.Err(), interaction.ErrZ206) ||
-		!errors.Is(o.Err(), &interaction.Error{Code: interaction.CodeZ206, Rule: interaction.RuleEnvelopeRootTypeID}) ||
+	if r == nil || r.Code != CodeSemantic || r.AtByte != len(doc) || !errors.Is(o.Err(), interaction.ErrNotAdmitted) ||
+		!errors.Is(o.Err(), &interaction.Error{Code: interaction.CodeNotAdmitted, Rule: interaction.RuleEnvelopeRootTypeID}) ||
 		!strings.HasPrefix(r.Message, "SPX-Z206 envelope.root_type_id: ") {
 		t.Fatalf("got %v", o.Err())
 	}

@@ -55,7 +55,7 @@ func (r *Refusal) Is(target error) bool {
 	return ok && t.Code == r.Code
 }
 
-// Unwrap returns Cause, so errors.Is(err, interaction.ErrZ206) sees through STREAM-SEMANTIC.
+// Unwrap returns Cause, so errors.Is(err, interaction.ErrNotAdmitted) sees through STREAM-SEMANTIC.
 func (r *Refusal) Unwrap() error { return r.Cause }
 
 // Sentinels for errors.Is.

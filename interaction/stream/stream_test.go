@@ -322,6 +322,39 @@ func TestExpectedNext(t *testing.T) {
 	}
 }
 
+// TestNextValue: NextValue is Expected but where all that is left of a literal is the opening
+// quote of a string or integer field's value, which it names; asking it between one-byte pushes
+// changes no outcome.
+func TestNextValue(t *testing.T) {
+	g := grammar(t, "shop.proposal")
+	doc := findDoc(t, "shop.proposal", "valid--refund").Bytes
+	d := g.NewDecoder()
+	ahead := map[string]bool{}
+	for i := range doc {
+		e, n := d.Expected(), d.NextValue()
+		if e != n {
+			if e.Next != stream.ExpectLiteral || doc[i] != '"' || n.Next != stream.ExpectString && n.Next != stream.ExpectInteger {
+				t.Fatalf("at byte %d (%q): Expected %v, NextValue %v", i, doc[i], e.Next, n.Next)
+			}
+			ahead[n.Next.String()+" "+n.Field.StableID()] = true
+		}
+		if o := d.Push(doc[i : i+1]); o.State() != stream.Incomplete {
+			t.Fatalf("at byte %d: %s", i, describe(o))
+		}
+		if e != n && d.Expected() != n {
+			t.Fatalf("after byte %d: Expected %v; NextValue said %v", i, d.Expected().Next, n.Next)
+		}
+	}
+	if o := d.Finish(); o.State() != stream.Accepted {
+		t.Fatalf("asking NextValue changed the outcome: %s", describe(o))
+	}
+	for _, want := range []string{"string shop.refund.order_id", "integer shop.refund.amount_minor", "string shop.money.currency"} {
+		if !ahead[want] {
+			t.Errorf("NextValue never looked ahead to %s: %v", want, ahead)
+		}
+	}
+}
+
 func TestUnstreamableSchemas(t *testing.T) {
 	// 42 records of 100 strings each: a document holds 7 + 1 + 42*(1+1+200) = 8,492 string
 	// literals, more than the token bound, so streaming could refuse an admitted document.

@@ -6,7 +6,8 @@
 // Options choose what a caller needs beyond that: a nesting bound, refusing any object that
 // names a member twice, and a record of every deviation from the canonical form that
 // canonjson writes (insignificant whitespace, a string or key not escaped canonically). The
-// strict value decoder, the provider-text reader and the tests all read JSON through it.
+// strict value decoder, the provider-text reader, the provider schema profiles and the tests
+// all read JSON through it.
 package jsontext
 
 import (

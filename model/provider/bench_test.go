@@ -9,11 +9,9 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/internal/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
-	"github.com/beamagents/beamagents/model/streamcanon"
 )
 
 // BenchmarkCall compares one model call through the runtime's OpenAI provider (profile,
@@ -67,14 +65,13 @@ func BenchmarkCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			req := request(b)
-			g, _ := stream.Compile(supportSchema(b))
-			s := supportSchema(b)
+			adm := admitter(b)
 			b.ResetTimer()
 			for range b.N {
 				var resp *model.Response
 				if streamed {
-					w := streamcanon.New(s, g.NewDecoder())
-					resp, err = m.Stream(context.Background(), req, func(c []byte) error { return w.Push(c).Err() })
+					st, _ := adm.NewStream()
+					resp, err = m.Stream(context.Background(), req, st.Push)
 				} else {
 					resp, err = m.Generate(context.Background(), req)
 				}
@@ -90,8 +87,7 @@ func BenchmarkCall(b *testing.B) {
 // deltas (8-byte chunks, as BenchmarkCall's server sends them) through the streaming
 // canonicalizer and decoder. Compare with BenchmarkCall/sdk/stream.
 func BenchmarkStreamWork(b *testing.B) {
-	s := supportSchema(b)
-	g, _ := stream.Compile(s)
+	adm := admitter(b)
 	var chunks [][]byte
 	for t := spacedRefund; len(t) > 0; {
 		c := t[:min(8, len(t))]
@@ -100,9 +96,9 @@ func BenchmarkStreamWork(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for range b.N {
-		w := streamcanon.New(s, g.NewDecoder())
+		st, _ := adm.NewStream()
 		for _, c := range chunks {
-			if err := w.Push(c).Err(); err != nil {
+			if err := st.Push(c); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/beamagents/beamagents/model/anthropic"
 	"github.com/beamagents/beamagents/model/openai"
 	"github.com/beamagents/beamagents/model/provider"
-	"github.com/beamagents/beamagents/model/streamcanon"
 	"github.com/beamagents/beamagents/negotiate"
 )
 
@@ -100,21 +99,31 @@ func call(t *testing.T, m hosted, streamed bool) (*model.Response, error) {
 	if !streamed {
 		return m.Generate(context.Background(), req)
 	}
-	g, err := stream.Compile(supportSchema(t))
+	return m.Stream(context.Background(), req, newStream(t).Push)
+}
+
+func admitter(tb testing.TB) *negotiate.Admitter {
+	tb.Helper()
+	adm, err := negotiate.NewAdmitter(supportSchema(tb), negotiate.Agreement{Protocol: negotiate.TransformAll})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	w := streamcanon.New(supportSchema(t), g.NewDecoder())
-	return m.Stream(context.Background(), req, func(c []byte) error { return w.Push(c).Err() })
+	return adm
+}
+
+// newStream starts the push-style admission of one streamed answer.
+func newStream(tb testing.TB) *negotiate.Stream {
+	tb.Helper()
+	st, err := admitter(tb).NewStream()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
 }
 
 func admit(t *testing.T, text []byte) []byte {
 	t.Helper()
-	adm, err := negotiate.NewAdmitter(supportSchema(t), negotiate.Agreement{Protocol: negotiate.TransformAll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := adm.Admit(text)
+	out, err := admitter(t).Admit(text)
 	if err != nil {
 		t.Fatalf("admission refused %q: %v", text, err)
 	}
@@ -212,12 +221,11 @@ func TestHostileAnswerCancelsTheRequest(t *testing.T) {
 			t.Run(api.name+"/"+h.name, func(t *testing.T) {
 				srv, m := start(t, api.name, provider.Config{}, always(llmtest.Reply{Text: h.text, ChunkBytes: 16}))
 				srv.Step = make(chan struct{}, 64)
-				g, _ := stream.Compile(supportSchema(t))
-				w := streamcanon.New(supportSchema(t), g.NewDecoder())
+				st := newStream(t)
 				received := 0
 				_, err := m.Stream(context.Background(), request(t), func(c []byte) error {
 					received += len(c)
-					if err := w.Push(c).Err(); err != nil {
+					if err := st.Push(c); err != nil {
 						return err
 					}
 					srv.Step <- struct{}{}

@@ -1,13 +1,13 @@
 package provider
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/beamagents/beamagents/internal/canonjson"
+	"github.com/beamagents/beamagents/internal/jsontext"
 )
 
 // Dialects of JSON Schema the providers are sent.
@@ -192,57 +192,36 @@ func pointerEscape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
-// parseOrdered parses JSON keeping members in order; numbers stay as their token text.
+// parseOrdered reads JSON with the module's one reader (internal/jsontext) into canonjson's
+// values: members in document order, numbers as their token text.
 func parseOrdered(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	v, err := parseValue(dec)
+	n, _, err := jsontext.Parse(string(b), jsontext.Options{})
 	if err != nil {
 		return nil, err
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data")
-	}
-	return v, nil
+	return ordered(n), nil
 }
 
-func parseValue(dec *json.Decoder) (any, error) {
-	t, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := t.(type) {
-	case json.Delim:
-		if t == '{' {
-			var o canonjson.Object
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := parseValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				o = append(o, canonjson.Member{Key: k.(string), Value: v})
-			}
-			_, err := dec.Token()
-			return o, err
+func ordered(n *jsontext.Node) any {
+	switch n.Kind {
+	case jsontext.Object:
+		o := make(canonjson.Object, len(n.Members))
+		for i, m := range n.Members {
+			o[i] = canonjson.Member{Key: m.Key, Value: ordered(m.Value)}
 		}
-		a := canonjson.Array{}
-		for dec.More() {
-			v, err := parseValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, v)
+		return o
+	case jsontext.Array:
+		a := make(canonjson.Array, len(n.Elems))
+		for i, e := range n.Elems {
+			a[i] = ordered(e)
 		}
-		_, err := dec.Token()
-		return a, err
-	case json.Number:
-		return canonjson.Raw(t.String()), nil
-	case string, bool:
-		return t, nil
+		return a
+	case jsontext.String:
+		return n.Text
+	case jsontext.Number:
+		return canonjson.Raw(n.Text)
+	case jsontext.True, jsontext.False:
+		return n.Kind == jsontext.True
 	}
-	return canonjson.Raw("null"), nil
+	return canonjson.Raw("null")
 }
