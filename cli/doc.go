@@ -15,6 +15,7 @@
 // the binary cannot run there.
 //
 // Commands: demo, effector, inspect, intent, manifest, redrive, replay, run, schema, help
-// (`beamagents help` lists them). Exit status: 0 success, 1 the command ran and its answer is negative (a refused document, a bad
-// signature, an unparsable blob, a failed pipeline), 2 usage.
+// (`beamagents help` lists them). Exit status: 0 success, 1 the command ran and its answer
+// is negative (a refused document, a bad signature, an unparsable blob, a failed pipeline),
+// 2 usage.
 package cli
