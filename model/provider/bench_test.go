@@ -10,7 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/model/streamcanon"
