@@ -1,10 +1,6 @@
 package pubsub
 
-import (
-	"fmt"
-
-	"github.com/beamagents/beamagents/internal/errs"
-)
+import "github.com/beamagents/beamagents/internal/errs"
 
 // Code is the stable code of an Error.
 type Code string
@@ -24,7 +20,3 @@ const (
 // Error is the package's typed error: "pubsub: CODE[: DETAIL][: CAUSE]". errors.Is matches
 // on Code alone: errors.Is(err, &Error{Code: CodeMalformed}).
 type Error = errs.Error[Code]
-
-func errorf(code Code, err error, format string, args ...any) error {
-	return &Error{Code: code, Detail: fmt.Sprintf(format, args...), Err: err}
-}
