@@ -12,7 +12,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 	"github.com/beamagents/beamagents/model"
 )
 

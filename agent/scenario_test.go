@@ -22,7 +22,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/goldenfile"
+	"github.com/beamagents/beamagents/internal/testkit/goldenfile"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -44,7 +44,7 @@ type scenario struct {
 	ToolArgs    bool                       `json:"declare_lookup_args"`
 	NoKeyring   bool                       `json:"no_keyring"`
 	PanicPrompt bool                       `json:"panic_prompt"`
-	StateSchema string                     `json:"state_schema"` // "v2": internal/testschema
+	StateSchema string                     `json:"state_schema"` // "v2": internal/testkit/testschema
 	Verify      string                     `json:"verify_results"`
 	State       map[string]json.RawMessage `json:"state"`
 	Model       []modelRule                `json:"model"`

@@ -14,7 +14,8 @@
 // agent compiled into it is the agent those workers run; an agent that is not compiled into
 // the binary cannot run there.
 //
-// Commands: run, demo, manifest, inspect, intent, schema, help (`beamagents help` lists them). Exit
-// status: 0 success, 1 the command ran and its answer is negative (a refused document, a bad
-// signature, an unparsable blob, a failed pipeline), 2 usage.
+// Commands: demo, effector, inspect, intent, manifest, redrive, replay, run, schema, help
+// (`beamagents help` lists them). Exit status: 0 success, 1 the command ran and its answer
+// is negative (a refused document, a bad signature, an unparsable blob, a failed pipeline),
+// 2 usage.
 package cli

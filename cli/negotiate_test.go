@@ -11,7 +11,7 @@ import (
 
 	"github.com/bufbuild/protocompile/linker"
 
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 var (

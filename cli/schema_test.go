@@ -10,8 +10,8 @@ import (
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/corpus"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 var interactionTestdata = filepath.Join("..", "interaction", "testdata")

@@ -1,6 +1,6 @@
 package effector
 
-import "fmt"
+import "github.com/beamagents/beamagents/internal/errs"
 
 // Code is a stable error code of this package.
 type Code string
@@ -18,28 +18,9 @@ const (
 	CodeIntentConflict  Code = "intent_id_conflict" // the id's recorded decision answered another call
 )
 
-// Error is a typed error of this package.
-type Error struct {
-	Code   Code
-	Detail string
-	Err    error
-}
-
-func (e *Error) Error() string {
-	s := fmt.Sprintf("effector: %s: %s", e.Code, e.Detail)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is matches an *Error with the same code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
+// Error is a typed error of this package: "effector: CODE[: DETAIL][: CAUSE]". errors.Is
+// matches on Code alone: errors.Is(err, ErrStore).
+type Error = errs.Error[Code]
 
 // storeFailed is a failure of the dedup store as this package reports it: CodeStore, wrapping
 // the store's own error.

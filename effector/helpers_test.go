@@ -16,7 +16,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/testsvc"
+	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
 )
 
 func proposal2K(tb testing.TB) (*interaction.Schema, []byte) {

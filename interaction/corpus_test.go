@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
 )
 
 // ruleCodes maps every decoding rule to its code; a corpus document named after a rule must

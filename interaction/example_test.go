@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 // shopFileSet stands in for the binary FileDescriptorSet `buf build -o` writes for

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/corpus"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 func message(t testing.TB, name string, set map[string]any) *dynamicpb.Message {

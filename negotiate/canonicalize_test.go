@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 	"github.com/beamagents/beamagents/negotiate"
 )
 

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 	"github.com/beamagents/beamagents/negotiate"
 )
 

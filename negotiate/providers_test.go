@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/anthropic"
 	"github.com/beamagents/beamagents/model/openai"

@@ -12,8 +12,8 @@ import (
 	"github.com/bufbuild/protocompile/linker"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/goldenfile"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/goldenfile"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current behaviour")

@@ -21,7 +21,7 @@ func ExampleSpans() {
 	s := spans[0]
 	fmt.Println(s.Name(), s.SpanKind(), s.SpanContext().SpanID(), "parent", s.Parent().SpanID(), s.EndTime().Sub(s.StartTime()))
 	for _, kv := range s.Attributes()[:3] {
-		fmt.Println(kv.Key, kv.Value.Emit())
+		fmt.Println(kv.Key, kv.Value.String())
 	}
 	// Output:
 	// chat gpt-x client 6c6c6d2d63616c6c parent 6163746976617465 250ms

@@ -10,7 +10,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/otlpreceiver"
+	"github.com/beamagents/beamagents/internal/testkit/otlpreceiver"
 	"github.com/beamagents/beamagents/otlpexport"
 )
 

@@ -18,14 +18,14 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/testschema"
+	"github.com/beamagents/beamagents/internal/testkit/testschema"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
 // "support-v2" is the next version of the support agent: a new build whose model id changed
 // (so its replay-cache keys differ and it calls its model afresh). "support-state-v2" is the
-// support agent built with the test-only state schema version 2 (internal/testschema): same
+// support agent built with the test-only state schema version 2 (internal/testkit/testschema): same
 // model, prompt and tools, but every state blob it writes is stamped 2 and every version 1
 // blob it reads is migrated first (memory keys move to the "fact/" namespace).
 func init() {
@@ -137,7 +137,7 @@ func TestRollingUpgradeThroughSnapshots(t *testing.T) {
 	// when it first reads it, and continues exactly as before. A key B never activates keeps
 	// its blobs verbatim, so its later snapshot differs from the one run's by the stamp only.
 	t.Run("pre-versioned state migrated", func(t *testing.T) { rollingUpgrade(t, upgrade{agentB: "support-v2", rewrite: unstamp}) })
-	// Version B has a new state schema, version 2 (internal/testschema), with registered
+	// Version B has a new state schema, version 2 (internal/testkit/testschema), with registered
 	// steps 1 → 2. Every key is exported at the end of both runs, so the whole state of every
 	// key is compared: B's equals the one run's migrated to version 2, B wrote version 2
 	// wherever it wrote state, and version A refuses what B wrote.

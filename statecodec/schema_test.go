@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/testschema"
+	"github.com/beamagents/beamagents/internal/testkit/testschema"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -17,7 +17,7 @@ type versioned interface {
 	GetStateSchemaVersion() uint32
 }
 
-// The cell codecs under a newer state schema (internal/testschema's version 2): the frozen
+// The cell codecs under a newer state schema (internal/testkit/testschema's version 2): the frozen
 // version 1 blobs and pre-versioned ones are migrated through every registered step, new
 // cells are stamped 2, and the build's own schema refuses what version 2 wrote.
 func TestCodecsFollowTheirStateSchema(t *testing.T) {

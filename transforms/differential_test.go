@@ -23,7 +23,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/scenario"
+	"github.com/beamagents/beamagents/internal/testkit/scenario"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )

@@ -18,7 +18,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/scenario"
+	"github.com/beamagents/beamagents/internal/testkit/scenario"
 )
 
 // newDriver builds the support agent over script with a test keyring.

@@ -21,7 +21,7 @@ import (
 	"github.com/beamagents/beamagents/effector/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/testsvc"
+	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 )
 
 const refundArgs = `{"payments.refund.order_id":"A-2002","payments.refund.amount_cents":"4599","payments.refund.reason":"arrived broken"}`

@@ -1,6 +1,6 @@
 package store
 
-import "fmt"
+import "github.com/beamagents/beamagents/internal/errs"
 
 // Code is a stable error code of this package.
 type Code string
@@ -11,28 +11,9 @@ const (
 	CodeRef    Code = "effector_store_ref_invalid" // a store reference Open cannot use
 )
 
-// Error is a typed error of this package.
-type Error struct {
-	Code   Code
-	Detail string
-	Err    error
-}
-
-func (e *Error) Error() string {
-	s := fmt.Sprintf("effector/store: %s: %s", e.Code, e.Detail)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is matches an *Error with the same code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
+// Error is a typed error of this package: "effector/store: CODE[: DETAIL][: CAUSE]".
+// errors.Is matches on Code alone: errors.Is(err, ErrFailed).
+type Error = errs.Error[Code]
 
 // Sentinels for errors.Is.
 var (

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/effector/store"
-	"github.com/beamagents/beamagents/internal/testsvc"
+	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 )
 
 // Complete keeps the first recorded completion: a late owner gets it back instead of

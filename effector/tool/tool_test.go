@@ -135,7 +135,7 @@ func TestHTTP(t *testing.T) {
 			return
 		}
 		if failFirst.Add(-1) >= 0 {
-			http.Error(w, "try again", 503)
+			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, `{"status":"shipped"}`)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
 )
 
 func benchDocs(b *testing.B) (*stream.Grammar, map[string][]byte) {

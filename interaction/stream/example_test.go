@@ -9,7 +9,7 @@ import (
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 // shopSchema stands in for interaction.CompileFileSet on the descriptor set of

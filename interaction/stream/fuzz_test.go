@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 var fuzzRoots = []string{"shop.proposal", "edges.root"}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 // compileTestSchema compiles an empty record whose type id is root.

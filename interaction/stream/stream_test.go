@@ -9,8 +9,8 @@ import (
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/corpus"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 // TestAgreesWithTheWholeDecoder: on every corpus document the stream accepts exactly when

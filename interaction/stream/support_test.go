@@ -10,9 +10,9 @@ import (
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/corpus"
-	"github.com/beamagents/beamagents/internal/goldenfile"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/goldenfile"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current behaviour")

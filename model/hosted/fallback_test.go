@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/examples/support"
-	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/examples/support"
-	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/openai"

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/beamagents/beamagents/examples/support"
-	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/openai"
 	"github.com/beamagents/beamagents/model/provider"

@@ -12,7 +12,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/llmtest"
+	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/anthropic"
 	"github.com/beamagents/beamagents/model/openai"

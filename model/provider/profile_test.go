@@ -10,8 +10,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/corpus"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/corpus"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 	"github.com/beamagents/beamagents/model/provider"
 )
 

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/prototest"
+	"github.com/beamagents/beamagents/internal/testkit/prototest"
 )
 
 // Builders of shop.proposal documents (interaction/testdata/proto/shop.proto) for tests and

@@ -26,7 +26,7 @@ import (
 // ProtosDir returns the repository's protos/ directory.
 func ProtosDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "protos")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "protos")
 }
 
 // CompileDir compiles the named files (paths relative to dir).
