@@ -148,7 +148,7 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		statusLines(e.stderr, runner, start, done)
+		statusLines(e.stderr, runner, start, done, statusEvery)
 	}()
 	// Ctrl-C or SIGTERM cancels the job (on a job service, through the Job API) and waits
 	// for it to stop.

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/beamagents/beamagents/internal/progress"
+	"github.com/beamagents/beamagents/model/limit"
 )
 
 // statusEvery is how often a run reports its progress.
@@ -15,11 +17,10 @@ const statusEvery = 5 * time.Second
 // statusLines reports a run's progress on w until done is closed: what the runner's workers
 // in this process did (package progress), as one line rewritten in place on a terminal
 // (every second) and as a plain line every statusEvery in a log.
-func statusLines(w io.Writer, runner string, start time.Time, done <-chan struct{}) {
+func statusLines(w io.Writer, runner string, start time.Time, done <-chan struct{}, every time.Duration) {
 	tty := isTerminal(w)
-	every := statusEvery
 	if tty {
-		every = time.Second
+		every = min(every, time.Second)
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -33,7 +34,7 @@ func statusLines(w io.Writer, runner string, start time.Time, done <-chan struct
 			return
 		case <-t.C:
 			now := progress.Take()
-			line := fmt.Sprintf("… %s on %s", now.Line(prev, time.Since(start), ""), runner)
+			line := fmt.Sprintf("… %s on %s", now.Line(prev, time.Since(start), breakers()), runner)
 			prev = now
 			if tty {
 				fmt.Fprintf(w, "\r\033[K%s", line)
@@ -42,6 +43,22 @@ func statusLines(w io.Writer, runner string, start time.Time, done <-chan struct
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// breakers names the model endpoints of this process whose breaker is not closed, or
+// whose calls a Retry-After holds back.
+func breakers() string {
+	var parts []string
+	for _, e := range limit.Endpoints() {
+		st := e.Stats()
+		switch {
+		case st.State != limit.Closed:
+			parts = append(parts, fmt.Sprintf("breaker %s %s", st.State, st.Key.Model))
+		case st.Paused:
+			parts = append(parts, "paused "+st.Key.Model)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // isTerminal reports whether w is a character device (a terminal).

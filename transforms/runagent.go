@@ -17,6 +17,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -62,21 +63,23 @@ type Options struct {
 
 	// ModelConcurrency is how many keys' activations may wait on the model at once in one
 	// worker process, across the step's bundles (each key still runs one activation at a
-	// time, in its order, and the outputs do not depend on it). 0 means
-	// DefaultModelConcurrency with a hosted model and 1 with the agent's own in-process
-	// model; 1 runs every firing to its end before the next. An input not in the global
-	// window runs with 1.
+	// time, in its order, and the outputs do not depend on it). 0 means, with a hosted
+	// model, its endpoints' cap on calls in flight (Model.Limits.Concurrency, by default
+	// DefaultModelConcurrency), and 1 with the agent's own in-process model; 1 runs every
+	// firing to its end before the next. An input not in the global window runs with 1.
 	ModelConcurrency int
 }
 
 // DefaultModelConcurrency is Options.ModelConcurrency's default with a hosted model.
-const DefaultModelConcurrency = 64
+const DefaultModelConcurrency = limit.DefaultConcurrency
 
 // concurrency is o's ModelConcurrency with its default applied.
 func (o Options) concurrency() int {
 	switch {
 	case o.ModelConcurrency > 0:
 		return o.ModelConcurrency
+	case o.Model.Hosted() && o.Model.Limits.Concurrency > 0:
+		return o.Model.Limits.Concurrency
 	case o.Model.Hosted():
 		return DefaultModelConcurrency
 	}
