@@ -5,9 +5,11 @@
 //
 // # The stateful step
 //
-// RunAgent only hands the inputs of one firing to an agent.Batch over the key's cells (its
-// envelopes, then its deadline or TTL firing, or a restore), emits the outputs, writes the
-// cells the batch changed once and sets or clears its timers; every decision is in the core. Its one output carries (kind, bytes) pairs that a fused ParDo splits into
+// RunAgent only hands one input or firing of a key to the one step of package agent/drive
+// (drive.Core.Step, which the fast path and the in-memory driver also run), over an
+// agent.Batch of the key's cells, then emits the outputs, writes the cells the step changed
+// once, changes the ordering buffer and sets or clears its timers; every decision is in the
+// core. Its one output carries (kind, bytes) pairs that a fused ParDo splits into
 // intents, traces, final replies, snapshots and dead letters, each a PCollection<[]byte> of
 // deterministically serialized messages.
 //
@@ -18,7 +20,7 @@
 // family, "agent.v1", and tells its timers apart by tag: "deadline" (a suspension's deadline
 // and its escalations), "ttl" (the idle-key garbage collection), "order:<ms>" (the event-time
 // ordering of a bucket, below). Event-time deadlines follow the watermark, so sources must
-// advance it while idle. TestOneTimerFamily fails if a second family appears.
+// advance it while idle. A test fails if a second family appears.
 //
 // # Ordering
 //
@@ -42,6 +44,21 @@
 // which runs a few groups of a bundle's keys at once and emits their outputs in order from
 // the bundle's goroutine (docs/drive.md).
 //
+// # Model calls in flight
+//
+// A firing that waits on the model in its own call would make every other key of its bundle
+// wait: Prism hands a stateful stage all its ready keys in one bundle, and the SDK calls a
+// DoFn for one element or timer at a time. With Options.ModelConcurrency above 1 (by default
+// the hosted model's cap on calls in flight; 1 with an agent's own in-process model) a
+// firing with due envelopes starts its step on its own goroutine over a copy of the key's
+// state and sets the key's timer "await:<n>" at its own time; the step's effects are carried
+// out in a later call of the same key, through that call's state, timers and emitters, with
+// the firing's timestamp, and only if the key's state is still what the step read. The
+// outputs, their timestamps, the state and the timers are those of the firing run in its
+// own call, whatever the concurrency and the order in which calls complete. At most that
+// many steps of one RunAgent run at once in a worker process; the fast path shares the same
+// slots. docs/drive.md has the details.
+//
 // Restores (DecodeSnapshots) are applied when they arrive, before the key's buffered
 // envelopes, and only into a key without state.
 //
@@ -53,21 +70,22 @@
 //     (every logical cell of statecodec and agent.CellInbox, byte for byte); "order_buffer.v1",
 //     a bag of []byte frames. Coders are Beam's standard bytes coder, never a Go-specific or
 //     proto coder.
-//   - Timer family "agent.v1" with the tags above.
+//   - Timer family "agent.v1" with the tags above (and "await:<n>", unique to each step run
+//     apart from its bundle).
 //   - The step's input is KV<bytes, bytes>; its output KV<varint, bytes>.
 //
 // testdata/update_manifest.json pins all of it, with every other transform name and the coder
 // of every PCollection crossing a stateful step or a grouping, for the default and the
 // sharded pipeline (pipeline.BuildManifest reads them from the pipeline proto).
-// TestUpdateManifest fails on any change unless testdata/transform_name_mapping.json maps each
-// renamed transform (what Dataflow's --transform_name_mapping then gets); a changed state id,
-// timer family or coder cannot be mapped. TestUpdateManifestBites proves it fails.
+// A test fails on any change unless testdata/transform_name_mapping.json maps each renamed
+// transform (what Dataflow's --transform_name_mapping then gets); a changed state id, timer
+// family or coder cannot be mapped, and another test proves the check bites.
 //
 // # State layout
 //
 // RunAgent keeps every cell of a key in the one Beam cell "agent_state.v1": one state read and
 // at most one write per firing, whatever the path. One Beam cell per logical cell was measured
 // against it and loses on every workload, because the runner's state round trips dominate;
-// the figures and the cells each path touches are in docs/benchmarks.md (BenchmarkThroughput
+// the figures and the cells each path touches are in docs/benchmarks.md (the throughput harness
 // regenerates them). The cells and their encodings are described in docs/wire-and-state.md.
 package transforms

@@ -45,6 +45,11 @@
 // (its envelopes, held decoded in processing order, and its core timers), the committed
 // cells.
 //
+// One function holds this choreography: Core.Step answers one input or one firing of a
+// key, given its committed state and, for a firing, the buffer's due envelopes and core
+// timers, with the key's effects (outputs, state, buffer changes, Beam timer operations).
+// RunAgent carries them out through Beam state and timers, Driver on its in-memory image.
+//
 // With transforms.ArrivalOrder RunAgent skips the buffer and runs each envelope as it arrives;
 // that order is the runner's, and this package does not specify it.
 //
