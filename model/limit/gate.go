@@ -63,9 +63,3 @@ func (g *gate) grant() {
 		g.held++
 	}
 }
-
-func (g *gate) counts() (held, waiting int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.held, g.waiters.Len()
-}
