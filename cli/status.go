@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,12 +38,29 @@ func statusLines(w io.Writer, runner string, start time.Time, done <-chan struct
 			line := fmt.Sprintf("… %s on %s", now.Line(prev, time.Since(start), breakers()), runner)
 			prev = now
 			if tty {
-				fmt.Fprintf(w, "\r\033[K%s", line)
+				fmt.Fprintf(w, "\r\033[K%s", fit(line, terminalWidth()))
 				continue
 			}
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// fit cuts line to width runes, so that a terminal's status stays on one line.
+func fit(line string, width int) string {
+	r := []rune(line)
+	if len(r) <= width {
+		return line
+	}
+	return string(r[:width-1]) + "…"
+}
+
+// terminalWidth is $COLUMNS, or 100.
+func terminalWidth() int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 10 {
+		return n
+	}
+	return 100
 }
 
 // breakers names the model endpoints of this process whose breaker is not closed, or

@@ -49,7 +49,26 @@ func TestStatusLines(t *testing.T) {
 			t.Errorf("status line %q lacks %q", first, want)
 		}
 	}
-	if strings.Contains(out, "\r") || len(first) > 100 {
-		t.Errorf("not a plain log line of a terminal's width: %q", first)
+	if strings.Contains(out, "\r") {
+		t.Errorf("not a plain log line: %q", first)
+	}
+}
+
+func TestFitKeepsOneTerminalLine(t *testing.T) {
+	for _, c := range []struct {
+		name, line string
+		width      int
+		want       string
+	}{
+		{"short", "read 1", 80, "read 1"},
+		{"exact", "abcd", 4, "abcd"},
+		{"cut", "abcdef", 4, "abc…"},
+		{"runes", "··········", 5, "····…"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fit(c.line, c.width); got != c.want {
+				t.Errorf("fit(%q, %d) = %q, want %q", c.line, c.width, got, c.want)
+			}
+		})
 	}
 }

@@ -40,8 +40,7 @@ func Take() Snapshot {
 }
 
 // Line is the status after prev: counts, model calls per second since prev and the calls in
-// flight; extra (a breaker's state, say) is appended when not empty. It fits in 80 columns
-// for counts below a billion.
+// flight; extra (a breaker's state, say) is appended when not empty.
 func (s Snapshot) Line(prev Snapshot, elapsed time.Duration, extra string) string {
 	rate := 0.0
 	if dt := s.At.Sub(prev.At).Seconds(); dt > 0 {
