@@ -138,7 +138,8 @@ func TestWireContractFieldNumbers(t *testing.T) {
 			"deadline_ms": {8, I64, false}, "escalations": {9, U32, false}},
 		"LlmCacheBlob": {"state_schema_version": {1, U32, false}, "entries": {2, M, true}, "total_response_bytes": {3, I64, false}},
 		"LlmCacheEntry": {"cache_key": {1, S, false}, "response": {2, B, false}, "response_digest": {3, B, false},
-			"created_at_ms": {4, I64, false}, "last_access_ms": {5, I64, false}, "digest_only": {6, BO, false}},
+			"created_at_ms": {4, I64, false}, "last_access_ms": {5, I64, false}, "digest_only": {6, BO, false},
+			"input_tokens": {7, I64, false}, "output_tokens": {8, I64, false}, "answered_by": {9, S, false}},
 	}
 	for msg, fields := range contract {
 		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName("beam_agents.v1." + msg))

@@ -36,6 +36,7 @@ type Reply struct {
 	InputTokens, OutputTokens int64
 
 	tool string // the forced tool's name (Anthropic), from the request
+	out  func() // counts the request out of InFlight
 }
 
 // Observation is what the server sent for one request.
@@ -129,7 +130,11 @@ func (s *Server) Peak() int { return int(s.peak.Load()) }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	cur := s.inFlight.Add(1)
-	defer s.inFlight.Add(-1)
+	// A request is counted out before its last bytes are written: its client may send the
+	// next request as soon as it has read them, before this handler returns.
+	var once sync.Once
+	out := func() { once.Do(func() { s.inFlight.Add(-1) }) }
+	defer out()
 	for p := s.peak.Load(); cur > p && !s.peak.CompareAndSwap(p, cur); p = s.peak.Load() {
 	}
 	want := "/v1/chat/completions"
@@ -162,7 +167,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		} `json:"tool_choice"`
 	}
 	json.Unmarshal(body, &req)
-	rep.tool = req.ToolChoice.Name
+	rep.tool, rep.out = req.ToolChoice.Name, out
 	ob := s.reply(w, r, rep, req.Stream)
 	s.mu.Lock()
 	s.obs[n] = ob
@@ -188,6 +193,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rep Reply, stream
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.Status)
 		b := s.errorBody(rep.Status)
+		rep.out()
 		w.Write(b)
 		return Observation{Bytes: len(b), TotalBytes: len(b)}
 	case rep.RawBody != "":
@@ -196,11 +202,13 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rep Reply, stream
 		} else {
 			w.Header().Set("Content-Type", "application/json")
 		}
+		rep.out()
 		w.Write([]byte(rep.RawBody))
 		return Observation{Bytes: len(rep.RawBody), TotalBytes: len(rep.RawBody)}
 	case !stream:
 		w.Header().Set("Content-Type", "application/json")
 		b := s.completion(rep)
+		rep.out()
 		w.Write(b)
 		return Observation{Bytes: len(b), TotalBytes: len(b)}
 	}
@@ -214,7 +222,10 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rep Reply, stream
 	w.WriteHeader(http.StatusOK)
 	fl := w.(http.Flusher)
 	unacked := 0
-	for _, e := range events {
+	for i, e := range events {
+		if i == len(events)-1 {
+			rep.out()
+		}
 		// Paced: at most Window answer events may be unacknowledged before the next is sent
 		// (an SDK may read an event ahead before handing one over).
 		for s.Step != nil && isDelta(e) && unacked >= s.window() {
