@@ -3,6 +3,7 @@ package transforms_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -48,8 +49,10 @@ type latencyModel struct {
 
 var entityRe = regexp.MustCompile(`k-[0-9]{3}`)
 
-func newLatencyModel(t testing.TB, seed uint64, maxDelay time.Duration, gate bool) *latencyModel {
-	m := &latencyModel{rng: rand.New(rand.NewPCG(seed, 1)), perKey: map[string]int{}, served: map[string]int{}}
+// newLatencyModel starts the server: delays drawn up to maxDelay, or every one fixed when
+// fixed is set.
+func newLatencyModel(t testing.TB, seed uint64, maxDelay, fixed time.Duration, gate bool) *latencyModel {
+	m := &latencyModel{rng: rand.New(rand.NewPCG(seed, 1)), perKey: map[string]int{}, served: map[string]int{}, fixed: fixed}
 	if gate {
 		m.gate = make(chan struct{})
 	}
@@ -97,7 +100,7 @@ func (m *latencyModel) enter(r *http.Request) string {
 	var body bytes.Buffer
 	body.ReadFrom(r.Body)
 	r.Body.Close()
-	r.Body = readCloser{bytes.NewReader(body.Bytes())}
+	r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 	key := string(entityRe.Find(body.Bytes()))
 	m.mu.Lock()
 	m.inflight++
@@ -159,10 +162,6 @@ func (w *leavingWriter) done() {
 	}
 }
 
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
-
 // concurrencyInput is keys × one external event; keys ending in 1, 3 or 5 look an order up
 // first, and their tool result (a later envelope) resumes them to a reply.
 func concurrencyInput(keys int) [][]byte {
@@ -191,7 +190,7 @@ func TestModelConcurrency(t *testing.T) {
 	t.Setenv("BEAMAGENTS_TEST_MODEL_KEY", "sk-test")
 	records := concurrencyInput(24)
 	runOnce := func(name string, n int, batch bool, seed uint64) map[string][]byte {
-		m := newLatencyModel(t, seed, 40*time.Millisecond, n > 1)
+		m := newLatencyModel(t, seed, 40*time.Millisecond, 0, n > 1)
 		opts := transforms.Options{Agent: support.Name, Config: agentConfig(t, nil), AllowUnsignedIntents: true,
 			Model:            hosted.Options{Provider: hosted.OpenAI, Name: "gpt-test", BaseURL: m.baseURL(), APIKey: "env:BEAMAGENTS_TEST_MODEL_KEY", MaxAttempts: 1},
 			ModelConcurrency: n}

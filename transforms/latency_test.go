@@ -73,8 +73,7 @@ func BenchmarkModelLatency(b *testing.B) {
 			var calls, peak int
 			var elapsed time.Duration
 			for range b.N {
-				m := newLatencyModel(b, 1, 0, false)
-				m.fixed = *latencyDelay
+				m := newLatencyModel(b, 1, 0, *latencyDelay, false)
 				opts := transforms.Options{Agent: support.Name, Config: agentConfig(b, nil), AllowUnsignedIntents: true,
 					Model:            hosted.Options{Provider: hosted.OpenAI, Name: "gpt-test", BaseURL: m.baseURL(), APIKey: "env:BEAMAGENTS_TEST_MODEL_KEY", MaxAttempts: 1},
 					ModelConcurrency: n}
