@@ -15,7 +15,7 @@ import (
 )
 
 // runCLI runs the command in-process and returns exit code, stdout and stderr.
-func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+func runCLI(t testing.TB, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(&env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}, args)

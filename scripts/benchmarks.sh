@@ -45,6 +45,8 @@ latency_delay=${LATENCY_DELAY:-500ms}
 echo "benchmarks.sh: ./transforms (model latency on Prism, $latency_keys keys, $latency_n in flight, $latency_delay per call)" >&2
 go test ./transforms -run '^$' -bench ModelLatency -benchtime 1x -count 1 -timeout 60m \
   -latency.keys "$latency_keys" -latency.n "$latency_n" -latency.delay "$latency_delay" > "$tmp/latency.txt"
+echo "benchmarks.sh: ./cli (outage: 1000 keys against nothing listening, then their redrive)" >&2
+go test ./cli -run '^$' -bench Outage -benchtime 1x -count 1 > "$tmp/outage.txt"
 
 # table NAME: the benchstat summary of NAME, indented as a Markdown code block, without the
 # machine lines the page's header already gives.
@@ -175,9 +177,24 @@ key), and the same number of keys that look an order up and are resumed by their
 (\`tool_resume\`: two calls a key), through \`RunAgent\` (\`streaming\`) and \`RunAgentBatch\`
 (\`batch\`) with \`ModelConcurrency\` LATENCY_N, then 20 keys with one call allowed in flight.
 \`x_ideal\` is calls per second over the provider-bound ideal (calls allowed in flight over
-the delay); \`peak_in_flight\` is the most requests the server had at once.
+the delay) over the whole run, Prism's start-up and the sorted file sinks included;
+\`x_ideal_served\` is the same over the time the server was busy, from the first request to
+the last answer. \`peak_in_flight\` is the most requests the server had at once.
 
 $(benchmark_lines "$tmp/latency.txt" | sed 's/^BenchmarkModelLatency\///' | throughput_rows)
+
+### Outage
+
+\`BenchmarkOutage\` (package \`cli\`) runs \`beamagents run --model openai\` with 1,000 keys
+(one event each) against a loopback port nothing listens on, then \`redrive\`s their dead
+letters into a second \`run\` against a server answering after 500 ms with 64 calls in
+flight. \`outage_s\` is the first run's wall time (every key dead-lettered with its input),
+\`refused_by_breaker\` how many of those dead letters end with an attempt the open
+circuit breaker refused without a connection (the first keys' earlier attempts met the
+refused connections that opened it), \`redriven_run_s\` the second run's wall time (every key
+answered).
+
+$(benchmark_lines "$tmp/outage.txt" | sed 's/^BenchmarkOutage/outage/' | throughput_rows)
 EOF
 if [ -f "$out" ] && grep -qxF "$marker" "$out"; then
   printf '\n'

@@ -45,9 +45,11 @@ type latencyModel struct {
 	gate     chan struct{} // closed once two requests were in flight
 	gated    bool
 	fixed    time.Duration // when set, every answer's delay
+	first    time.Time     // the first request's arrival
+	last     time.Time     // the last answer's end
 }
 
-var entityRe = regexp.MustCompile(`k-[0-9]{3}`)
+var entityRe = regexp.MustCompile(`k-[0-9]+`)
 
 // newLatencyModel starts the server: delays drawn up to maxDelay, or every one fixed when
 // fixed is set.
@@ -103,6 +105,9 @@ func (m *latencyModel) enter(r *http.Request) string {
 	r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 	key := string(entityRe.Find(body.Bytes()))
 	m.mu.Lock()
+	if m.first.IsZero() {
+		m.first = time.Now()
+	}
 	m.inflight++
 	m.peak = max(m.peak, m.inflight)
 	m.perKey[key]++
@@ -131,6 +136,15 @@ func (m *latencyModel) leave(key string) {
 	defer m.mu.Unlock()
 	m.inflight--
 	m.perKey[key]--
+	m.last = time.Now()
+}
+
+// span is the time from the first request's arrival to the last answer's end: the part of a
+// run the server was busy in, without the runner's start-up and shutdown.
+func (m *latencyModel) span() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last.Sub(m.first)
 }
 
 // leavingWriter counts a request out when its last event is written: the client may send

@@ -19,8 +19,10 @@ import (
 // The model-latency harness: keys through RunAgent and RunAgentBatch on Prism against a
 // loopback OpenAI-compatible server that answers every request after a fixed delay, as a
 // hosted model does, with up to -latency.n calls in flight. It reports model calls per
-// second, their ratio to the provider-bound ideal (n calls per delay), and the peak of
-// requests in flight the server saw.
+// second over the whole run, their ratio to the provider-bound ideal (n calls per delay)
+// over the whole run (x_ideal) and over the time the server was busy, from the first
+// request to the last answer (x_ideal_served: the runner's start-up and shutdown left out),
+// and the peak of requests in flight the server saw.
 //
 //	go test ./transforms -run '^$' -bench ModelLatency -benchtime 1x [-latency.keys 1000 -latency.n 64 -latency.delay 500ms]
 
@@ -71,7 +73,7 @@ func BenchmarkModelLatency(b *testing.B) {
 			}
 			records := latencyInput(keys, v.resume)
 			var calls, peak int
-			var elapsed time.Duration
+			var elapsed, served time.Duration
 			for range b.N {
 				m := newLatencyModel(b, 1, 0, *latencyDelay, false)
 				opts := transforms.Options{Agent: support.Name, Config: agentConfig(b, nil), AllowUnsignedIntents: true,
@@ -89,6 +91,7 @@ func BenchmarkModelLatency(b *testing.B) {
 					b.Fatal(err)
 				}
 				elapsed += time.Since(start)
+				served += m.span()
 				calls += len(m.api.Requests())
 				peak = max(peak, m.peakInFlight())
 				m.close()
@@ -97,6 +100,7 @@ func BenchmarkModelLatency(b *testing.B) {
 			ideal := float64(n) / latencyDelay.Seconds()
 			b.ReportMetric(perSec, "calls/s")
 			b.ReportMetric(perSec/ideal, "x_ideal")
+			b.ReportMetric(float64(calls)/served.Seconds()/ideal, "x_ideal_served")
 			b.ReportMetric(float64(peak), "peak_in_flight")
 			b.ReportMetric(float64(n), "allowed_in_flight")
 		})
