@@ -81,7 +81,9 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 	run := func(out, baseURL, input string) time.Duration {
 		t.Helper()
 		defineModelFlags()
-		defer func() { *modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", "" }()
+		defer func() {
+			*modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", ""
+		}()
 		start := time.Now()
 		code, stdout, stderr := runCLI(t, "", "run", "--agent", support.Name, "--allow_unsigned_intents", "--input", input,
 			"--output_dir", filepath.Join(dir, out), "--model", "openai", "--model_name", "gpt-test", "--base_url", baseURL,
