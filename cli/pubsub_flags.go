@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
 	"github.com/beamagents/beamagents/pubsub/wire"
@@ -89,6 +90,13 @@ func runStreaming(e *env, runner string, opts pipeline.Options) int {
 	fmt.Fprintf(e.stderr, "streaming from %s on %s; Ctrl-C drains\n", opts.InputSubscription, runner)
 	tick := time.NewTicker(*pubsubFlags.statusEvery)
 	defer tick.Stop()
+	prev := progress.Take()
+	status := func() string {
+		now := progress.Take()
+		line := statusLine(run.Status(), now.At, now, prev, breakers())
+		prev = now
+		return line
+	}
 	for {
 		select {
 		case <-sig:
@@ -100,9 +108,9 @@ func runStreaming(e *env, runner string, opts pipeline.Options) int {
 			fmt.Fprintln(e.stderr, "\ndraining: no more pulls; in-flight bundles finish and are acknowledged (Ctrl-C again stops at once)")
 			run.Drain()
 		case <-tick.C:
-			fmt.Fprintf(e.stderr, "\r%s", statusLine(run.Status(), time.Now()))
+			fmt.Fprintf(e.stderr, "\r%s", status())
 		case r := <-done:
-			fmt.Fprintf(e.stderr, "\r%s\n", statusLine(run.Status(), time.Now()))
+			fmt.Fprintf(e.stderr, "\r%s\n", status())
 			switch {
 			case r.err != nil && ctx.Err() != nil:
 				e.errorf("stopped before the drain finished: unacknowledged messages will be redelivered")
@@ -120,14 +128,24 @@ func runStreaming(e *env, runner string, opts pipeline.Options) int {
 	}
 }
 
-// statusLine is the one-line live status of a streaming run.
-func statusLine(s pubsub.Status, now time.Time) string {
+// statusLine is the one-line live status of a streaming run: the source's counts, the model
+// calls of this process's workers since prev (per second and in flight), tokens, and extra
+// (the breakers not closed) when not empty.
+func statusLine(s pubsub.Status, now time.Time, p, prev progress.Snapshot, extra string) string {
 	lag := "-"
 	if !s.Watermark.IsZero() {
 		lag = now.Sub(s.Watermark).Round(100 * time.Millisecond).String()
 	}
-	return fmt.Sprintf("envelopes in %d | activations %d | intents out %d | dead letters %d | duplicates %d | watermark lag %s   ",
-		s.EnvelopesIn, s.Activations, s.IntentsOut, s.DeadLetters+s.Rejected, s.Duplicates, lag)
+	rate := 0.0
+	if dt := p.At.Sub(prev.At).Seconds(); dt > 0 {
+		rate = float64(p.ModelCalls-prev.ModelCalls) / dt
+	}
+	line := fmt.Sprintf("envelopes in %d | activations %d | model calls %d (%.1f/s, %d in flight) | tokens %d | intents out %d | dead letters %d | duplicates %d | watermark lag %s",
+		s.EnvelopesIn, s.Activations, p.ModelCalls, rate, p.InFlight, p.Tokens, s.IntentsOut, s.DeadLetters+s.Rejected, s.Duplicates, lag)
+	if extra != "" {
+		line += " | " + extra
+	}
+	return line + "   "
 }
 
 // quietRunner keeps the runner's informational logging off the terminal (unless
