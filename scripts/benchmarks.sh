@@ -177,7 +177,9 @@ key), and the same number of keys that look an order up and are resumed by their
 (\`tool_resume\`: two calls a key), through \`RunAgent\` (\`streaming\`) and \`RunAgentBatch\`
 (\`batch\`) with \`ModelConcurrency\` LATENCY_N, then 20 keys with one call allowed in flight.
 \`x_ideal\` is calls per second over the provider-bound ideal (calls allowed in flight over
-the delay) over the whole run, Prism's start-up and the sorted file sinks included;
+the delay) over the whole run: Prism's start-up, and after the last answer the end of the
+bounded input, where every key's state TTL timer fires (one more firing per key, reading and
+clearing its state), included;
 \`x_ideal_served\` is the same over the time the server was busy, from the first request to
 the last answer. \`peak_in_flight\` is the most requests the server had at once.
 
