@@ -121,19 +121,18 @@ func globAll(glob string) ([]string, error) {
 // readRecorded reads a recorded run's outputs (raw records by kind) and its traces; a
 // directory without output files gives none (no comparison).
 func readRecorded(dir string) (map[int64][][]byte, []*pb.TraceEvent, error) {
-	kinds := map[string]int64{pipeline.IntentsName: drive.OutIntent, pipeline.TracesName: drive.OutTrace, pipeline.FinalsName: drive.OutFinal,
-		pipeline.SnapshotsName: drive.OutSnapshot, pipeline.DeadLettersName: drive.OutDeadLetter}
 	rec := map[int64][][]byte{}
-	for name, kind := range kinds {
-		data, err := os.ReadFile(filepath.Join(dir, name+".binpb"))
+	for _, k := range pipeline.Outputs() {
+		file := filepath.Join(dir, k.Name+".binpb")
+		data, err := os.ReadFile(file)
 		if os.IsNotExist(err) {
 			return nil, nil, nil
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec[kind], err = splitFrames(data); err != nil {
-			return nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, name+".binpb"), err)
+		if rec[k.Out], err = splitFrames(data); err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", file, err)
 		}
 	}
 	var traces []*pb.TraceEvent
@@ -279,10 +278,8 @@ func writeReplay(dir string, keys []replay.Key, dead [][]byte) error {
 			byKind[o.Kind] = append(byKind[o.Kind], o.Bytes)
 		}
 	}
-	kinds := map[string]int64{pipeline.IntentsName: drive.OutIntent, pipeline.TracesName: drive.OutTrace, pipeline.FinalsName: drive.OutFinal,
-		pipeline.SnapshotsName: drive.OutSnapshot, pipeline.DeadLettersName: drive.OutDeadLetter}
 	for _, o := range pipeline.Outputs() {
-		if err := pipeline.WriteLocal(dir, o.Name, o.Type, byKind[kinds[o.Name]]); err != nil {
+		if err := pipeline.WriteLocal(dir, o.Name, o.Type, byKind[o.Out]); err != nil {
 			return err
 		}
 	}

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/agent"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/pubsub"
@@ -94,29 +93,15 @@ const (
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
 const (
-	IntentsName     = "intents"
-	TracesName      = "traces"
-	FinalsName      = "finals"
-	SnapshotsName   = "snapshots"
-	DeadLettersName = "dead_letters"
+	IntentsName     = drive.IntentsName
+	TracesName      = drive.TracesName
+	FinalsName      = drive.FinalsName
+	SnapshotsName   = drive.SnapshotsName
+	DeadLettersName = drive.DeadLettersName
 )
 
-// Outputs lists every output name with its message type, in a fixed order.
-func Outputs() []struct {
-	Name string
-	Type protoreflect.FullName
-} {
-	return []struct {
-		Name string
-		Type protoreflect.FullName
-	}{
-		{IntentsName, (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName()},
-		{TracesName, (&pb.TraceEvent{}).ProtoReflect().Descriptor().FullName()},
-		{FinalsName, (&pb.FinalReply{}).ProtoReflect().Descriptor().FullName()},
-		{SnapshotsName, (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName()},
-		{DeadLettersName, (&pb.ActivationErrorRecord{}).ProtoReflect().Descriptor().FullName()},
-	}
-}
+// Outputs lists every output with its name and message type, in their fixed order.
+func Outputs() []drive.Kind { return drive.Kinds() }
 
 func (o Options) format() transforms.Format {
 	if o.InputFormat != "" {

@@ -174,10 +174,10 @@ func compare(got []Output, want map[int64][][]byte) string {
 		}
 		left[o.Kind][string(o.Bytes)]--
 	}
-	for _, kind := range []int64{drive.OutIntent, drive.OutTrace, drive.OutFinal, drive.OutSnapshot, drive.OutDeadLetter} {
-		for _, r := range want[kind] {
-			if left[kind][string(r)] > 0 {
-				return "recorded output not produced: " + describe(Output{kind, r})
+	for _, k := range drive.Kinds() {
+		for _, r := range want[k.Out] {
+			if left[k.Out][string(r)] > 0 {
+				return "recorded output not produced: " + describe(Output{k.Out, r})
 			}
 		}
 	}
@@ -206,21 +206,18 @@ func describe(o Output) string {
 }
 
 func newMessage(kind int64) proto.Message {
-	switch kind {
-	case drive.OutIntent:
-		return &pb.ToolIntent{}
-	case drive.OutTrace:
-		return &pb.TraceEvent{}
-	case drive.OutFinal:
-		return &pb.FinalReply{}
-	case drive.OutSnapshot:
-		return &pb.StateSnapshot{}
+	k, ok := drive.KindOf(kind)
+	if !ok {
+		k, _ = drive.KindOf(drive.OutDeadLetter)
 	}
-	return &pb.ActivationErrorRecord{}
+	return k.New()
 }
 
 func kindName(kind int64) string {
-	return [...]string{"?", "intent", "trace", "final", "snapshot", "dead letter"}[min(max(kind, 0), 5)]
+	if k, ok := drive.KindOf(kind); ok {
+		return k.Noun
+	}
+	return "?"
 }
 
 // byEntity groups recorded outputs by their entity key.

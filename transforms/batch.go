@@ -197,7 +197,7 @@ func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally,
 	ok := true
 	for _, in := range keys {
 		st := d.Run(ctx, in.key, in.values, func(kind int64, b []byte) {
-			if kind == outDeadLetter {
+			if kind == drive.OutDeadLetter {
 				counts.add("dead_letters", 1)
 			}
 			ok = ok && yield(batchOutput{ts: in.ts, kind: kind, b: b})

@@ -381,7 +381,7 @@ func (f *firing) carry(at int64, stamps []int64, writes map[statecodec.Cell][]by
 	}
 	ts := mtime.FromMilliseconds(at)
 	for i, o := range e.Outputs {
-		if o.Kind == outDeadLetter {
+		if o.Kind == drive.OutDeadLetter {
 			f.rt.deadLetters.Inc(f.ctx, 1)
 			noteProgress("dead_letters", 1)
 		}
@@ -461,14 +461,5 @@ func (f *firing) setTimers(ops []agent.TimerOp, at int64) {
 		}
 	}
 }
-
-// Output kinds of the stateful step's single output.
-const (
-	outIntent     = drive.OutIntent
-	outTrace      = drive.OutTrace
-	outFinal      = drive.OutFinal
-	outSnapshot   = drive.OutSnapshot
-	outDeadLetter = drive.OutDeadLetter
-)
 
 func toTime(ms int64) time.Time { return mtime.Time(ms).ToTime() }

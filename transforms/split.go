@@ -3,6 +3,8 @@ package transforms
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamagents/beamagents/agent/drive"
 )
 
 func init() {
@@ -24,18 +26,11 @@ func splitOutput(kind int64, b []byte, intents, traces, finals, snapshots, dead 
 	outputOf(kind, intents, traces, finals, snapshots, dead)(b)
 }
 
-// outputOf picks the output of kind among outputs given in Outputs' order; any other kind
-// is a dead letter.
+// outputOf picks the output of kind among outputs given in Outputs' order (the order of
+// drive.Kinds); any other kind is a dead letter.
 func outputOf[E any](kind int64, intents, traces, finals, snapshots, dead E) E {
-	switch kind {
-	case outIntent:
-		return intents
-	case outTrace:
-		return traces
-	case outFinal:
-		return finals
-	case outSnapshot:
-		return snapshots
+	if k, ok := drive.KindOf(kind); ok {
+		return [...]E{intents, traces, finals, snapshots, dead}[k.Out-drive.OutIntent]
 	}
 	return dead
 }

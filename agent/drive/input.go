@@ -96,15 +96,6 @@ func CorruptBuffer(key []byte, n int) *pb.ActivationErrorRecord {
 		Detail: fmt.Sprintf("%d ordering-buffer entries do not decode", n)})
 }
 
-// Output kinds: how one stream of (kind, bytes) pairs carries every output.
-const (
-	OutIntent int64 = iota + 1
-	OutTrace
-	OutFinal
-	OutSnapshot
-	OutDeadLetter
-)
-
 // Emit serializes a result's outputs deterministically, in a fixed order: intents, traces,
 // finals, snapshots, dead letters.
 func Emit(res *agent.Result, emit func(kind int64, b []byte)) {
