@@ -1,6 +1,6 @@
 package model
 
-import "fmt"
+import "github.com/beamagents/beamagents/internal/errs"
 
 // Code is the stable code of a model error; match with errors.Is against the sentinels.
 type Code string
@@ -25,28 +25,9 @@ const (
 	CodeCircuitOpen Code = "model_circuit_open"
 )
 
-// Error is the typed error of this package.
-type Error struct {
-	Code   Code
-	Detail string
-	Err    error // cause, if any
-}
-
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("model: %s: %s: %v", e.Code, e.Detail, e.Err)
-	}
-	return fmt.Sprintf("model: %s: %s", e.Code, e.Detail)
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is matches an *Error with the same Code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
+// Error is the typed error of this package: a Code, a Detail and the cause, if any.
+// errors.Is matches it on the code alone. Its text is "model: CODE[: DETAIL][: CAUSE]".
+type Error = errs.Error[Code]
 
 // Sentinels for errors.Is.
 var (

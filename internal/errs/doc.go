@@ -12,5 +12,5 @@
 //     same code type with code c; Detail and Err play no part.
 //   - Unwrap returns the cause, so errors.Is and errors.As see through to it.
 //   - Error() is "PACKAGE: CODE[: DETAIL][: CAUSE]", PACKAGE being the code type's package
-//     path inside the module (effector, effector/store, pubsub).
+//     path inside the module (effector, effector/store, model, pubsub).
 package errs
