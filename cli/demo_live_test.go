@@ -12,7 +12,7 @@ import (
 
 var (
 	liveTokenRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
-	liveRowRE   = regexp.MustCompile(`<tr id="row-([0-9a-f-]+)" data-state="pending">\s*<td>(customer-\d+)</td>`)
+	liveRowRE   = regexp.MustCompile(`<tr id="row-([0-9a-f-]+)" data-state="pending">\s*<td>(?:<a [^>]*>)?(customer-\d+)<`)
 )
 
 // approveThroughConsole acts as the person at the console: it waits for the two refund
@@ -26,7 +26,7 @@ func approveThroughConsole(t *testing.T, consoleURL, user, password string) {
 func approveThroughConsoleAs(t *testing.T, consoleURL, user, password string, decisions map[string]string) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for len(decisions) > 0 && time.Now().Before(deadline) {
-		req, _ := http.NewRequest("GET", consoleURL, nil)
+		req, _ := http.NewRequest("GET", consoleURL+"approvals", nil)
 		req.SetBasicAuth(user, password)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil { // not listening yet
@@ -42,7 +42,7 @@ func approveThroughConsoleAs(t *testing.T, consoleURL, user, password string, de
 				continue
 			}
 			form := url.Values{"intent_id": {m[1]}, "decision": {decision}, "csrf": {token[1]}}
-			post, _ := http.NewRequest("POST", consoleURL+"decide", strings.NewReader(form.Encode()))
+			post, _ := http.NewRequest("POST", consoleURL+"approvals/decide", strings.NewReader(form.Encode()))
 			post.SetBasicAuth(user, password)
 			post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			post.Header.Set("Origin", strings.TrimSuffix(consoleURL, "/"))
