@@ -34,7 +34,7 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -93,4 +93,15 @@ func serve(t *testing.T, o console.Options) string {
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + l.Addr().String()
+}
+
+type contextT = context.Context
+
+func slicesIndex[T any](s []T, f func(T) bool) int {
+	for i, v := range s {
+		if f(v) {
+			return i
+		}
+	}
+	return -1
 }
