@@ -53,7 +53,7 @@ func withHeader(name, value string) chromedp.Action[chromedp.Void] {
 // screenshot saves the page: under docs/console/ with -update, else in the test's artifacts.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package console
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Series is one small bar chart of the overview: a counter over event time.
 type Series struct {
@@ -71,8 +74,10 @@ func chart(minutes []Minute) []Series {
 			at := first + int64(i)*width*60_000
 			s.Bars = append(s.Bars, Bar{X: float64(i) * bw, Y: 60 - h, W: max(bw-1, 1), H: h, Title: fmt.Sprintf("%s: %d", fmtTime(at), v)})
 		}
-		s.From, s.To = fmtTime(first), fmtTime(last+60_000)
+		s.From, s.To = fmtMinute(first), fmtMinute(last+60_000)
 		out = append(out, s)
 	}
 	return out
 }
+
+func fmtMinute(ms int64) string { return time.UnixMilli(ms).UTC().Format("01-02 15:04Z") }

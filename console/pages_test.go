@@ -108,7 +108,7 @@ func TestPagesInChromium(t *testing.T) {
 	if got := text(t, ctx, "#series-dead_letters .total"); got != "6" {
 		t.Fatalf("dead letters total %q", got)
 	}
-	screenshot(t, ctx, "overview")
+	screenshot(t, ctx, "hostile-overview")
 
 	visit(t, ctx, base+"/dead_letters")
 	inert(t, ctx, "/dead_letters")
@@ -138,12 +138,11 @@ func TestPagesInChromium(t *testing.T) {
 			if got := text(t, ctx, "#activations"); !strings.Contains(got, "orders.lookup") {
 				t.Fatalf("activations: %q", got)
 			}
-			screenshot(t, ctx, "entity")
 			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#activations a.trace")), chromedp.WaitVisible(chromedp.ID("waterfall"))); err != nil {
 				t.Fatal(err)
 			}
 			checkWaterfall(t, ctx)
-			screenshot(t, ctx, "trace")
+			screenshot(t, ctx, "waterfall")
 		}
 	}
 	visit(t, ctx, base+console.TracePath(traceID(scriptKey, 0)))

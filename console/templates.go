@@ -117,7 +117,7 @@ var pagesHTML = map[string]string{
 {{if not $w.Rows}}<p id="unknown">No event of this trace was ingested.</p>{{else}}
 <p>Entity <a id="trace-entity" href="{{keyPath $w.Key}}">{{key $w.Key}}</a>, activation {{$w.Seq}}, {{time $w.StartMs}} to {{time $w.EndMs}}{{if $w.HasError}} · <span class="error" id="has-error">errors</span>{{end}}</p>
 <table class="wf" id="waterfall" data-start="{{$w.StartMs}}" data-end="{{$w.EndMs}}">
-<tr><td class="label"></td><td><div class="ticks">{{range $w.Ticks}}<span style="left:{{pct .Left}}%">{{.Label}}</span>{{end}}</div></td></tr>
+<tr><td class="label"></td><td><div class="ticks">{{range $w.Ticks}}{{if .Last}}<span style="right:0;transform:none">{{.Label}}</span>{{else}}<span style="left:{{pct .Left}}%">{{.Label}}</span>{{end}}{{end}}</div></td></tr>
 {{range $i, $r := $w.Rows}}<tr class="row {{$r.Kind}}{{if $r.Error}} err{{end}}" data-kind="{{$r.Kind}}" data-start="{{$r.StartMs}}" data-end="{{$r.EndMs}}">
 <td class="label d{{$r.Depth}}">{{text $r.Label}}{{if $r.Attrs}}<details><summary>attributes</summary><table>{{range $r.Attrs}}<tr><td class="mono">{{text (index . 0)}}</td><td class="mono">{{text (index . 1)}}</td></tr>{{end}}</table></details>{{end}}</td>
 <td><div class="track"><div class="bar {{$r.Kind}}{{if $r.Error}} err{{end}}" id="bar-{{$i}}" style="left:{{pct $r.Left}}%;width:{{pct $r.Width}}%" title="{{time $r.StartMs}} – {{time $r.EndMs}}"></div></div></td></tr>

@@ -82,6 +82,7 @@ type Waterfall struct {
 // Tick is a labelled time on the axis.
 type Tick struct {
 	Left  float64
+	Last  bool
 	Label string
 }
 
@@ -165,7 +166,7 @@ func Layout(traceID []byte, evs []*pb.TraceEvent) Waterfall {
 	}
 	for i := range 5 {
 		t := w.StartMs + int64(float64(i)/4*span)
-		w.Ticks = append(w.Ticks, Tick{Left: float64(i) * 25, Label: "+" + time.Duration(t-w.StartMs).Truncate(time.Millisecond).String()})
+		w.Ticks = append(w.Ticks, Tick{Left: float64(i) * 25, Last: i == 4, Label: "+" + (time.Duration(t-w.StartMs) * time.Millisecond).String()})
 	}
 	w.Rows = rows
 	return w
