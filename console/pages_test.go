@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -105,10 +106,20 @@ func TestPagesInChromium(t *testing.T) {
 	if got := text(t, ctx, "#malformed"); got != "1 records did not decode" {
 		t.Fatalf("malformed: %q", got)
 	}
-	if got := text(t, ctx, "#series-dead_letters .total"); got != "6" {
+	if got := text(t, ctx, "#series-dead_letters .total"); got != "6" { // before the live one below
 		t.Fatalf("dead letters total %q", got)
 	}
 	screenshot(t, ctx, "hostile-overview")
+
+	// The open page follows new outputs by itself (server-sent events, then a reload).
+	if _, _, err := st.Ingest("", console.Offset{}, []console.Record{{Kind: console.KindDeadLetter, Data: marshal(t, modelError(t, "customer-live", T0+20_000))}}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); text(t, ctx, "#series-dead_letters .total") != "7"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the overview did not update itself")
+		}
+	}
 
 	visit(t, ctx, base+"/dead_letters")
 	inert(t, ctx, "/dead_letters")

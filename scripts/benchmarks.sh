@@ -130,7 +130,8 @@ the run's outputs (intents, trace events, final replies, snapshots and dead lett
 records/s column counts them all) into a new console store: \`ingest\`, and the same followed
 by serving the overview page: \`ingest_and_overview\`. The baseline, \`read_and_decode\`,
 reads and decodes the same records without a store. \`BenchmarkOverview\` serves the overview
-of the ingested store.
+of the ingested store. The run writes 39,700 records (29,700 trace events, 9,900 final
+replies, 100 dead letters); a store is one transaction per file read, with its offset.
 
 $(table console)
 
