@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/binary"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -133,11 +134,16 @@ func (f *Follower) readFile(file string, kind Kind, size int64) (int, error) {
 		}
 		frames, used, broken := SplitFrames(buf[:n])
 		if used == 0 && !broken {
-			if int64(n) == chunkBytes {
-				broken = true // one record larger than a chunk: not a file the sinks write
-			} else {
+			need, w := binary.Uvarint(buf[:n])
+			if w <= 0 || off.Bytes+int64(w)+int64(need) > size {
 				return total, nil // a record still being written
 			}
+			// One record larger than a chunk: read it whole.
+			buf = make([]byte, w+int(need))
+			if _, err := fh.ReadAt(buf, off.Bytes); err != nil && err != io.EOF {
+				return total, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
+			}
+			frames, used, broken = SplitFrames(buf)
 		}
 		recs := make([]Record, len(frames))
 		for i, fr := range frames {

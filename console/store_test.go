@@ -203,3 +203,18 @@ func FuzzIngest(f *testing.F) {
 		}
 	})
 }
+
+// A record larger than one read's chunk is read whole.
+func TestIngestLargeRecord(t *testing.T) {
+	dir := t.TempDir()
+	snap := &pb.StateSnapshot{EntityKey: []byte("big"), Seq: 3, Memory: &pb.MemoryBlob{Entries: []*pb.MemoryEntry{{Key: "k", Value: bytes.Repeat([]byte{'v'}, 9<<20)}}}}
+	os.WriteFile(filepath.Join(dir, "snapshots.binpb"), frames(t, snap, snap), 0o644)
+	st := openStore(t, filepath.Join(t.TempDir(), "console.db"))
+	if n := scan(t, st, dir); n != 1 {
+		t.Fatalf("%d records", n)
+	}
+	e, err := st.Entity([]byte("big"))
+	if err != nil || e.Snapshot.GetSeq() != 3 || overview(t, st).Malformed != 0 {
+		t.Fatalf("%v %v", e.Snapshot.GetSeq(), err)
+	}
+}
