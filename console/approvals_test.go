@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/beamagents/beamagents/console"
@@ -197,14 +195,7 @@ func TestConsoleInChromium(t *testing.T) {
 	state := func(id string) string { return "#row-" + id + " td.state" }
 	var state3, state4, refused, state7 string
 	err := chromedp.Do(ctx,
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
-			if err != nil {
-				return err
-			}
-			_, err = cdp.Call(ctx, tg, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"X-Approver": "alice@example.com"}})
-			return err
-		}),
+		withHeader("X-Approver", "alice@example.com"),
 		chromedp.Navigate(c.url+"/approvals"),
 		chromedp.WaitVisible(chromedp.ID("approve-"+approve)),
 		chromedp.Click(chromedp.ID("approve-"+approve)),
