@@ -72,7 +72,7 @@ func (s *Store) Overview() (*Overview, error) {
 			return nil
 		})
 		tx.Bucket(bReasons).ForEach(func(k, v []byte) error {
-			o.Reasons = append(o.Reasons, ReasonCount{Reason: string(k), Count: int64(binary.BigEndian.Uint64(v))})
+			o.Reasons = append(o.Reasons, ReasonCount{Reason: string(k[1:]), Count: int64(binary.BigEndian.Uint64(v))})
 			return nil
 		})
 		slices.SortStableFunc(o.Reasons, func(a, b ReasonCount) int { return int(b.Count - a.Count) })

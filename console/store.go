@@ -258,6 +258,9 @@ func (w *writer) intent(id, data []byte) error {
 	if err := decode(data, ti); err != nil {
 		return err
 	}
+	if ti.GetIntentId() == "" {
+		return w.count(ti.GetCreatedAtMs(), cIntents, 1) // counted; nothing names it to list it by
+	}
 	b := w.tx.Bucket(bIntents)
 	if cur := b.Get([]byte(ti.GetIntentId())); cur != nil {
 		old := &pb.ToolIntent{}
@@ -300,6 +303,9 @@ func (w *writer) snapshot(data []byte) error {
 		return err
 	}
 	b := w.tx.Bucket(bSnaps)
+	if len(snap.GetEntityKey()) == 0 {
+		return nil // no entity page to show it on
+	}
 	if cur := b.Get(snap.GetEntityKey()); cur != nil {
 		old := &pb.StateSnapshot{}
 		if proto.Unmarshal(cur, old) == nil && (old.GetSeq() > snap.GetSeq() || old.GetSeq() == snap.GetSeq() && old.GetSnapshotAtMs() > snap.GetSnapshotAtMs()) {
@@ -324,7 +330,7 @@ func (w *writer) deadLetter(id, data []byte) error {
 	if err := w.tx.Bucket(bDeadIdx).Put(cat(lp([]byte(d.GetReason())), be(t), id), nil); err != nil {
 		return err
 	}
-	if err := addCount(w.tx.Bucket(bReasons), []byte(d.GetReason()), 1); err != nil {
+	if err := addCount(w.tx.Bucket(bReasons), reasonKey(d.GetReason()), 1); err != nil {
 		return err
 	}
 	if len(d.GetEntityKey()) > 0 {
@@ -401,7 +407,7 @@ func (w *writer) end(key []byte, seq, at int64, status string) error {
 		}
 		suspended = e.Status == tracing.StatusSuspended
 	})
-	if err != nil {
+	if err != nil || len(key) == 0 {
 		return err
 	}
 	if suspended {
@@ -467,7 +473,15 @@ func (e *entity) suspendedOn() string {
 	return ""
 }
 
+// reasonKey is a reason's key in its bucket (bbolt refuses an empty key; a reason may be).
+func reasonKey(reason string) []byte { return append([]byte{'r'}, reason...) }
+
+// touch updates key's entity. The empty key has no entity page (bbolt refuses an empty key):
+// its records are still counted and listed.
 func (w *writer) touch(key []byte, f func(*entity)) error {
+	if len(key) == 0 {
+		return nil
+	}
 	b := w.tx.Bucket(bEntities)
 	e := &entity{}
 	if cur := b.Get(key); cur != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/tracing"
@@ -217,4 +219,23 @@ func TestIngestLargeRecord(t *testing.T) {
 	if err != nil || e.Snapshot.GetSeq() != 3 || overview(t, st).Malformed != 0 {
 		t.Fatalf("%v %v", e.Snapshot.GetSeq(), err)
 	}
+}
+
+// A Pub/Sub message of any type, attributes and data becomes a record or is counted as
+// malformed, never a panic.
+func FuzzMessageRecord(f *testing.F) {
+	f.Add("beam_agents.v1.TraceEvent", "application/json", []byte(`{"entityKey":"aw=="}`))
+	f.Add("beam_agents.v1.ActivationErrorRecord", "", marshal(f, modelError(f, "k", 1)))
+	f.Add("beamagents.rejected_input", "", []byte("\xff"))
+	st, err := console.Open(filepath.Join(f.TempDir(), "fuzz.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { st.Close() })
+	f.Fuzz(func(t *testing.T, typ, ct string, data []byte) {
+		r := console.MessageRecord(&pubsubpb.PubsubMessage{Data: data, Attributes: map[string]string{"type": typ, "content-type": ct}})
+		if _, _, err := st.Ingest("", console.Offset{}, []console.Record{r}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
