@@ -123,7 +123,8 @@ func runConsole(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 1
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Requests live in the command's context: a page's event stream ends when it stops.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go srv.Serve(l)
 	defer shutdownConsole(srv)
 	done := make(chan struct{})
@@ -230,7 +231,7 @@ func liveConsole(ctx context.Context, eff *effector.Effector, client *pubsub.Cli
 		s := &console.Subscriber{Store: st, Client: client, Subscription: sub}
 		go s.Run(ctx)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go srv.Serve(l)
 	return "http://" + l.Addr().String() + "/", func() { cancel(); srv.Close(); st.Close() }, nil
 }
