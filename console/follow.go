@@ -2,8 +2,8 @@ package console
 
 import (
 	"context"
-	"encoding/binary"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
