@@ -9,8 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,7 +22,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/effector"
-	"github.com/beamagents/beamagents/effector/console"
 	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -53,7 +50,8 @@ var liveConsoleReady func(url, user, password string)
 
 // liveTopics are the live demo's Pub/Sub names on the in-process emulator.
 type liveTopics struct {
-	events, eventsSub, intents, intentsSub, finals, finalsSub, errors, errorsSub string
+	events, eventsSub, intents, intentsSub, finals, finalsSub, errors, errorsSub, traces string
+	consoleSubs                                                                          []string // the console's own, one per output topic
 }
 
 func newLiveTopics(ctx context.Context, srv *pstest.Server) (liveTopics, error) {
@@ -63,10 +61,26 @@ func newLiveTopics(ctx context.Context, srv *pstest.Server) (liveTopics, error) 
 		intents: p + "/topics/intents", intentsSub: p + "/subscriptions/effector",
 		finals: p + "/topics/finals", finalsSub: p + "/subscriptions/finals",
 		errors: p + "/topics/errors", errorsSub: p + "/subscriptions/errors",
+		traces: p + "/topics/traces",
 	}
-	for topic, sub := range map[string]string{t.events: t.eventsSub, t.intents: t.intentsSub, t.finals: t.finalsSub, t.errors: t.errorsSub} {
+	subs := map[string]string{t.events: t.eventsSub, t.intents: t.intentsSub, t.finals: t.finalsSub, t.errors: t.errorsSub}
+	for _, topic := range []string{t.intents, t.finals, t.errors, t.traces} {
+		t.consoleSubs = append(t.consoleSubs, p+"/subscriptions/console-"+topic[strings.LastIndex(topic, "/")+1:])
+	}
+	for topic, sub := range subs {
 		if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
 			return t, err
+		}
+		if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub, Topic: topic, AckDeadlineSeconds: 30}); err != nil {
+			return t, err
+		}
+	}
+	for _, sub := range t.consoleSubs {
+		topic := p + "/topics/" + strings.TrimPrefix(sub, p+"/subscriptions/console-")
+		if topic == t.traces {
+			if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+				return t, err
+			}
 		}
 		if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub, Topic: topic, AckDeadlineSeconds: 30}); err != nil {
 			return t, err
@@ -77,7 +91,7 @@ func newLiveTopics(ctx context.Context, srv *pstest.Server) (liveTopics, error) 
 
 // runLiveDemo runs the whole loop on one machine: Pub/Sub (the client library's in-process
 // emulator), the pipeline streaming on Prism, the effector running the example's tools, and
-// the approval console on a loopback port. It publishes the demo's events stamped now and
+// the console (approvals included) on a loopback port. It publishes the demo's events stamped now and
 // ends when every entity that got one has a final reply or a dead letter, or on Ctrl-C.
 func runLiveDemo(e *env, dir, consoleAddr string, timeout time.Duration) int {
 	opts, kr, err := prepareDemo(dir)
@@ -115,24 +129,24 @@ func runLiveDemo(e *env, dir, consoleAddr string, timeout time.Duration) int {
 		return 1
 	}
 	defer store.Close()
-	user, password := "demo", randomHex(8)
-	consoleURL, closeConsole, err := liveConsole(eff, consoleAddr, user, password)
-	if err != nil {
-		e.errorf("%v", err)
-		return 1
-	}
-	defer closeConsole()
 	client, err := pubsub.NewClient(ctx, "beamagents-demo")
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
 	}
 	defer client.Close()
+	user, password := "demo", randomHex(8)
+	consoleURL, closeConsole, err := liveConsole(ctx, eff, client, topics, dir, consoleAddr, user, password)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	defer closeConsole()
 
 	run := bapubsub.NewRun()
 	defer run.Close()
 	opts.Input, opts.OutputDir = "", filepath.Join(dir, "output")
-	opts.InputSubscription, opts.IntentsTopic, opts.FinalsTopic, opts.ErrorsTopic = topics.eventsSub, topics.intents, topics.finals, topics.errors
+	opts.InputSubscription, opts.IntentsTopic, opts.FinalsTopic, opts.ErrorsTopic, opts.TracesTopic = topics.eventsSub, topics.intents, topics.finals, topics.errors, topics.traces
 	opts.PubSub.Run = run.ID()
 	pipeDone := make(chan error, 1)
 	go func() {
@@ -152,7 +166,7 @@ func runLiveDemo(e *env, dir, consoleAddr string, timeout time.Duration) int {
 		return 1
 	}
 	fmt.Fprintf(e.stdout, "beamagents demo --live: agent %q streaming on Prism over an in-process Pub/Sub emulator\n", demo.Agent)
-	fmt.Fprintf(e.stdout, "published %d events; approval console: %s (user %s, password %s)\n", len(entities), consoleURL, user, password)
+	fmt.Fprintf(e.stdout, "published %d events; console: %s (approvals: %sapprovals, user %s, password %s)\n", len(entities), consoleURL, consoleURL, user, password)
 	if liveConsoleReady != nil {
 		go liveConsoleReady(consoleURL, user, password)
 	}
@@ -191,20 +205,6 @@ func liveEffector(dir string, kr *intent.Keyring) (*effector.Effector, store.Sto
 		return nil, nil, err
 	}
 	return eff, st, nil
-}
-
-func liveConsole(eff *effector.Effector, addr, user, password string) (string, func(), error) {
-	h, err := console.New(eff.Approvals(), console.Options{BasicAuth: map[string]string{user: password}})
-	if err != nil {
-		return "", nil, err
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
-	return "http://" + l.Addr().String() + "/", func() { srv.Close() }, nil
 }
 
 // publishDemoEvents publishes the demo's external events with event time now (the effector

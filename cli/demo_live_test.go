@@ -12,7 +12,7 @@ import (
 
 var (
 	liveTokenRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
-	liveRowRE   = regexp.MustCompile(`<tr id="row-([0-9a-f-]+)" data-state="pending">\s*<td>(customer-\d+)</td>`)
+	liveRowRE   = regexp.MustCompile(`<tr id="row-([0-9a-f-]+)" data-state="pending">\s*<td>(?:<a [^>]*>)?(customer-\d+)<`)
 )
 
 // approveThroughConsole acts as the person at the console: it waits for the two refund
@@ -26,7 +26,7 @@ func approveThroughConsole(t *testing.T, consoleURL, user, password string) {
 func approveThroughConsoleAs(t *testing.T, consoleURL, user, password string, decisions map[string]string) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for len(decisions) > 0 && time.Now().Before(deadline) {
-		req, _ := http.NewRequest("GET", consoleURL, nil)
+		req, _ := http.NewRequest("GET", consoleURL+"approvals", nil)
 		req.SetBasicAuth(user, password)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil { // not listening yet
@@ -42,7 +42,7 @@ func approveThroughConsoleAs(t *testing.T, consoleURL, user, password string, de
 				continue
 			}
 			form := url.Values{"intent_id": {m[1]}, "decision": {decision}, "csrf": {token[1]}}
-			post, _ := http.NewRequest("POST", consoleURL+"decide", strings.NewReader(form.Encode()))
+			post, _ := http.NewRequest("POST", consoleURL+"approvals/decide", strings.NewReader(form.Encode()))
 			post.SetBasicAuth(user, password)
 			post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			post.Header.Set("Origin", strings.TrimSuffix(consoleURL, "/"))
@@ -67,7 +67,11 @@ func approveThroughConsoleAs(t *testing.T, consoleURL, user, password string, de
 // through the console, then runs and the agent replies; the rejected refund ends the
 // conversation with a dead letter.
 func TestDemoLive(t *testing.T) {
-	liveConsoleReady = func(u, user, password string) { approveThroughConsole(t, u, user, password) }
+	sawOutputs := make(chan bool, 1)
+	liveConsoleReady = func(u, user, password string) {
+		approveThroughConsole(t, u, user, password)
+		sawOutputs <- consoleShows(u, regexp.MustCompile(`id="series-finals"><div>Final replies</div><div class="total" data-total="[1-9]`), 5*time.Minute)
+	}
 	defer func() { liveConsoleReady = nil }()
 	code, out, errOut := runCLI(t, "", "demo", "--live", "--output_dir", t.TempDir(), "--console", "127.0.0.1:0", "--live_timeout", "6m")
 	t.Log(out)
@@ -85,7 +89,26 @@ func TestDemoLive(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
+	if !<-sawOutputs {
+		t.Errorf("the console never showed the live run's final replies")
+	}
 	if !strings.Contains(out, "Order A-1001 shipped yesterday and arrives on Thursday.") {
 		t.Errorf("customer-2's reply does not come from the lookup")
 	}
+}
+
+// consoleShows reports whether the console's overview at u comes to hold want.
+func consoleShows(u string, want *regexp.Regexp, within time.Duration) bool {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get(u)
+		if err != nil {
+			return false // the console closed: the run ended first
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want.Match(b) {
+			return true
+		}
+	}
+	return false
 }

@@ -19,8 +19,8 @@ import (
 
 	pubsub "cloud.google.com/go/pubsub/v2"
 
+	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/effector"
-	"github.com/beamagents/beamagents/effector/console"
 	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -152,15 +152,11 @@ func buildEffector(f *effectorFlags) (*effector.Effector, store.Store, error) {
 }
 
 func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Server, error) {
-	o := console.Options{ApproverHeader: *f.approverHeader}
-	if *f.approverUsers != "" {
-		users, err := loadUsers(*f.approverUsers)
-		if err != nil {
-			return nil, err
-		}
-		o.BasicAuth = users
+	id, err := consoleIdentity(*f.approverHeader, *f.approverUsers)
+	if err != nil {
+		return nil, err
 	}
-	h, err := console.New(eff.Approvals(), o)
+	h, err := console.New(console.Options{Approvals: eff.Approvals(), Identity: id, ReadNeedsIdentity: true})
 	if err != nil {
 		return nil, fmt.Errorf("--console needs --approver_header or --approver_users: %w", err)
 	}
@@ -170,7 +166,7 @@ func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Serve
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(l)
-	fmt.Fprintf(e.stdout, "approval console on http://%s/\n", l.Addr())
+	fmt.Fprintf(e.stdout, "approval console on http://%s/approvals\n", l.Addr())
 	return srv, nil
 }
 

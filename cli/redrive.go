@@ -1,10 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-
+	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
@@ -34,34 +28,10 @@ func (f redriveFilter) match(d *pb.ActivationErrorRecord) bool {
 		(f.since == 0 || t >= f.since) && (f.until == 0 || t < f.until)
 }
 
-// errNotRedrivable: the dead letter carries no envelope (a timer's failure, a corrupt buffer,
-// a refused restore, or a record that was never an envelope).
-var errNotRedrivable = errors.New("the dead letter carries no envelope")
-
-// redriveEnvelope returns the envelope a dead letter carries: its envelope field, or a raw
-// record that decodes as an actionable envelope (binary or protojson).
+// redriveEnvelope returns the envelope a dead letter carries (console.RedriveEnvelope: the
+// console's redrive and this command choose alike).
 func redriveEnvelope(d *pb.ActivationErrorRecord) (*pb.AgentEnvelope, error) {
-	var raw []byte
-	switch in := d.GetFailedInput().(type) {
-	case *pb.ActivationErrorRecord_Envelope:
-		raw = in.Envelope
-	case *pb.ActivationErrorRecord_RawRecord:
-		raw = in.RawRecord
-	default:
-		return nil, errNotRedrivable
-	}
-	env := &pb.AgentEnvelope{}
-	if err := proto.Unmarshal(raw, env); err != nil || !actionable(env) {
-		env.Reset()
-		if err := protojson.Unmarshal(raw, env); err != nil || !actionable(env) {
-			return nil, errNotRedrivable
-		}
-	}
-	return env, nil
-}
-
-func actionable(env *pb.AgentEnvelope) bool {
-	return len(env.GetEntityKey()) > 0 && env.GetPayload() != nil
+	return console.RedriveEnvelope(d)
 }
 
 func runRedrive(e *env, args []string) int {
@@ -147,23 +117,7 @@ func readDeadLetters(file string) ([]*pb.ActivationErrorRecord, error) {
 	return readMessages([]string{file}, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
 }
 
-// appendEnvelope appends env as a JSON line (compact protojson) or a length-delimited
-// deterministic binary record.
+// appendEnvelope appends env as a JSON line or a length-delimited binary record.
 func appendEnvelope(out []byte, env *pb.AgentEnvelope, jsonl bool) ([]byte, error) {
-	if !jsonl {
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
-		if err != nil {
-			return nil, err
-		}
-		return append(binary.AppendUvarint(out, uint64(len(b))), b...), nil
-	}
-	b, err := protojson.Marshal(env)
-	if err != nil {
-		return nil, err
-	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, b); err != nil {
-		return nil, err
-	}
-	return append(append(out, c.Bytes()...), '\n'), nil
+	return console.AppendEnvelope(out, env, jsonl)
 }

@@ -254,7 +254,7 @@ func FuzzRedriveEnvelope(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !actionable(env) {
+		if len(env.GetEntityKey()) == 0 || env.GetPayload() == nil {
 			t.Fatal("redrove an envelope that cannot run")
 		}
 		if _, err := appendEnvelope(nil, env, true); err != nil {

@@ -1,8 +1,8 @@
 // Package effector executes signed ToolIntents and turns their outcomes into AgentEnvelopes
 // (ToolResult, or Approval for a human decision) on the intent's entity key, from files
 // (ReadIntents, HandleAll, WriteResults) or as a Pub/Sub service (Serve). Its dedup stores
-// are in package effector/store, its approval console in effector/console, its tools in
-// effector/tool and effector/mcptool; none of them links Apache Beam. The rules are in
+// are in package effector/store, its tools in effector/tool and effector/mcptool; none of
+// them links Apache Beam. Its approvals are decided in package console. The rules are in
 // docs/effector.md.
 //
 // Invariants:

@@ -37,6 +37,9 @@ bench statecodec ./statecodec
 bench decode ./interaction
 bench stream ./interaction/stream
 bench canonicalize ./negotiate
+echo "benchmarks.sh: ./console (a 10,000-envelope run's outputs, run once on Prism first)" >&2
+bench console ./console -bench 'Ingest' -benchtime 1x
+bench console_overview ./console -bench 'Overview'
 echo "benchmarks.sh: ./transforms (throughput on Prism, N = $throughput_n)" >&2
 go test ./transforms -run '^$' -bench Throughput -benchtime 3x -count 1 -throughput.n "$throughput_n" > "$tmp/throughput.txt"
 latency_keys=${LATENCY_KEYS:-1000}
@@ -120,6 +123,21 @@ $(table stream)
 \`encoding/json\` parsing the same bytes.
 
 $(table canonicalize)
+
+## Console ingest
+
+\`BenchmarkIngest\` (package \`console\`) runs the support agent on Prism over 10,000
+envelopes (1,000 keys, a reply each, one envelope in a hundred undecodable), then ingests
+the run's outputs (intents, trace events, final replies, snapshots and dead letters: the
+records/s column counts them all) into a new console store: \`ingest\`, and the same followed
+by serving the overview page: \`ingest_and_overview\`. The baseline, \`read_and_decode\`,
+reads and decodes the same records without a store. \`BenchmarkOverview\` serves the overview
+of the ingested store. The run writes 39,700 records (29,700 trace events, 9,900 final
+replies, 100 dead letters); a store is one transaction per file read, with its offset.
+
+$(table console)
+
+$(table console_overview)
 
 ## Throughput and state layout
 

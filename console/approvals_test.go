@@ -6,22 +6,16 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/beamagents/beamagents/effector/console"
+	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 )
 
 const refundArgs = `{"payments.refund.order_id":"A-2002","payments.refund.amount_cents":"4599","payments.refund.reason":"arrived broken"}`
@@ -42,6 +36,12 @@ func (c *consoleFixture) decisions() []*pb.AgentEnvelope {
 // newConsole serves the console on a loopback port, with three pending approvals.
 func newConsole(t *testing.T, o console.Options) *consoleFixture {
 	t.Helper()
+	return newConsoleWith(t, o, nil)
+}
+
+// newConsoleWith is newConsole with a store of outputs beside the approvals.
+func newConsoleWith(t *testing.T, o console.Options, st *console.Store) *consoleFixture {
+	t.Helper()
 	c := &consoleFixture{fixture: newFixture(t)}
 	c.e.Approvals().SetSink(func(_ context.Context, env *pb.AgentEnvelope) error {
 		c.mu.Lock()
@@ -57,7 +57,8 @@ func newConsole(t *testing.T, o console.Options) *consoleFixture {
 			t.Fatal(out, err)
 		}
 	}
-	h, err := console.New(c.e.Approvals(), o)
+	o.Approvals, o.Store, o.ReadNeedsIdentity = c.e.Approvals(), st, st == nil
+	h, err := console.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func (c *consoleFixture) approvalID(entity string) string {
 var tokenRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
 func (c *consoleFixture) page(t *testing.T, header http.Header) (int, string) {
-	req, _ := http.NewRequest("GET", c.url+"/", nil)
+	req, _ := http.NewRequest("GET", c.url+"/approvals", nil)
 	req.Header = header
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -97,7 +98,7 @@ func (c *consoleFixture) page(t *testing.T, header http.Header) (int, string) {
 
 // Decisions need an identity, a same-origin request and the approver's CSRF token.
 func TestConsoleRefusesCrossSite(t *testing.T) {
-	c := newConsole(t, console.Options{ApproverHeader: "X-Approver"})
+	c := newConsole(t, console.Options{Identity: console.Identity{ApproverHeader: "X-Approver"}})
 	who := http.Header{"X-Approver": {"alice@example.com"}}
 	if code, _ := c.page(t, http.Header{}); code != http.StatusUnauthorized {
 		t.Fatalf("no identity: %d", code)
@@ -110,7 +111,7 @@ func TestConsoleRefusesCrossSite(t *testing.T) {
 	token := m[1]
 	id := c.approvalID("customer-3")
 	post := func(form url.Values, h http.Header) int {
-		req, _ := http.NewRequest("POST", c.url+"/decide", strings.NewReader(form.Encode()))
+		req, _ := http.NewRequest("POST", c.url+"/approvals/decide", strings.NewReader(form.Encode()))
 		req.Header = h.Clone()
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
@@ -158,8 +159,8 @@ func TestConsoleRefusesCrossSite(t *testing.T) {
 }
 
 func TestConsoleBasicAuth(t *testing.T) {
-	c := newConsole(t, console.Options{BasicAuth: map[string]string{"bob": "s3cret"}})
-	req, _ := http.NewRequest("GET", c.url+"/", nil)
+	c := newConsole(t, console.Options{Identity: console.Identity{BasicAuth: map[string]string{"bob": "s3cret"}}})
+	req, _ := http.NewRequest("GET", c.url+"/approvals", nil)
 	req.SetBasicAuth("bob", "wrong")
 	resp, _ := http.DefaultClient.Do(req)
 	resp.Body.Close()
@@ -170,42 +171,19 @@ func TestConsoleBasicAuth(t *testing.T) {
 	resp, _ = http.DefaultClient.Do(req)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(b), `<b id="approver">bob</b>`) {
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `<b id="who">bob</b>`) {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
-	if _, err := console.New(c.e.Approvals(), console.Options{}); err == nil {
+	if _, err := console.New(console.Options{Approvals: c.e.Approvals()}); err == nil {
 		t.Fatal("a console without an identity source")
 	}
-}
-
-func chromium(t *testing.T) string { return testsvc.Chromium(t) }
-
-// artifactDir is where screenshots go: $BEAMAGENTS_TEST_ARTIFACTS, else a test temp dir.
-func artifactDir(t *testing.T) string {
-	if d := os.Getenv("BEAMAGENTS_TEST_ARTIFACTS"); d != "" {
-		os.MkdirAll(d, 0o755)
-		return d
-	}
-	return t.TempDir()
 }
 
 // The console in a real headless Chromium: approve one refund, reject another, and see a
 // third refused after its deadline passed while the page was open; then it shows as expired.
 func TestConsoleInChromium(t *testing.T) {
-	bin := chromium(t)
-	c := newConsole(t, console.Options{ApproverHeader: "X-Approver"})
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
-	defer cancel()
+	c := newConsole(t, console.Options{Identity: console.Identity{ApproverHeader: "X-Approver"}})
+	ctx := browser(t)
 	approve, reject, late := c.approvalID("customer-3"), c.approvalID("customer-4"), c.approvalID("customer-7")
 	text := func(sel string, into *string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -217,15 +195,8 @@ func TestConsoleInChromium(t *testing.T) {
 	state := func(id string) string { return "#row-" + id + " td.state" }
 	var state3, state4, refused, state7 string
 	err := chromedp.Do(ctx,
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
-			if err != nil {
-				return err
-			}
-			_, err = cdp.Call(ctx, tg, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"X-Approver": "alice@example.com"}})
-			return err
-		}),
-		chromedp.Navigate(c.url+"/"),
+		withHeader("X-Approver", "alice@example.com"),
+		chromedp.Navigate(c.url+"/approvals"),
 		chromedp.WaitVisible(chromedp.ID("approve-"+approve)),
 		chromedp.Click(chromedp.ID("approve-"+approve)),
 		chromedp.WaitNotPresent(chromedp.ID("approve-"+approve)),
@@ -240,22 +211,14 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.Click(chromedp.ID("approve-"+late)),
 		chromedp.WaitVisible(chromedp.ID("error")),
 		text("#error", &refused),
-		chromedp.Navigate(c.url+"/"),
+		chromedp.Navigate(c.url+"/approvals"),
 		chromedp.WaitVisible(chromedp.CSS(state(late))),
 		text(state(late), &state7),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(artifactDir(t), "approval-console.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
+	screenshot(t, ctx, "approvals")
 	if state3 != "approved by alice@example.com" || state4 != "rejected by alice@example.com" {
 		t.Fatalf("states %q %q", state3, state4)
 	}

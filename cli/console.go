@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	pubsub "cloud.google.com/go/pubsub/v2"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/console"
+	"github.com/beamagents/beamagents/effector"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/pubsub/wire"
+)
+
+func init() {
+	register(&command{name: "console", summary: "serve a web console over a run's outputs: activations, traces, dead letters with redrive, entities", run: runConsole})
+}
+
+// consoleStarted, when set (by tests), is called with the console's URL once it serves, and
+// a function that stops it.
+var consoleStarted func(url string, stop func())
+
+func runConsole(e *env, args []string) int {
+	fs := newFlags(e, "console", "console --db PATH (--outputs DIR | --subscription SUB)... [--listen ADDR] [--approver_header H | --approver_users REF] [--redrive_dir DIR | --redrive_topic TOPIC]")
+	db := fs.String("db", "", "the console's store, a bbolt file (created; reopened where it left off)")
+	var outputs, subs listFlag
+	fs.Var(&outputs, "outputs", "a run's output directory, followed as it grows (repeatable)")
+	fs.Var(&subs, "subscription", "a subscription to an output topic, projects/P/subscriptions/S (repeatable)")
+	listen := fs.String("listen", "127.0.0.1:8090", "address to serve on; beyond loopback, reading needs an identity too")
+	header := fs.String("approver_header", "", "request header carrying the acting user's identity (set by an authenticating proxy)")
+	users := fs.String("approver_users", "", "basic-auth users, env:VAR or file:PATH holding user:password lines")
+	redriveDir := fs.String("redrive_dir", "", "directory where a redrive writes its envelopes (a new JSON Lines file each time)")
+	redriveTopic := fs.String("redrive_topic", "", "input topic a redrive publishes its envelopes to, projects/P/topics/T")
+	poll := fs.Duration("poll", time.Second, "how often the output directories are read for new records")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if *db == "" || len(outputs)+len(subs) == 0 || fs.NArg() > 0 || *poll <= 0 {
+		fs.Usage()
+		return 2
+	}
+	if *redriveDir != "" && *redriveTopic != "" {
+		e.errorf("--redrive_dir and --redrive_topic: choose one")
+		return 2
+	}
+	id, err := consoleIdentity(*header, *users)
+	if err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
+	opts := console.Options{Identity: id, ReadNeedsIdentity: !loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}}
+	if opts.ReadNeedsIdentity && !id.Configured() {
+		e.errorf("--listen %s is beyond loopback: reading then needs --approver_header or --approver_users", *listen)
+		return 2
+	}
+	ctx, stop := effectorContext()
+	defer stop()
+	clients := map[string]*pubsub.Client{}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	client := func(project string) (*pubsub.Client, error) {
+		if c, ok := clients[project]; ok {
+			return c, nil
+		}
+		c, err := pubsub.NewClient(ctx, project)
+		if err == nil {
+			clients[project] = c
+		}
+		return c, err
+	}
+	var subscribers []*console.Subscriber
+	for _, s := range subs {
+		name, err := wire.ParseSubscription(s)
+		if err != nil {
+			e.errorf("--subscription: %v", err)
+			return 2
+		}
+		c, err := client(name.Project)
+		if err != nil {
+			e.errorf("%v", err)
+			return 1
+		}
+		subscribers = append(subscribers, &console.Subscriber{Client: c, Subscription: s})
+	}
+	if *redriveTopic != "" {
+		name, err := wire.ParseTopic(*redriveTopic)
+		if err != nil {
+			e.errorf("--redrive_topic: %v", err)
+			return 2
+		}
+		c, err := client(name.Project)
+		if err != nil {
+			e.errorf("%v", err)
+			return 1
+		}
+		opts.Redrive.Publish = publishEnvelopes(c, *redriveTopic)
+	}
+	st, err := console.Open(*db)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	defer st.Close()
+	opts.Store = st
+	opts.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+	h, err := console.New(opts)
+	if err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	// Requests live in the command's context: a page's event stream ends when it stops.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	go srv.Serve(l)
+	defer shutdownConsole(srv)
+	done := make(chan struct{})
+	n := 0
+	for _, dir := range outputs {
+		f := &console.Follower{Store: st, Dir: dir, Logger: opts.Logger}
+		n++
+		go func() { f.Follow(ctx, *poll); done <- struct{}{} }()
+	}
+	for _, s := range subscribers {
+		s.Store, s.Logger = st, opts.Logger
+		n++
+		go func() { s.Run(ctx); done <- struct{}{} }()
+	}
+	url := "http://" + l.Addr().String() + "/"
+	fmt.Fprintf(e.stdout, "console on %s (store %s)\n", url, *db)
+	if consoleStarted != nil {
+		go consoleStarted(url, stop)
+	}
+	<-ctx.Done()
+	for range n {
+		<-done
+	}
+	return 0
+}
+
+// consoleIdentity is the acting user's identity source from the approver flags.
+func consoleIdentity(header, usersRef string) (console.Identity, error) {
+	id := console.Identity{ApproverHeader: header}
+	if usersRef != "" {
+		if header != "" {
+			return id, fmt.Errorf("--approver_header and --approver_users: choose one")
+		}
+		users, err := loadUsers(usersRef)
+		if err != nil {
+			return id, err
+		}
+		id.BasicAuth = users
+	}
+	return id, nil
+}
+
+// loopback reports whether addr listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// publishEnvelopes publishes redriven envelopes to an input topic, binary, ordered by key.
+func publishEnvelopes(c *pubsub.Client, topic string) func(context.Context, []*pb.AgentEnvelope) error {
+	return func(ctx context.Context, envs []*pb.AgentEnvelope) error {
+		pub := c.Publisher(topic)
+		pub.EnableMessageOrdering = true
+		defer pub.Stop()
+		var results []*pubsub.PublishResult
+		for _, env := range envs {
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+			if err != nil {
+				return err
+			}
+			results = append(results, pub.Publish(ctx, &pubsub.Message{Data: b, OrderingKey: wire.OrderingKey(env.GetEntityKey())}))
+		}
+		for _, r := range results {
+			if _, err := r.Get(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// liveConsole serves the whole console for `demo --live`: the effector's approvals, and the
+// outputs from the run's directory and the topics' console subscriptions, in a store under
+// dir. Redrives publish to the events topic.
+func liveConsole(ctx context.Context, eff *effector.Effector, client *pubsub.Client, t liveTopics, dir, addr, user, password string) (string, func(), error) {
+	st, err := console.Open(filepath.Join(dir, "console.db"))
+	if err != nil {
+		return "", nil, err
+	}
+	h, err := console.New(console.Options{
+		Store: st, Approvals: eff.Approvals(), Identity: console.Identity{BasicAuth: map[string]string{user: password}},
+		Redrive: console.Redrive{Publish: publishEnvelopes(client, t.events)}, Logger: slog.Default(),
+	})
+	if err != nil {
+		st.Close()
+		return "", nil, err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		st.Close()
+		return "", nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	f := &console.Follower{Store: st, Dir: filepath.Join(dir, "output")}
+	go f.Follow(ctx, time.Second)
+	for _, sub := range t.consoleSubs {
+		s := &console.Subscriber{Store: st, Client: client, Subscription: sub}
+		go s.Run(ctx)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	go srv.Serve(l)
+	return "http://" + l.Addr().String() + "/", func() { cancel(); srv.Close(); st.Close() }, nil
+}
