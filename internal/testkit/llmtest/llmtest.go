@@ -316,7 +316,8 @@ func (s *Server) errorBody(status int) []byte {
 }
 
 func (s *Server) completion(rep Reply) []byte {
-	if len(rep.ToolCalls) > 0 {
+	if len(rep.ToolCalls) > 0 || s.api == Anthropic && rep.tool == "" && rep.Refusal == "" && rep.Text != "" {
+		// Tool calls, or a text answer to a request that forces no tool (native tools).
 		return s.toolCompletion(rep)
 	}
 	if s.api == Anthropic {
@@ -350,8 +351,12 @@ func (s *Server) toolCompletion(rep Reply) []byte {
 		for _, c := range rep.ToolCalls {
 			content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(c.Arguments)})
 		}
+		stop := "tool_use"
+		if len(rep.ToolCalls) == 0 {
+			stop = "end_turn"
+		}
 		return []byte(js(map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": rep.Model,
-			"content": content, "stop_reason": "tool_use", "stop_sequence": nil,
+			"content": content, "stop_reason": stop, "stop_sequence": nil,
 			"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": rep.OutputTokens}}))
 	}
 	var calls []any
