@@ -182,9 +182,11 @@ func anomaly(r Reading, recent [][]byte) string {
 }
 
 // Config is the factory's configuration: an optional model script file replacing the
-// recorded one.
+// recorded one, and the model id requests name (part of every replay-cache key: replaying a
+// run recorded against a provider names the provider's model).
 type Config struct {
-	Script string `json:"script,omitempty"`
+	Script  string `json:"script,omitempty"`
+	ModelID string `json:"model_id,omitempty"`
 }
 
 // New is the agent's factory: config is empty or a JSON Config.
@@ -206,6 +208,9 @@ func New(config []byte) (*agent.Agent, error) {
 	def, err := Definition(script)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ModelID != "" {
+		def.ModelID = cfg.ModelID
 	}
 	return agent.New(def)
 }
