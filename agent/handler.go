@@ -176,7 +176,8 @@ func (hc *Context) Propose(ask Ask) (*interaction.Value, error) {
 	}
 	req := hc.request(ask.Messages)
 	req.ResponseSchema, req.SchemaDigest = u.provider, schema.Digest()
-	e, replayed, err := hc.begin(pb.JournalEntry_PROPOSE, schema.Digest(), []byte(model.CacheKey(req)))
+	key := model.CacheKey(req)
+	e, replayed, err := hc.begin(pb.JournalEntry_PROPOSE, schema.Digest(), []byte(key))
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (hc *Context) Propose(ask Ask) (*interaction.Value, error) {
 		}
 		return out.Value, nil
 	}
-	val, err := act.admitted(req, u)
+	val, err := act.admitted(req, key, u)
 	if err != nil {
 		return nil, hc.fails(err)
 	}

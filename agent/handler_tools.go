@@ -273,14 +273,15 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 		uses[d.Name] = u
 		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: u.provider, Digest: d.Args.Digest()})
 	}
-	e, replayed, err := hc.begin(pb.JournalEntry_CHAT, "", []byte(model.CacheKey(req)))
+	key := model.CacheKey(req)
+	e, replayed, err := hc.begin(pb.JournalEntry_CHAT, "", []byte(key))
 	if err != nil {
 		return nil, err
 	}
 	text := e.GetResult()
 	var attrs map[string]string
 	if !replayed {
-		if text, attrs, err = act.ask(req, nil); err != nil {
+		if text, attrs, err = act.ask(req, key, nil); err != nil {
 			return nil, hc.fails(err)
 		}
 	}

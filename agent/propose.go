@@ -27,12 +27,12 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 		Seq:            act.seq,
 		Step:           step,
 	}
-	return act.admitted(req, a.use)
+	return act.admitted(req, model.CacheKey(req), a.use)
 }
 
-// admitted asks the model for req's answer and admits it under u.
-func (act *activation) admitted(req *model.Request, u *schemaUse) (*interaction.Value, error) {
-	text, attrs, err := act.ask(req, u)
+// admitted asks the model for req's answer (key is its cache key) and admits it under u.
+func (act *activation) admitted(req *model.Request, key string, u *schemaUse) (*interaction.Value, error) {
+	text, attrs, err := act.ask(req, key, u)
 	if err != nil {
 		return nil, err
 	}
@@ -47,17 +47,16 @@ func (act *activation) admitted(req *model.Request, u *schemaUse) (*interaction.
 	return val, nil
 }
 
-// ask answers req through the replay cache, calling the model on a miss within the
-// activation's budgets, and returns the answer as the cache records it (model.CacheBytes)
-// with the LLM_CALL attributes so far. u, when set, is the schema a streamed answer is
-// admitted by chunk by chunk.
-func (act *activation) ask(req *model.Request, u *schemaUse) ([]byte, map[string]string, error) {
+// ask answers req (whose cache key is key) through the replay cache, calling the model on a
+// miss within the activation's budgets, and returns the answer as the cache records it
+// (model.CacheBytes) with the LLM_CALL attributes so far. u, when set, is the schema a
+// streamed answer is admitted by chunk by chunk.
+func (act *activation) ask(req *model.Request, key string, u *schemaUse) ([]byte, map[string]string, error) {
 	c, a, v := act.c, act.c.a, act.v
 	step := req.Step
 	if n := model.RequestBytes(req); n > a.limits.MaxRequestBytes {
 		return nil, nil, fail(ReasonRequestTooLarge, nil, "step %d: the request is %d bytes; the budget is %d", step, n, a.limits.MaxRequestBytes)
 	}
-	key := model.CacheKey(req)
 	lk, err := v.cache.Lookup(key, c.now)
 	if err != nil {
 		return nil, nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
