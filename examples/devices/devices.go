@@ -131,8 +131,8 @@ func lookup(_ context.Context, args []byte) ([]byte, error) {
 	return json.Marshal(d)
 }
 
-// Handler is the agent.
-func Handler(lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
+// Handler is the agent, instructed by prompt (SystemPrompt, or a configured one).
+func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
 	decls := []agent.ToolDecl{
 		{Name: ToolLookup, Description: "Looks a device up: its model and site.", Args: lookupArgs, Inline: lookup},
 		{Name: ToolDispatch, Description: "Dispatches a technician to a device.", Args: dispatchArgs},
@@ -152,7 +152,7 @@ func Handler(lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
 		if err != nil {
 			return err
 		}
-		msgs := []model.Message{{Role: model.RoleSystem, Content: SystemPrompt}, {Role: model.RoleUser, Content: anomaly(r, recent)}}
+		msgs := []model.Message{{Role: model.RoleSystem, Content: prompt}, {Role: model.RoleUser, Content: anomaly(r, recent)}}
 		for range MaxTurns {
 			turn, err := hc.Chat(agent.Chat{Messages: msgs, Tools: decls})
 			if err != nil {
@@ -182,11 +182,14 @@ func anomaly(r Reading, recent [][]byte) string {
 }
 
 // Config is the factory's configuration: an optional model script file replacing the
-// recorded one, and the model id requests name (part of every replay-cache key: replaying a
-// run recorded against a provider names the provider's model).
+// recorded one, the model id requests name (part of every replay-cache key: replaying a run
+// recorded against a provider names the provider's model), and a system prompt replacing
+// SystemPrompt (a changed handler: a suspension recorded with another prompt resumes as
+// nondeterministic_agent).
 type Config struct {
 	Script  string `json:"script,omitempty"`
 	ModelID string `json:"model_id,omitempty"`
+	Prompt  string `json:"prompt,omitempty"`
 }
 
 // New is the agent's factory: config is empty or a JSON Config.
@@ -205,7 +208,11 @@ func New(config []byte) (*agent.Agent, error) {
 		}
 		script = b
 	}
-	def, err := Definition(script)
+	prompt := SystemPrompt
+	if cfg.Prompt != "" {
+		prompt = cfg.Prompt
+	}
+	def, err := DefinitionWith(script, prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +223,10 @@ func New(config []byte) (*agent.Agent, error) {
 }
 
 // Definition is the agent's definition with a scripted model answering from script.
-func Definition(script []byte) (agent.Definition, error) {
+func Definition(script []byte) (agent.Definition, error) { return DefinitionWith(script, SystemPrompt) }
+
+// DefinitionWith is Definition with the system prompt prompt.
+func DefinitionWith(script []byte, prompt string) (agent.Definition, error) {
 	m, err := model.ParseScript(script)
 	if err != nil {
 		return agent.Definition{}, err
@@ -231,7 +241,7 @@ func Definition(script []byte) (agent.Definition, error) {
 	}
 	return agent.Definition{
 		Name:    Name,
-		Handler: Handler(la, da),
+		Handler: Handler(prompt, la, da),
 		Model:   m,
 		ModelID: "devices-scripted-1",
 		Tools:   map[string]agent.ToolSpec{ToolDispatch: {Args: da}},
