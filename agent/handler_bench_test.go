@@ -85,7 +85,7 @@ func BenchmarkJournalReplay(b *testing.B) {
 			start := time.Now()
 			for b.Loop() {
 				res, err := a.Activate(ctx, st, resume, deps)
-				if err != nil || len(res.Finals) != 1 || res.Writes[statecodec.CellContinuation] != nil && len(res.Writes[statecodec.CellContinuation]) != 0 {
+				if err != nil || len(res.Finals) != 1 || len(res.Writes[statecodec.CellContinuation]) != 0 {
 					b.Fatal(err)
 				}
 			}
