@@ -12,5 +12,7 @@
 // as envelope_invalid.
 //
 // The recorded model (ModelScript, a model.Scripted script) answers the demo's traffic
-// (Envelopes) offline. docs/agents.md describes the handler API the agent is written on.
+// (Envelopes) offline. The dispatch's ToolResult in Envelopes is unsigned, as recorded: a run
+// that verifies results (the default with a keyring) refuses it as result_refused, while an
+// effector's signed result resumes the activation. docs/agents.md describes the handler API the agent is written on.
 package devices
