@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/migrate"
@@ -129,6 +130,17 @@ type Limits struct {
 	Memory statecodec.MemoryOptions
 	Cache  statecodec.CacheOptions
 
+	// MaxOperations bounds the operations of one handler activation (model calls, tool
+	// calls, approvals, inline tools and memory operations, replayed ones included); default
+	// 64. An activation that reaches it dead-letters as budget_exceeded.
+	MaxOperations int
+	// MaxJournalBytes bounds the journal a suspended handler activation keeps in its
+	// continuation; default 65,536. A suspension over it dead-letters as journal_too_large.
+	MaxJournalBytes int
+	// InlineTimeoutMs is the deadline of one inline tool run; default 2,000. A run past it
+	// fails and its failure is journaled as its result.
+	InlineTimeoutMs int64
+
 	// MaxRequestBytes bounds a model request's message bytes (model.RequestBytes: prompt,
 	// memory and history); default 262,144. A step over it dead-letters as
 	// request_too_large before any model call or cache lookup.
@@ -146,6 +158,9 @@ const (
 	DefaultMaxEscalations    = 2
 	DefaultIdleTTLMs         = int64(30 * 24 * 60 * 60 * 1000)
 	DefaultMaxRequestBytes   = 256 << 10
+	DefaultMaxOperations     = 64
+	DefaultMaxJournalBytes   = 64 << 10
+	DefaultInlineTimeoutMs   = int64(2000)
 )
 
 func (l Limits) resolved() Limits {
@@ -173,16 +188,29 @@ func (l Limits) resolved() Limits {
 	if l.MaxRequestBytes == 0 {
 		l.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if l.MaxOperations == 0 {
+		l.MaxOperations = DefaultMaxOperations
+	}
+	if l.MaxJournalBytes == 0 {
+		l.MaxJournalBytes = DefaultMaxJournalBytes
+	}
+	l.InlineTimeoutMs = def(l.InlineTimeoutMs, DefaultInlineTimeoutMs)
 	l.ToolTimeoutMs = def(l.ToolTimeoutMs, DefaultToolTimeoutMs)
 	l.ApprovalTimeoutMs = def(l.ApprovalTimeoutMs, DefaultApprovalTimeoutMs)
 	l.IdleTTLMs = def(l.IdleTTLMs, DefaultIdleTTLMs)
 	return l
 }
 
-// Definition describes an agent.
+// Definition describes an agent: a proposal schema with bindings of its cases to actions, or
+// a Handler, an agent written as Go code (docs/agents.md).
 type Definition struct {
 	// Name identifies the agent in registries, traces and pipelines.
 	Name string
+	// Handler, when set, is the agent: a Go function over a Context and the activation's
+	// trigger, made durable by the activation's journal. A handler agent has no Bindings; its
+	// Schema, optional, is the proposal schema of Context.Propose calls that name none, and
+	// its Model, optional, answers its model calls.
+	Handler Handler
 	// Schema is the compiled proposal schema: the only shape model output may take.
 	Schema *interaction.Schema
 	// Model answers the agent's requests. If it implements model.Streamer and Stream is set,
@@ -235,14 +263,22 @@ type ToolSpec struct {
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
 // use.
 type Agent struct {
-	def            Definition
-	limits         Limits
-	prompt         PromptBuilder
-	providerSchema []byte // the schema's provider projection, computed once
-	admitter       *negotiate.Admitter
-	boundaries     map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
-	streams        bool                           // streamed answers are admitted push-style, refused early
-	schema         *migrate.Registry              // the state schema: def.StateSchema or the default
+	def        Definition
+	limits     Limits
+	prompt     PromptBuilder
+	use        *schemaUse                     // the proposal schema's admission; nil for a handler without one
+	uses       *sync.Map                      // *interaction.Schema → *schemaUse, for a handler's other schemas
+	boundaries map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
+	schema     *migrate.Registry              // the state schema: def.StateSchema or the default
+}
+
+// schemaUse is how model output is admitted by one schema: its admitter, its provider
+// projection (computed once) and whether a streamed answer is admitted push-style.
+type schemaUse struct {
+	schema   *interaction.Schema
+	admitter *negotiate.Admitter
+	provider []byte
+	streams  bool
 }
 
 // New validates def: a name, a schema, a model, every case of the schema bound and every
@@ -252,6 +288,8 @@ func New(def Definition) (*Agent, error) {
 	switch {
 	case def.Name == "":
 		return nil, defErr("agent has no name")
+	case def.Handler != nil:
+		return newHandlerAgent(def)
 	case def.Schema == nil:
 		return nil, defErr("agent %s has no proposal schema", def.Name)
 	case def.Model == nil:
@@ -274,20 +312,13 @@ func New(def Definition) (*Agent, error) {
 			problems = append(problems, fmt.Sprintf("binding %s: %s", id, err))
 		}
 	}
-	schema := def.StateSchema
-	if schema == nil {
-		schema = migrate.Default()
-	}
-	for name, s := range map[string]*migrate.Registry{"Limits.Memory.Schema": def.Limits.Memory.Schema, "Limits.Cache.Schema": def.Limits.Cache.Schema} {
-		if s != nil && s != schema {
-			problems = append(problems, name+" differs from StateSchema")
-		}
-	}
+	schema, schemaProblems := stateSchema(def)
+	problems = append(problems, schemaProblems...)
 	if len(problems) > 0 {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
 	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, providerSchema: def.Schema.ProviderJSONSchema(), schema: schema}
+	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, schema: schema, uses: &sync.Map{}}
 	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
 	if a.prompt == nil {
 		a.prompt = DefaultPrompt("")
@@ -298,25 +329,51 @@ func New(def Definition) (*Agent, error) {
 	return a, nil
 }
 
-// negotiate sets up the model-output admission and checks every binding to a declared tool.
-func (a *Agent) negotiate() error {
-	protocol := a.def.OutputProtocol
+// stateSchema resolves def's state schema and checks the cells' schemas agree with it.
+func stateSchema(def Definition) (*migrate.Registry, []string) {
+	schema := def.StateSchema
+	if schema == nil {
+		schema = migrate.Default()
+	}
+	var problems []string
+	for name, s := range map[string]*migrate.Registry{"Limits.Memory.Schema": def.Limits.Memory.Schema, "Limits.Cache.Schema": def.Limits.Cache.Schema} {
+		if s != nil && s != schema {
+			problems = append(problems, name+" differs from StateSchema")
+		}
+	}
+	slices.Sort(problems)
+	return schema, problems
+}
+
+// newUse builds the admission of model output by schema under protocol.
+func (a *Agent) newUse(schema *interaction.Schema, protocol negotiate.Protocol) (*schemaUse, error) {
 	if protocol == negotiate.NoProtocol {
 		protocol = negotiate.TransformAll
 	}
-	adm, err := negotiate.NewAdmitter(a.def.Schema, negotiate.Agreement{Protocol: protocol})
+	adm, err := negotiate.NewAdmitter(schema, negotiate.Agreement{Protocol: protocol})
 	if err != nil {
-		return defErr("agent %s: model output admission: %v", a.def.Name, err)
+		return nil, defErr("agent %s: model output admission: %v", a.def.Name, err)
 	}
-	a.admitter = adm
+	u := &schemaUse{schema: schema, admitter: adm, provider: schema.ProviderJSONSchema()}
 	// A streamed answer is admitted push-style by the same admitter, so it is refused at the
 	// first byte that proves it wrong.
 	if _, streams := a.def.Model.(model.Streamer); a.def.Stream && streams {
 		if err := adm.Streamable(); err != nil {
-			return defErr("agent %s: streaming decoder: %v", a.def.Name, err)
+			return nil, defErr("agent %s: streaming decoder: %v", a.def.Name, err)
 		}
-		a.streams = true
+		u.streams = true
 	}
+	return u, nil
+}
+
+// negotiate sets up the model-output admission and checks every binding to a declared tool.
+func (a *Agent) negotiate() error {
+	u, err := a.newUse(a.def.Schema, a.def.OutputProtocol)
+	if err != nil {
+		return err
+	}
+	a.use = u
+	a.uses.Store(a.def.Schema, u)
 	a.boundaries = map[string]*negotiate.Boundary{}
 	var problems []string
 	for _, caseID := range slices.Sorted(maps.Keys(a.def.Bindings)) {
@@ -362,6 +419,9 @@ func (a *Agent) Schema() *interaction.Schema { return a.def.Schema }
 // EmitsIntents reports whether a case of the agent is bound to a tool or an approval: whether
 // its activations emit intents, which need a keyring to be signed.
 func (a *Agent) EmitsIntents() bool {
+	if a.def.Handler != nil {
+		return true // a handler decides in code whether it calls tools
+	}
 	for _, act := range a.def.Bindings {
 		if act.Kind == ActTool || act.Kind == ActApproval {
 			return true

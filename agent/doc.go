@@ -58,6 +58,15 @@
 // to Limits.MaxEscalations times, then fails closed. A TTL firing drops an idle key's memory
 // and replay cache; seq is kept forever so intent ids never repeat.
 //
+// Handler agents (Definition.Handler) are Go code over a Context instead of bindings: each of
+// their operations (model calls, native-tool chats, tool and approval intents, inline
+// read-only tools, memory and rings) takes the next position of the activation and is
+// journaled; a suspended handler activation keeps its journal (a HandlerJournal) in the
+// continuation, and a resumed one runs the handler again from the top, every journaled
+// operation returning its recorded result without effect. A run that strays from its journal
+// fails as nondeterministic_agent and commits nothing; a journal over Limits.MaxJournalBytes
+// does not suspend (journal_too_large). docs/agents.md states the API and its rules.
+//
 // The state cells, the wire messages and the dead-letter reasons are described in
 // docs/wire-and-state.md; the activation benchmarks' figures are in docs/benchmarks.md.
 package agent

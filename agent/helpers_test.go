@@ -84,6 +84,7 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 			MaxSteps: l.MaxSteps, MaxModelCalls: l.MaxModelCalls, MaxInbox: l.MaxInbox, MaxFinalBytes: l.MaxFinalBytes,
 			MaxEscalations: l.MaxEscalations, ToolTimeoutMs: l.ToolTimeoutMs, ApprovalTimeoutMs: l.ApprovalTimeoutMs,
 			IdleTTLMs: l.IdleTTLMs, MaxRequestBytes: l.MaxRequestBytes, MaxTokens: l.MaxTokens,
+			MaxJournalBytes: l.MaxJournalBytes, MaxOperations: l.MaxOperations,
 			Memory: statecodec.MemoryOptions{MaxValueBytes: 1024},
 		},
 	}
@@ -110,6 +111,13 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 			Protocol: negotiate.TransformAll,
 			Moves:    map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"},
 		}}}
+	}
+	if sc.Handler != "" {
+		make, ok := testHandlers[sc.Handler]
+		if !ok {
+			tb.Fatalf("unknown handler %q", sc.Handler)
+		}
+		def.Handler, def.Bindings = make(tb), nil
 	}
 	a, err := agent.New(def)
 	if err != nil {

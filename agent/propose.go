@@ -16,61 +16,79 @@ import (
 
 // propose asks the model (through the replay cache) for the step's proposal and admits it.
 func (act *activation) propose(step uint32) (*interaction.Value, error) {
-	c, a, v := act.c, act.c.a, act.v
+	c, a := act.c, act.c.a
 	req := &model.Request{
 		Model:          a.def.ModelID,
 		Messages:       a.prompt(act.promptInput(step)),
-		ResponseSchema: a.providerSchema,
+		ResponseSchema: a.use.provider,
 		SchemaDigest:   a.def.Schema.Digest(),
 		Sampling:       a.def.Sampling,
 		EntityKey:      c.entity,
 		Seq:            act.seq,
 		Step:           step,
 	}
-	if n := model.RequestBytes(req); n > a.limits.MaxRequestBytes {
-		return nil, fail(ReasonRequestTooLarge, nil, "step %d: the request is %d bytes; the budget is %d", step, n, a.limits.MaxRequestBytes)
+	return act.admitted(req, model.CacheKey(req), a.use)
+}
+
+// admitted asks the model for req's answer (key is its cache key) and admits it under u.
+func (act *activation) admitted(req *model.Request, key string, u *schemaUse) (*interaction.Value, error) {
+	text, attrs, err := act.ask(req, key, u)
+	if err != nil {
+		return nil, err
 	}
-	key := model.CacheKey(req)
+	out, err := u.admitter.Admit(text)
+	if err != nil {
+		return nil, fail(ReasonProposalRefused, err, "step %d", req.Step)
+	}
+	val := out.Value
+	out.Receipt.PutAttributes(attrs)
+	attrs[tracing.AttrCase] = val.CaseID()
+	act.tr.emit(pb.TraceEvent_LLM_CALL, req.Step, act.c.now, attrs)
+	return val, nil
+}
+
+// ask answers req (whose cache key is key) through the replay cache, calling the model on a
+// miss within the activation's budgets, and returns the answer as the cache records it
+// (model.CacheBytes) with the LLM_CALL attributes so far. u, when set, is the schema a
+// streamed answer is admitted by chunk by chunk.
+func (act *activation) ask(req *model.Request, key string, u *schemaUse) ([]byte, map[string]string, error) {
+	c, a, v := act.c, act.c.a, act.v
+	step := req.Step
+	if n := model.RequestBytes(req); n > a.limits.MaxRequestBytes {
+		return nil, nil, fail(ReasonRequestTooLarge, nil, "step %d: the request is %d bytes; the budget is %d", step, n, a.limits.MaxRequestBytes)
+	}
 	lk, err := v.cache.Lookup(key, c.now)
 	if err != nil {
-		return nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
+		return nil, nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
 	}
 	v.touch(cacheCell)
 	attrs := make(map[string]string, llmCallAttrs)
 	attrs[tracing.AttrOperationName] = tracing.OpChat
-	attrs[tracing.AttrRequestModel] = a.def.ModelID
+	attrs[tracing.AttrRequestModel] = req.Model
 	attrs[tracing.AttrCache] = lk.Status.String()
 	hit := lk.Status == statecodec.Hit
 	attrs[tracing.AttrCacheHit] = strconv.FormatBool(hit)
 	attrs[tracing.AttrBilled] = strconv.FormatBool(!hit)
 	text, answer := lk.Response, lk.Answer
 	if !hit {
-		resp, err := act.call(req)
+		resp, err := act.call(req, u)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		text = resp.Text
+		text = model.CacheBytes(req, resp)
 		answer = statecodec.Answer{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, AnsweredBy: resp.AnsweredBy}
 		putResponseAttrs(attrs, resp)
 		if lk.Status == statecodec.DigestOnlyHit && !lk.Matches(text) {
 			attrs[tracing.AttrDivergence] = "true"
 		}
 		if _, err := v.cache.StoreAnswer(key, text, answer, c.now); err != nil {
-			return nil, fail(ReasonStateCorrupt, err, "replay cache store")
+			return nil, nil, fail(ReasonStateCorrupt, err, "replay cache store")
 		}
 	}
 	if err := act.charge(step, answer, attrs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out, err := a.admitter.Admit(text)
-	if err != nil {
-		return nil, fail(ReasonProposalRefused, err, "step %d", step)
-	}
-	val := out.Value
-	out.Receipt.PutAttributes(attrs)
-	attrs[tracing.AttrCase] = val.CaseID()
-	act.tr.emit(pb.TraceEvent_LLM_CALL, step, c.now, attrs)
-	return val, nil
+	return text, attrs, nil
 }
 
 // llmCallAttrs bounds the attributes of an LLM_CALL event: five GenAI and cache attributes,
@@ -113,8 +131,9 @@ func (act *activation) charge(step uint32, a statecodec.Answer, attrs map[string
 	return nil
 }
 
-// call makes one model call within the activation's budget.
-func (act *activation) call(req *model.Request) (*model.Response, error) {
+// call makes one model call within the activation's budget. A request with native tools is
+// never streamed: its answer is admitted call by call once complete.
+func (act *activation) call(req *model.Request, u *schemaUse) (*model.Response, error) {
 	c, a := act.c, act.c.a
 	if act.resume.ModelCalls >= a.limits.MaxModelCalls {
 		return nil, fail(ReasonBudgetExceeded, nil, "activation reached its %d-call model budget", a.limits.MaxModelCalls)
@@ -125,8 +144,11 @@ func (act *activation) call(req *model.Request) (*model.Response, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if s, ok := a.def.Model.(model.Streamer); ok && a.def.Stream {
-		return act.stream(ctx, s, req)
+	if a.def.Model == nil {
+		return nil, fail(ReasonModelError, nil, "step %d: the agent has no model", req.Step)
+	}
+	if s, ok := a.def.Model.(model.Streamer); ok && a.def.Stream && len(req.Tools) == 0 {
+		return act.stream(ctx, s, req, u)
 	}
 	resp, err := a.def.Model.Generate(ctx, req)
 	if err != nil {
@@ -139,11 +161,11 @@ func (act *activation) call(req *model.Request) (*model.Response, error) {
 // admission and the call is cancelled at its first refusal, which fails the activation as
 // proposal_refused with the STREAM-* refusal; the accepted text is still admitted as a whole
 // by the caller.
-func (act *activation) stream(ctx context.Context, s model.Streamer, req *model.Request) (*model.Response, error) {
+func (act *activation) stream(ctx context.Context, s model.Streamer, req *model.Request, u *schemaUse) (*model.Response, error) {
 	var st *negotiate.Stream
 	push := func([]byte) error { return nil }
-	if act.c.a.streams {
-		st, _ = act.c.a.admitter.NewStream() // the agent was built only if it can
+	if u != nil && u.streams {
+		st, _ = u.admitter.NewStream() // u streams only if it can
 		push = st.Push
 	}
 	resp, err := s.Stream(ctx, req, push)

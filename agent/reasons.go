@@ -51,6 +51,14 @@ const (
 	// ReasonApprovalRefused: a decision on a pending APPROVAL intent was refused by signature
 	// verification, as ReasonResultRefused. The gated tool is not released.
 	ReasonApprovalRefused Reason = "approval_refused"
+	// ReasonNondeterministicAgent: a handler agent, run again from the top to resume its
+	// activation, did something else than its journal recorded (another operation, another
+	// subject or other arguments at the same position, or fewer operations). Nothing of the
+	// resumed run is committed; the key keeps waiting as it was.
+	ReasonNondeterministicAgent Reason = "nondeterministic_agent"
+	// ReasonJournalTooLarge: a handler activation's journal, kept in its continuation while it
+	// waits, exceeds the agent's journal byte budget; the activation does not suspend.
+	ReasonJournalTooLarge Reason = "journal_too_large"
 )
 
 // Reasons lists the closed vocabulary.
@@ -59,5 +67,5 @@ var Reasons = []Reason{
 	ReasonOrphanedResult, ReasonApprovalUnknown, ReasonApprovalTimeout, ReasonActivationTimeout,
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
 	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
-	ReasonResultRefused, ReasonApprovalRefused,
+	ReasonResultRefused, ReasonApprovalRefused, ReasonNondeterministicAgent, ReasonJournalTooLarge,
 }

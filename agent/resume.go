@@ -33,7 +33,9 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 	if err != nil {
 		return err
 	}
-	act.record(id).Result = proto.CloneOf(r)
+	if err := act.recordResult(id, r); err != nil {
+		return err
+	}
 	attrs := map[string]string{
 		tracing.AttrOperationName: tracing.OpExecuteTool,
 		tracing.AttrGenAIToolName: ti.GetToolName(),
@@ -45,7 +47,26 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 		attrs[tracing.AttrErrorType] = r.GetStatus().String()
 	}
 	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, attrs)
-	return act.resolve(ti, func() error { return act.steps(ti.GetStepIndex() + 1) })
+	return act.resolve(ti, func() error {
+		if act.journal != nil {
+			return act.handle()
+		}
+		return act.steps(ti.GetStepIndex() + 1)
+	})
+}
+
+// recordResult records tool result r of intent id in the resume state or the journal.
+func (act *activation) recordResult(id string, r *pb.ToolResult) error {
+	if act.journal == nil {
+		act.record(id).Result = proto.CloneOf(r)
+		return nil
+	}
+	e, err := act.entry(id)
+	if err != nil {
+		return err
+	}
+	e.ToolResult = proto.CloneOf(r)
+	return nil
 }
 
 // approval decides a pending APPROVAL intent: approved emits the gated tool intent at the
@@ -66,8 +87,17 @@ func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) er
 	if err != nil {
 		return err
 	}
-	rec := act.record(id)
-	rec.Approval = proto.CloneOf(ap)
+	var rec *pb.StepRecord
+	if act.journal != nil {
+		e, err := act.entry(id)
+		if err != nil {
+			return err
+		}
+		e.Approval = proto.CloneOf(ap)
+	} else {
+		rec = act.record(id)
+		rec.Approval = proto.CloneOf(ap)
+	}
 	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, map[string]string{
 		tracing.AttrOperationName: tracing.OpApproval,
 		tracing.AttrToolName:      ti.GetToolName(),
@@ -76,6 +106,9 @@ func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) er
 	})
 	next := ti.GetStepIndex() + 1
 	return act.resolve(ti, func() error {
+		if act.journal != nil {
+			return act.handle()
+		}
 		if !ap.GetApproved() {
 			return act.steps(next)
 		}
@@ -108,9 +141,15 @@ func (act *activation) resolve(ti *pb.ToolIntent, then func() error) error {
 
 // keepWaiting stores the updated resume state in the continuation.
 func (act *activation) keepWaiting() error {
-	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(act.resume)
+	var snap []byte
+	var err error
+	if act.journal != nil {
+		snap, err = act.journalBytes()
+	} else if snap, err = (proto.MarshalOptions{Deterministic: true}).Marshal(act.resume); err != nil {
+		err = fail(ReasonStateCorrupt, err, "encoding resume state")
+	}
 	if err != nil {
-		return fail(ReasonStateCorrupt, err, "encoding resume state")
+		return err
 	}
 	act.v.cont.SetSnapshot(snap)
 	act.tr.finish(tracing.StatusSuspended, act.v.cont.StepIndex(), act.c.now)

@@ -27,6 +27,10 @@ type activation struct {
 	seq    int64
 	// receipt holds the conformance-receipt attributes of the next emitted intent's arguments.
 	receipt map[string]string
+	// journal is a handler activation's journal (nil for a bindings agent), last the step its
+	// end reports.
+	journal *pb.HandlerJournal
+	last    uint32
 }
 
 func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope) error {
@@ -37,6 +41,9 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 	// activation, so the resume state can refer to it instead of a copy.
 	act.resume = &pb.AgentResume{Trigger: trigger, TraceId: act.tr.id}
 	act.tr.begin(tracing.KindExternalEvent, 0, c.now)
+	if c.a.def.Handler != nil {
+		return act.startHandler(trigger)
+	}
 	return act.steps(0)
 }
 
@@ -44,14 +51,24 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 // driven by kind. A result or an approval enters at the step after the suspended one (the
 // step it resumes at); a deadline firing enters at the suspended step itself.
 func (c *call) resumeActivation(v *view, out *Outputs, kind string) (*activation, error) {
-	if a := v.cont.Adapter(); a != adapter {
-		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, adapter)
+	want := adapter
+	if c.a.def.Handler != nil {
+		want = handlerAdapter
 	}
-	resume := &pb.AgentResume{}
-	if err := proto.Unmarshal(v.cont.Snapshot(), resume); err != nil {
-		return nil, fail(ReasonStateCorrupt, err, "continuation snapshot")
+	if a := v.cont.Adapter(); a != want {
+		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, want)
 	}
-	act := &activation{c: c, v: v, out: out, resume: resume, seq: v.cont.Seq()}
+	act := &activation{c: c, v: v, out: out, seq: v.cont.Seq(), last: v.cont.StepIndex()}
+	if want == handlerAdapter {
+		if err := act.resumeJournal(v.cont.Snapshot()); err != nil {
+			return nil, err
+		}
+	} else {
+		act.resume = &pb.AgentResume{}
+		if err := proto.Unmarshal(v.cont.Snapshot(), act.resume); err != nil {
+			return nil, fail(ReasonStateCorrupt, err, "continuation snapshot")
+		}
+	}
 	act.tr = newTracer(c.a.def.Name, c.entity, act.seq, out)
 	entry := v.cont.StepIndex()
 	if kind != tracing.KindTimer {
@@ -124,7 +141,11 @@ func (act *activation) end(status string) error {
 		v.cont = nil
 		v.touch(contCell)
 	}
-	act.tr.finish(status, lastStep(act.resume), act.c.now)
+	step := act.last
+	if act.journal == nil {
+		step = lastStep(act.resume)
+	}
+	act.tr.finish(status, step, act.c.now)
 	return nil
 }
 

@@ -38,17 +38,19 @@ var update = flag.Bool("update", false, "rewrite testdata/scenarios/*.golden fro
 // key of the same id the keyring does not hold ("other_key"), or with the test keyring for
 // another call that carries the same intent id ("other_intent").
 type scenario struct {
-	Limits      agentLimits                `json:"limits"`
-	Protocol    string                     `json:"protocol"`
-	Stream      bool                       `json:"stream"`
-	ToolArgs    bool                       `json:"declare_lookup_args"`
-	NoKeyring   bool                       `json:"no_keyring"`
-	PanicPrompt bool                       `json:"panic_prompt"`
-	StateSchema string                     `json:"state_schema"` // "v2": internal/testkit/testschema
-	Verify      string                     `json:"verify_results"`
-	State       map[string]json.RawMessage `json:"state"`
-	Model       []modelRule                `json:"model"`
-	Inputs      []input                    `json:"inputs"`
+	Limits      agentLimits `json:"limits"`
+	Protocol    string      `json:"protocol"`
+	Stream      bool        `json:"stream"`
+	ToolArgs    bool        `json:"declare_lookup_args"`
+	NoKeyring   bool        `json:"no_keyring"`
+	PanicPrompt bool        `json:"panic_prompt"`
+	StateSchema string      `json:"state_schema"` // "v2": internal/testkit/testschema
+	Verify      string      `json:"verify_results"`
+	Handler     string      `json:"handler"` // a handler agent of handlers_test.go instead of the bindings
+
+	State  map[string]json.RawMessage `json:"state"`
+	Model  []modelRule                `json:"model"`
+	Inputs []input                    `json:"inputs"`
 }
 
 type agentLimits struct {
@@ -62,6 +64,8 @@ type agentLimits struct {
 	IdleTTLMs         int64  `json:"idle_ttl_ms"`
 	MaxRequestBytes   int    `json:"max_request_bytes"`
 	MaxTokens         int64  `json:"max_tokens"`
+	MaxJournalBytes   int    `json:"max_journal_bytes"`
+	MaxOperations     int    `json:"max_operations"`
 }
 
 // modelRule answers step Step of activation Seq, or, with Contains, any request whose
@@ -73,6 +77,9 @@ type modelRule struct {
 	Contains string          `json:"contains"`
 	Value    json.RawMessage `json:"value"`
 	Raw      *string         `json:"raw"`
+	// ToolCalls answers a request with native tools ([{"id","name","arguments"}]), with Text.
+	ToolCalls json.RawMessage `json:"tool_calls"`
+	Text      string          `json:"text"`
 }
 
 type input struct {
@@ -117,7 +124,9 @@ func (sc *scenario) script(t testing.TB) *model.Scripted {
 	var b bytes.Buffer
 	for _, r := range sc.Model {
 		text := ""
-		if r.Raw != nil {
+		if r.Value == nil && r.Raw == nil {
+			text = r.Text
+		} else if r.Raw != nil {
 			text = strings.ReplaceAll(*r.Raw, "${digest}", s.Digest())
 		} else {
 			var v bytes.Buffer
@@ -129,6 +138,9 @@ func (sc *scenario) script(t testing.TB) *model.Scripted {
 		}
 		rule := map[string]any{"entity": entity, "seq": r.Seq, "step": r.Step, "response_text": text,
 			"input_tokens": 100 + r.Step, "output_tokens": 10 + r.Step}
+		if r.ToolCalls != nil {
+			rule["tool_calls"] = r.ToolCalls
+		}
 		if r.Contains != "" {
 			delete(rule, "seq")
 			delete(rule, "step")
@@ -403,6 +415,11 @@ func renderCell(c statecodec.Cell, b []byte) string {
 		resume := &pb.AgentResume{}
 		proto.Unmarshal(cont.GetSnapshot(), resume)
 		s += " resume " + compact(resume)
+	}
+	if cont, ok := m.(*pb.Continuation); ok && cont.GetAdapter() == "beamagents.agent.handler.v1" {
+		j := &pb.HandlerJournal{}
+		proto.Unmarshal(cont.GetSnapshot(), j)
+		s += " journal " + compact(j)
 	}
 	return s
 }

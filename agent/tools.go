@@ -23,6 +23,14 @@ type ToolShape struct {
 // in stable-id order is listed.
 func (a *Agent) ToolShapes() []ToolShape {
 	byTool := map[string]ToolShape{}
+	if a.def.Handler != nil {
+		// A handler's tools are the declared ones: it calls them in code.
+		for name, spec := range a.def.Tools {
+			if spec.Args != nil {
+				byTool[name] = ToolShape{Tool: name, Schema: spec.Args}
+			}
+		}
+	}
 	for _, caseID := range slices.Sorted(maps.Keys(a.def.Bindings)) {
 		act := a.def.Bindings[caseID]
 		if act.Kind != ActTool && act.Kind != ActApproval {

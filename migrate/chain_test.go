@@ -215,8 +215,8 @@ func versionedGoldens(t testing.TB) []goldenCase {
 		}
 		out = append(out, goldenCase{c.File, blob, want})
 	}
-	if len(out) != 5 {
-		t.Fatalf("found %d versioned v1 golden blobs, want 5 (one memory, two continuations, two caches)", len(out))
+	if len(out) != 6 {
+		t.Fatalf("found %d versioned v1 golden blobs, want 6 (one memory, three continuations (one a handler's journal), two caches)", len(out))
 	}
 	return out
 }

@@ -16,8 +16,11 @@ const cacheKeyDomain = "beamagents.model.cache-key.v1"
 // strings in standard base64:
 //
 //	{"domain":…,"model":…,"messages":[{"role":…,"content":…},…],"schema_digest":…,
-//	 "sampling":{"temperature":…,"top_p":…,"max_output_tokens":…,"seed":…},
+//	 "tools":[{"name":…,"description":…,"digest":…},…],"sampling":{"temperature":…,"top_p":…,"max_output_tokens":…,"seed":…},
 //	 "entity_key":…,"seq":…,"step":…}
+//
+// A message's "tool_calls" ([{"id":…,"name":…,"arguments":…},…]) and "tool_call_id" members,
+// and the "tools" member, are present only when non-empty.
 //
 // Text that is not valid UTF-8 is written as {"base64":…} so it cannot collide with its
 // replacement-character reading.
@@ -61,7 +64,53 @@ func appendMessage(b []byte, i int, m *Message) []byte {
 	b = appendString(b, m.Role)
 	b = append(b, `,"content":`...)
 	b = appendString(b, m.Content)
+	// Tool-call members exist only on messages that have them, so the material of every
+	// other message (and every key recorded before native tools) is unchanged.
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":`...)
+		b = appendToolCalls(b, m.ToolCalls)
+	}
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = appendString(b, m.ToolCallID)
+	}
 	return append(b, '}')
+}
+
+func appendToolCalls(b []byte, calls []ToolCall) []byte {
+	b = append(b, '[')
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, c.ID)
+		b = append(b, `,"name":`...)
+		b = appendString(b, c.Name)
+		b = append(b, `,"arguments":`...)
+		b = appendString(b, c.Arguments)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendTools appends the native tool declarations: name, description and schema digest (the
+// digest identifies the parameters' schema, as SchemaDigest does the response schema's).
+func appendTools(b []byte, tools []Tool) []byte {
+	b = append(b, `,"tools":[`...)
+	for i, t := range tools {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendString(b, t.Name)
+		b = append(b, `,"description":`...)
+		b = appendString(b, t.Description)
+		b = append(b, `,"digest":`...)
+		b = appendString(b, t.Digest)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // appendMaterialTail appends what follows the messages. Numbers and base64 are written
@@ -69,6 +118,9 @@ func appendMessage(b []byte, i int, m *Message) []byte {
 func appendMaterialTail(b []byte, req *Request) []byte {
 	b = append(b, `],"schema_digest":`...)
 	b = appendString(b, req.SchemaDigest)
+	if len(req.Tools) > 0 {
+		b = appendTools(b, req.Tools)
+	}
 	b = append(b, `,"sampling":{"temperature":`...)
 	b = appendOptFloat(b, req.Sampling.Temperature)
 	b = append(b, `,"top_p":`...)

@@ -13,10 +13,31 @@ const (
 	RoleTool      = "tool"
 )
 
-// Message is one chat message.
+// Message is one chat message. An assistant message may carry the tool calls the model made
+// (ToolCalls); a tool message (RoleTool) answers the call ToolCallID with Content.
 type Message struct {
-	Role    string
-	Content string
+	Role       string
+	Content    string
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// Tool is a native tool declaration: a function the model may call, whose arguments must
+// satisfy Parameters, the JSON Schema projection of the tool's closed argument schema
+// (interaction.Schema.ProviderJSONSchema); Digest identifies the compiled schema.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+	Digest      string
+}
+
+// ToolCall is one tool call in a model's answer: the provider's call id, the tool's name and
+// its arguments exactly as the model sent them (JSON text, not yet admitted).
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
 }
 
 // Sampling holds sampling parameters. A nil pointer leaves the provider's default.
@@ -36,7 +57,10 @@ type Request struct {
 	// projection); SchemaDigest identifies the compiled schema it came from.
 	ResponseSchema json.RawMessage
 	SchemaDigest   string
-	Sampling       Sampling
+	// Tools are the native tools the model may call; with tools and no ResponseSchema the
+	// answer is free text and tool calls.
+	Tools    []Tool
+	Sampling Sampling
 	// The asking activation step. Providers ignore it; the replay cache and Scripted key on it.
 	EntityKey []byte
 	Seq       int64
@@ -51,7 +75,9 @@ type Usage struct {
 
 // Response is a model's complete answer.
 type Response struct {
-	Text         []byte
+	Text []byte
+	// ToolCalls are the tool calls of the answer, in the provider's order (native tools only).
+	ToolCalls    []ToolCall
 	Usage        Usage
 	Model        string // the model that answered, when the provider says
 	FinishReason string

@@ -22,7 +22,9 @@ import (
 // Match members, all optional, must all hold: entity (the entity key as text), seq, step, and
 // contains (a substring of some message's content). The first matching rule wins. The
 // response is either "response", any JSON value, returned as the exact bytes written in the
-// script, or "response_text", a string returned verbatim (for malformed or hostile output).
+// script, or "response_text", a string returned verbatim (for malformed or hostile output);
+// "tool_calls" ([{"id":…,"name":…,"arguments":{…}},…], arguments as the exact bytes written)
+// answers a request with native tools, alone or with a text.
 type Scripted struct {
 	// ID is reported as the answering model; default "scripted".
 	ID string
@@ -42,6 +44,15 @@ type scriptRule struct {
 	ResponseText *string         `json:"response_text"`
 	InputTokens  int64           `json:"input_tokens"`
 	OutputTokens int64           `json:"output_tokens"`
+	ToolCalls    []scriptCall    `json:"tool_calls"`
+}
+
+// scriptCall is a native tool call a rule answers with; its arguments are the exact JSON
+// bytes written in the script.
+type scriptCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // ParseScript parses a script document.
@@ -76,8 +87,13 @@ func parseRule(text []byte) (scriptRule, error) {
 	if dec.More() {
 		return r, fmt.Errorf("trailing data after the rule")
 	}
-	if (r.Response == nil) == (r.ResponseText == nil) {
-		return r, fmt.Errorf("want exactly one of response and response_text")
+	if r.Response != nil && r.ResponseText != nil || r.Response == nil && r.ResponseText == nil && len(r.ToolCalls) == 0 {
+		return r, fmt.Errorf("want exactly one of response and response_text, or tool_calls")
+	}
+	for i, c := range r.ToolCalls {
+		if c.Name == "" || len(c.Arguments) == 0 {
+			return r, fmt.Errorf("tool call %d needs a name and arguments", i)
+		}
 	}
 	return r, nil
 }
@@ -152,7 +168,16 @@ func (r *scriptRule) response(id string) *Response {
 	if r.ResponseText != nil {
 		text = []byte(*r.ResponseText)
 	}
+	var calls []ToolCall
+	for i, c := range r.ToolCalls {
+		cid := c.ID
+		if cid == "" {
+			cid = fmt.Sprintf("call_%d", i)
+		}
+		calls = append(calls, ToolCall{ID: cid, Name: c.Name, Arguments: string(c.Arguments)})
+	}
 	return &Response{
+		ToolCalls:    calls,
 		Text:         bytes.Clone(text),
 		Usage:        Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens},
 		Model:        id,

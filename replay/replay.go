@@ -99,8 +99,11 @@ func (m *Model) Generate(_ context.Context, req *model.Request) (*model.Response
 	}
 	m.answered++
 	u := m.usage[stepKey(req.EntityKey, req.Seq, req.Step)]
-	return &model.Response{Text: slices.Clone(text), Model: u.model, FinishReason: u.finish, Usage: model.Usage{InputTokens: u.in, OutputTokens: u.out},
-		AnsweredBy: u.answeredBy, Passed: u.passed}, nil
+	// A request with native tools was recorded as its canonical turn: text and tool calls.
+	resp := model.CachedResponse(req, slices.Clone(text))
+	resp.Model, resp.FinishReason, resp.Usage = u.model, u.finish, model.Usage{InputTokens: u.in, OutputTokens: u.out}
+	resp.AnsweredBy, resp.Passed = u.answeredBy, u.passed
+	return resp, nil
 }
 
 // Answered counts the requests answered from the caches.

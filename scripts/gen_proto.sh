@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the Go bindings (gen/beam_agents/v1 from protos/, and the example agents'
-# examples/support/supportpb and examples/quickstart/quickstartpb) with the generator versions
+# examples/support/supportpb, examples/quickstart/quickstartpb and examples/devices/devicespb) with the generator versions
 # pinned in tools/go.mod (tool directives for buf and protoc-gen-go), so nothing has to be
 # preinstalled.
 #
@@ -19,7 +19,7 @@ if [ ! -f go.mod ] || ! grep -q '^module github.com/beamagents/beamagents$' go.m
 fi
 
 baseline=protos/breaking_baseline.binpb
-generated=(gen/beam_agents examples/support/supportpb examples/quickstart/quickstartpb)
+generated=(gen/beam_agents examples/support/supportpb examples/quickstart/quickstartpb examples/devices/devicespb)
 # The generators are pinned in tools/go.mod, outside the library's module graph.
 buf() { go tool -modfile=tools/go.mod buf "$@"; }
 

@@ -100,7 +100,7 @@ func FuzzDecodeCache(f *testing.F) {
 
 // FuzzDecodeContinuation: arbitrary bytes never panic; encode → decode is a fixpoint.
 func FuzzDecodeContinuation(f *testing.F) {
-	addGoldenSeeds(f, "continuation.binpb", "continuation_escalations.binpb")
+	addGoldenSeeds(f, "continuation.binpb", "continuation_escalations.binpb", "continuation_handler_journal.binpb")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := statecodec.DecodeContinuation(b)
 		if err != nil {

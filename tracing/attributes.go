@@ -49,6 +49,8 @@ const (
 	AttrDeadline         = "beam_agents.deadline_ms"
 	AttrPendingIntents   = "beam_agents.pending_intents"
 	AttrEscalations      = "beam_agents.escalations"
+	AttrInline           = "beam_agents.inline"     // TOOL_CALL: "true" for an inline read-only tool run in the worker
+	AttrToolCalls        = "beam_agents.tool_calls" // LLM_CALL with native tools: the answer's tool calls
 )
 
 // Values of beam_agents.activation.kind: what drove an attempt.

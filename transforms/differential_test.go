@@ -21,6 +21,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/scenario"
@@ -54,6 +55,50 @@ func TestDifferential(t *testing.T) {
 		agent.ReasonActivationTimeout, agent.ReasonModelError, agent.ReasonProposalRefused, agent.ReasonRestoreRefused} {
 		if stats.reasons[string(reason)] == 0 {
 			t.Errorf("no %s dead letter among the scenarios: the generator lost its coverage", reason)
+		}
+	}
+}
+
+// TestDifferentialHandlers runs generated traffic of a handler agent (examples/devices:
+// memory rings, native tools with an inline lookup and one or two dispatch intents, results
+// in and out of order, late or never, refused arguments, model errors, unreadable readings,
+// restored suspensions that a changed handler finds nondeterministic) through the same four
+// executions.
+func TestDifferentialHandlers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Prism pipeline")
+	}
+	gen := scenario.NewDevices(3, 160)
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(script, gen.Script(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref, kr := keyringRef(t)
+	build := func(config []byte) *drive.Driver {
+		a, err := agent.Build(devices.Name, config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 250}}
+	}
+	// The restored keys' suspensions are recorded by the handler with its own prompt; the
+	// executions run it with another, so each of their resumptions is nondeterministic.
+	set, err := gen.Build(context.Background(), build([]byte(fmt.Sprintf(`{"script":%q}`, script))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := []byte(fmt.Sprintf(`{"script":%q,"prompt":"You watch sensors; be brief."}`, script))
+	stats := compareExecutions(t, devices.Name, config, ref, build(config), set)
+	t.Logf("%d keys, %d records, %d snapshots; outputs: %v; dead letters: %v", len(set.Keys), stats.records, stats.snapshots, stats.outputs, stats.reasons)
+	for _, name := range []string{pipeline.IntentsName, pipeline.FinalsName, pipeline.SnapshotsName, pipeline.DeadLettersName} {
+		if stats.outputs[name] == 0 {
+			t.Errorf("the traffic produced no %s: the generator lost its coverage", name)
+		}
+	}
+	for _, reason := range []agent.Reason{agent.ReasonNondeterministicAgent, agent.ReasonActivationTimeout, agent.ReasonProposalRefused,
+		agent.ReasonModelError, agent.ReasonEnvelopeInvalid, agent.ReasonOrphanedResult} {
+		if stats.reasons[string(reason)] == 0 {
+			t.Errorf("no %s dead letter in the traffic: the generator lost its coverage", reason)
 		}
 	}
 }
@@ -114,6 +159,12 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return compareExecutions(t, support.Name, config, ref, d, set)
+}
+
+// compareExecutions runs set through the driver d (the agent name with config) and through
+// the three Beam executions, and compares every output byte for byte.
+func compareExecutions(t *testing.T, name string, config []byte, ref string, d *drive.Driver, set *scenario.Set) diffStats {
 	if *diffKeys != "" {
 		set = filterSet(t, set, regexp.MustCompile(*diffKeys))
 	}
@@ -124,7 +175,7 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	keyed, dead := transforms.DecodeEnvelopes(s, transforms.Binary, beam.CreateList(s, set.Records))
 	restores, restoreDead := transforms.DecodeSnapshots(s, transforms.Binary, beam.CreateList(s, set.Snapshots))
 	keyed = beam.Flatten(s, keyed, restores)
-	opts := transforms.Options{Agent: support.Name, Config: config, Keyring: ref, OrderResolutionMs: 1000}
+	opts := transforms.Options{Agent: name, Config: config, Keyring: ref, OrderResolutionMs: 1000}
 	writeOutputs(s, stream, transforms.RunAgent(s, opts, keyed), dead, restoreDead)
 	opts.OrderResolutionMs = 1
 	concurrent := opts

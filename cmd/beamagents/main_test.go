@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,10 +12,7 @@ import (
 // 2) and with help (on stdout, status 0): no Beam registration warning or other log line
 // from the packages it links.
 func TestUsageOnly(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "beamagents")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	for _, tc := range []struct {
 		name   string
 		args   []string

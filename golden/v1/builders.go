@@ -50,6 +50,8 @@ func Cases() []Case {
 		{"state_snapshot.binpb", "StateSnapshot with memory, cache, continuation and two pending intents, added within v1", stateSnapshot},
 		{"activation_error_record_envelope.binpb", "ActivationErrorRecord carrying its failed envelope (field 5, oneof failed_input), added within v1", activationErrorRecordEnvelope},
 		{"tool_result_signed.binpb", "ToolResult signature envelope (fields 8-10) and intent_digest (11), added within v1: HMAC_SHA256 by golden-v1, bound to the intent of tool_intent_signed.binpb", toolResultSigned},
+		{"handler_journal.binpb", "HandlerJournal v1 (journal_version 1): the trigger, budgets and five journaled operations, a TOOL answered and an APPROVAL pending, added within v1", handlerJournal},
+		{"continuation_handler_journal.binpb", "Continuation of a suspended handler activation: adapter beamagents.agent.handler.v1 with a HandlerJournal snapshot, added within v1", continuationHandlerJournal},
 		{"agent_envelope_approval_signed.binpb", "AgentEnvelope.Approval signature envelope (fields 5-7) and intent_digest (8), added within v1: HMAC_SHA256 by golden-v1, bound to the APPROVAL intent of tool_intent_kind.binpb", envelopeApprovalSigned},
 	}
 }
@@ -335,4 +337,39 @@ func stateSnapshot() proto.Message {
 		Pending:            []*pb.ToolIntent{toolIntentSigned().(*pb.ToolIntent), pending2},
 		RequestId:          "export-0001",
 	}
+}
+
+func handlerJournalMsg() *pb.HandlerJournal {
+	trigger := envelopeExternal().(*pb.AgentEnvelope)
+	result := toolResultMsg()
+	result.Status = pb.ToolResult_OK
+	return &pb.HandlerJournal{
+		JournalVersion: 1,
+		Trigger:        trigger,
+		TraceId:        traceID,
+		ModelCalls:     1,
+		Tokens:         130,
+		Entries: []*pb.JournalEntry{
+			{Op: pb.JournalEntry_MEMORY_GET, Name: "readings", ArgsDigest: mustHex("6b4e03423667dbb73b6e15454f0eb1abd4597f9a1b078e3f5b5a6bc7e0e7d3a1"), Result: []byte{0x02, 'o', 'k'}, Found: true},
+			{Op: pb.JournalEntry_CHAT, ArgsDigest: mustHex("3b5d5c3712955042212316173ccf37be800d2d2e9c4e1f4a0c76a0e6b1a8c512"), Result: []byte(`{"turn":"beamagents.model.turn.v1","text":"","tool_calls":[]}`)},
+			{Op: pb.JournalEntry_INLINE, Name: "devices.lookup", ArgsDigest: mustHex("ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"), Error: "no such device"},
+			{Op: pb.JournalEntry_TOOL, Name: "devices.dispatch", ArgsDigest: mustHex("3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d"), IntentId: "41eabd0e-cb84-5a21-a5a2-6b62478d30f4", ToolResult: result},
+			{Op: pb.JournalEntry_APPROVAL, Name: "devices.dispatch", ArgsDigest: mustHex("2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6"), IntentId: "0b5c3d2e-1f00-5a00-8000-000000000002"},
+		},
+	}
+}
+
+func handlerJournal() proto.Message { return handlerJournalMsg() }
+
+func continuationHandlerJournal() proto.Message {
+	m := continuationMsg()
+	m.Adapter = "beamagents.agent.handler.v1"
+	m.PendingIntentIds = []string{"0b5c3d2e-1f00-5a00-8000-000000000002"}
+	m.StepIndex = 4
+	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(handlerJournalMsg())
+	if err != nil {
+		panic(err)
+	}
+	m.Snapshot = snap
+	return m
 }

@@ -89,11 +89,63 @@ func (m *Model) tool(req *model.Request) (*tool, error) {
 	return t, nil
 }
 
+// toolParam declares a native tool: its input schema is the Anthropic profile of its argument
+// schema's fields.
+func toolParam(t model.Tool) (ant.ToolUnionParam, error) {
+	raw, err := provider.ToolParameters(provider.AnthropicTool, t.Parameters)
+	if err != nil {
+		return ant.ToolUnionParam{}, err
+	}
+	var root struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+		Defs       json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return ant.ToolUnionParam{}, err
+	}
+	extra := map[string]any{"additionalProperties": false}
+	if len(root.Defs) > 0 {
+		extra["$defs"] = root.Defs
+	}
+	tp := &ant.ToolParam{Name: t.Name, InputSchema: ant.ToolInputSchemaParam{Properties: root.Properties, Required: root.Required, ExtraFields: extra}}
+	if t.Description != "" {
+		tp.Description = ant.String(t.Description)
+	}
+	return ant.ToolUnionParam{OfTool: tp}, nil
+}
+
 func (m *Model) params(req *model.Request) (ant.MessageNewParams, *tool, error) {
+	if len(req.Tools) > 0 && len(req.ResponseSchema) == 0 {
+		return m.toolsParams(req)
+	}
 	t, err := m.tool(req)
 	if err != nil {
 		return ant.MessageNewParams{}, nil, provider.Typed(model.CodeProvider, "schema profile", err)
 	}
+	params := m.baseParams(req)
+	params.Tools = []ant.ToolUnionParam{t.param}
+	params.ToolChoice = ant.ToolChoiceParamOfTool(t.profile.Name)
+	return params, t, nil
+}
+
+// toolsParams are the parameters of a request with native tools: the model chooses whether
+// to answer in text or call tools.
+func (m *Model) toolsParams(req *model.Request) (ant.MessageNewParams, *tool, error) {
+	params := m.baseParams(req)
+	for _, t := range req.Tools {
+		tp, err := toolParam(t)
+		if err != nil {
+			return ant.MessageNewParams{}, nil, provider.Typed(model.CodeProvider, "tool "+t.Name, err)
+		}
+		params.Tools = append(params.Tools, tp)
+	}
+	return params, nil, nil
+}
+
+// baseParams are the model, the output bound and the messages. Consecutive tool results
+// travel in one user message, as the API requires after a turn with several tool calls.
+func (m *Model) baseParams(req *model.Request) ant.MessageNewParams {
 	name := req.Model
 	if name == "" {
 		name = m.cfg.Model
@@ -102,24 +154,41 @@ func (m *Model) params(req *model.Request) (ant.MessageNewParams, *tool, error) 
 	if maxTokens <= 0 {
 		maxTokens = provider.DefaultMaxTokens
 	}
-	params := ant.MessageNewParams{
-		Model:      ant.Model(name),
-		MaxTokens:  maxTokens,
-		Tools:      []ant.ToolUnionParam{t.param},
-		ToolChoice: ant.ToolChoiceParamOfTool(t.profile.Name),
+	params := ant.MessageNewParams{Model: ant.Model(name), MaxTokens: maxTokens}
+	var results []ant.ContentBlockParamUnion
+	flush := func() {
+		if len(results) > 0 {
+			params.Messages = append(params.Messages, ant.NewUserMessage(results...))
+			results = nil
+		}
 	}
 	for _, msg := range req.Messages {
-		switch msg.Role {
-		case model.RoleSystem:
+		if msg.Role == model.RoleTool && msg.ToolCallID != "" {
+			results = append(results, ant.NewToolResultBlock(msg.ToolCallID, msg.Content, false))
+			continue
+		}
+		flush()
+		switch {
+		case msg.Role == model.RoleSystem:
 			params.System = append(params.System, ant.TextBlockParam{Text: msg.Content})
-		case model.RoleAssistant:
+		case msg.Role == model.RoleAssistant && len(msg.ToolCalls) > 0:
+			var blocks []ant.ContentBlockParamUnion
+			if msg.Content != "" {
+				blocks = append(blocks, ant.NewTextBlock(msg.Content))
+			}
+			for _, c := range msg.ToolCalls {
+				blocks = append(blocks, ant.NewToolUseBlock(c.ID, json.RawMessage(c.Arguments), c.Name))
+			}
+			params.Messages = append(params.Messages, ant.NewAssistantMessage(blocks...))
+		case msg.Role == model.RoleAssistant:
 			params.Messages = append(params.Messages, ant.NewAssistantMessage(ant.NewTextBlock(msg.Content)))
 		default:
 			params.Messages = append(params.Messages, ant.NewUserMessage(ant.NewTextBlock(msg.Content)))
 		}
 	}
+	flush()
 	// This API version takes no temperature or top_p: only the output bound is sent.
-	return params, t, nil
+	return params
 }
 
 // Generate makes a non-streaming call.
@@ -132,6 +201,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		msg, err := m.client.Messages.New(actx, params)
 		if err != nil {
 			return nil, err
+		}
+		if t == nil {
+			return toolsAnswer(msg)
 		}
 		return answer(msg, t.profile.Name)
 	}, judge)
@@ -155,10 +227,35 @@ func answer(msg *ant.Message, toolName string) (*model.Response, error) {
 	return nil, provider.Typed(model.CodeRefusal, "the answer has no call of the proposal tool (stop reason "+string(msg.StopReason)+")", nil)
 }
 
+// toolsAnswer reads an answer to a request with native tools: its text blocks and its
+// tool_use blocks, whose input is kept as the exact JSON the API sent.
+func toolsAnswer(msg *ant.Message) (*model.Response, error) {
+	if msg.StopReason == ant.StopReasonRefusal {
+		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
+	}
+	resp := &model.Response{
+		Usage:        model.Usage{InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens},
+		Model:        msg.Model,
+		FinishReason: string(msg.StopReason),
+	}
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			resp.Text = append(resp.Text, b.Text...)
+		case "tool_use":
+			resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+		}
+	}
+	if len(resp.Text) == 0 && len(resp.ToolCalls) == 0 {
+		return nil, provider.Typed(model.CodeRefusal, "the answer has no text and no tool call (stop reason "+string(msg.StopReason)+")", nil)
+	}
+	return resp, nil
+}
+
 // Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
 // chunk). onChunk sees each input_json_delta; its error cancels the request.
 func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
-	if m.cfg.NoStream {
+	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls are answered whole
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			return nil, err

@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -58,10 +60,6 @@ func (m *Model) Profile(req *model.Request) (*provider.Profile, error) {
 }
 
 func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
-	p, err := m.Profile(req)
-	if err != nil {
-		return oai.ChatCompletionNewParams{}, provider.Typed(model.CodeProvider, "schema profile", err)
-	}
 	name := req.Model
 	if name == "" {
 		name = m.cfg.Model
@@ -69,9 +67,23 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	params := oai.ChatCompletionNewParams{
 		Model:    shared.ChatModel(name),
 		Messages: messages(req.Messages),
-		ResponseFormat: oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+	}
+	// A request with native tools and no response schema is answered in text and tool calls.
+	if len(req.Tools) == 0 || len(req.ResponseSchema) > 0 {
+		p, err := m.Profile(req)
+		if err != nil {
+			return oai.ChatCompletionNewParams{}, provider.Typed(model.CodeProvider, "schema profile", err)
+		}
+		params.ResponseFormat = oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
 			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: p.Name, Strict: oai.Bool(true), Schema: p.Schema},
-		}},
+		}}
+	}
+	for _, t := range req.Tools {
+		tool, err := functionTool(t)
+		if err != nil {
+			return oai.ChatCompletionNewParams{}, provider.Typed(model.CodeProvider, "tool "+t.Name, err)
+		}
+		params.Tools = append(params.Tools, tool)
 	}
 	s := req.Sampling
 	if s.Temperature != nil {
@@ -89,13 +101,46 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	return params, nil
 }
 
+// functionTool declares t as a strict function tool: its parameters are the OpenAI-strict
+// profile of its argument schema's fields.
+func functionTool(t model.Tool) (oai.ChatCompletionToolUnionParam, error) {
+	raw, err := provider.ToolParameters(provider.OpenAIStrict, t.Parameters)
+	if err != nil {
+		return oai.ChatCompletionToolUnionParam{}, err
+	}
+	var params shared.FunctionParameters
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // bounds keep their exact digits
+	if err := dec.Decode(&params); err != nil {
+		return oai.ChatCompletionToolUnionParam{}, err
+	}
+	fn := shared.FunctionDefinitionParam{Name: t.Name, Strict: oai.Bool(true), Parameters: params}
+	if t.Description != "" {
+		fn.Description = oai.String(t.Description)
+	}
+	return oai.ChatCompletionFunctionTool(fn), nil
+}
+
 func messages(ms []model.Message) []oai.ChatCompletionMessageParamUnion {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(ms))
 	for _, m := range ms {
-		switch m.Role {
-		case model.RoleSystem:
+		switch {
+		case m.Role == model.RoleAssistant && len(m.ToolCalls) > 0:
+			am := oai.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" {
+				am.Content.OfString = oai.String(m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				am.ToolCalls = append(am.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+					ID: c.ID, Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
+				}})
+			}
+			out = append(out, oai.ChatCompletionMessageParamUnion{OfAssistant: &am})
+		case m.Role == model.RoleTool && m.ToolCallID != "":
+			out = append(out, oai.ToolMessage(m.Content, m.ToolCallID))
+		case m.Role == model.RoleSystem:
 			out = append(out, oai.SystemMessage(m.Content))
-		case model.RoleAssistant:
+		case m.Role == model.RoleAssistant:
 			out = append(out, oai.AssistantMessage(m.Content))
 		default: // user, and tool results the prompt renders as text
 			out = append(out, oai.UserMessage(m.Content))
@@ -128,10 +173,17 @@ func completion(c *oai.ChatCompletion) (*model.Response, error) {
 	if ch.Message.Refusal != "" {
 		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
 	}
-	if ch.Message.Content == "" {
+	var calls []model.ToolCall
+	for _, c := range ch.Message.ToolCalls {
+		// The arguments stay the text the model sent: the runtime's decoder reads every
+		// integer's digits, never a float64.
+		calls = append(calls, model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
+	if ch.Message.Content == "" && len(calls) == 0 {
 		return nil, provider.Typed(model.CodeRefusal, "the answer has no content (finish reason "+ch.FinishReason+")", nil)
 	}
 	return &model.Response{
+		ToolCalls:    calls,
 		Text:         []byte(ch.Message.Content),
 		Usage:        model.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens},
 		Model:        c.Model,
@@ -142,7 +194,7 @@ func completion(c *oai.ChatCompletion) (*model.Response, error) {
 // Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
 // chunk). onChunk sees each content delta; its error cancels the request.
 func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
-	if m.cfg.NoStream {
+	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls are answered whole
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			return nil, err

@@ -225,3 +225,29 @@ func ordered(n *jsontext.Node) any {
 	}
 	return canonjson.Raw("null")
 }
+
+// ToolParameters derives a native tool's parameters in dialect from the provider projection
+// of its argument schema, a record: the record's fields object (one property per field, by
+// stable id, all required, closed), with the definitions of its nested types. The model's
+// arguments are that object; the runtime wraps them as the record's value ({"fields":…})
+// before the strict decoder admits them.
+func ToolParameters(dialect string, projection []byte) (json.RawMessage, error) {
+	p, err := NewProfile(dialect, projection)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := parseOrdered(p.Schema)
+	if err != nil {
+		return nil, err
+	}
+	root, _ := doc.(canonjson.Object)
+	props, _ := get(root, "properties").(canonjson.Object)
+	fields, _ := get(props, "fields").(canonjson.Object)
+	if fields == nil || get(fields, "properties") == nil {
+		return nil, fmt.Errorf("provider: tool arguments must be a record")
+	}
+	if defs, ok := get(root, "$defs").(canonjson.Object); ok && len(defs) > 0 {
+		fields = append(fields, canonjson.Member{Key: "$defs", Value: defs})
+	}
+	return canonjson.Append(nil, fields), nil
+}

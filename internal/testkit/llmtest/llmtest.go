@@ -34,9 +34,19 @@ type Reply struct {
 	RawBody                   string        // sent verbatim as the body (malformed responses)
 	Model                     string        // the answering model id; default "test-model"
 	InputTokens, OutputTokens int64
+	// ToolCalls answers with native tool calls (with Text, if any, as the message's text):
+	// OpenAI tool_calls (finish reason tool_calls), Anthropic tool_use blocks (stop reason
+	// tool_use). Arguments are sent as written: OpenAI's as the arguments string, Anthropic's
+	// as the raw input object.
+	ToolCalls []ToolCall
 
 	tool string // the forced tool's name (Anthropic), from the request
 	out  func() // counts the request out of InFlight
+}
+
+// ToolCall is one native tool call of a reply.
+type ToolCall struct {
+	ID, Name, Arguments string
 }
 
 // Observation is what the server sent for one request.
@@ -306,6 +316,10 @@ func (s *Server) errorBody(status int) []byte {
 }
 
 func (s *Server) completion(rep Reply) []byte {
+	if len(rep.ToolCalls) > 0 || s.api == Anthropic && rep.tool == "" && rep.Refusal == "" && rep.Text != "" {
+		// Tool calls, or a text answer to a request that forces no tool (native tools).
+		return s.toolCompletion(rep)
+	}
 	if s.api == Anthropic {
 		content := []any{map[string]any{"type": "tool_use", "id": "toolu_01", "name": rep.tool, "input": json.RawMessage(rep.Text)}}
 		stop := "tool_use"
@@ -325,6 +339,36 @@ func (s *Server) completion(rep Reply) []byte {
 	}
 	return []byte(js(map[string]any{"id": "chatcmpl-01", "object": "chat.completion", "created": 1767225600, "model": rep.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "stop"}},
+		"usage":   map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
+}
+
+func (s *Server) toolCompletion(rep Reply) []byte {
+	if s.api == Anthropic {
+		var content []any
+		if rep.Text != "" {
+			content = append(content, map[string]any{"type": "text", "text": rep.Text})
+		}
+		for _, c := range rep.ToolCalls {
+			content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(c.Arguments)})
+		}
+		stop := "tool_use"
+		if len(rep.ToolCalls) == 0 {
+			stop = "end_turn"
+		}
+		return []byte(js(map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": rep.Model,
+			"content": content, "stop_reason": stop, "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": rep.OutputTokens}}))
+	}
+	var calls []any
+	for _, c := range rep.ToolCalls {
+		calls = append(calls, map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}})
+	}
+	msg := map[string]any{"role": "assistant", "content": nil, "refusal": nil, "tool_calls": calls}
+	if rep.Text != "" {
+		msg["content"] = rep.Text
+	}
+	return []byte(js(map[string]any{"id": "chatcmpl-01", "object": "chat.completion", "created": 1767225600, "model": rep.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "tool_calls"}},
 		"usage":   map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
 }
 

@@ -1,0 +1,376 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/tracing"
+)
+
+// Call is one side-effecting tool call: the tool's name and its arguments as canonical JSON
+// (an admitted value's FieldsJSON), carried verbatim as the intent's args_json.
+type Call struct {
+	Tool     string
+	ArgsJSON string
+}
+
+// Tool calls a side-effecting tool: see Tools.
+func (hc *Context) Tool(tool, argsJSON string) (*pb.ToolResult, error) {
+	res, err := hc.Tools(Call{Tool: tool, ArgsJSON: argsJSON})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// Tools calls side-effecting tools: each call not yet journaled becomes a signed TOOL intent
+// (its step index is its operation's position, so its id is UUIDv5 over the key, seq and
+// that position) and the activation suspends until every one is answered; Tools then returns
+// ErrSuspended. When the activation resumes, Tools returns the ToolResults in call order.
+func (hc *Context) Tools(calls ...Call) ([]*pb.ToolResult, error) {
+	act := hc.act
+	results := make([]*pb.ToolResult, len(calls))
+	var fresh []*pb.ToolIntent
+	for i, call := range calls {
+		e, replayed, err := hc.begin(pb.JournalEntry_TOOL, call.Tool, []byte(call.ArgsJSON))
+		if err != nil {
+			return nil, err
+		}
+		if replayed {
+			if e.GetToolResult() == nil {
+				return nil, hc.fails(fail(ReasonStateCorrupt, nil, "journaled tool call %d has no result", hc.pos-1))
+			}
+			results[i] = e.GetToolResult()
+			continue
+		}
+		ti, err := act.newIntent(uint32(hc.pos-1), call.Tool, call.ArgsJSON, pb.ToolIntent_TOOL, act.c.a.limits.ToolTimeoutMs)
+		if err != nil {
+			return nil, hc.fails(err)
+		}
+		e.IntentId = ti.IntentId
+		fresh = append(fresh, ti)
+	}
+	if len(fresh) > 0 {
+		hc.fresh = fresh
+		return nil, ErrSuspended
+	}
+	return results, nil
+}
+
+// Approved asks a human to approve a call of tool: an APPROVAL intent, then, once approved,
+// the gated TOOL intent at the next position, whose result it returns with approved true.
+// A rejected call returns no result and approved false. Like Tools it suspends (ErrSuspended)
+// until each intent is answered.
+func (hc *Context) Approved(tool, argsJSON string) (res *pb.ToolResult, approved bool, err error) {
+	act := hc.act
+	e, replayed, err := hc.begin(pb.JournalEntry_APPROVAL, tool, []byte(argsJSON))
+	if err != nil {
+		return nil, false, err
+	}
+	if !replayed {
+		ti, err := act.newIntent(uint32(hc.pos-1), tool, argsJSON, pb.ToolIntent_APPROVAL, act.c.a.limits.ApprovalTimeoutMs)
+		if err != nil {
+			return nil, false, hc.fails(err)
+		}
+		e.IntentId = ti.IntentId
+		hc.fresh = []*pb.ToolIntent{ti}
+		return nil, false, ErrSuspended
+	}
+	switch {
+	case e.GetApproval() == nil:
+		return nil, false, hc.fails(fail(ReasonStateCorrupt, nil, "journaled approval %d has no decision", hc.pos-1))
+	case !e.GetApproval().GetApproved():
+		return nil, false, nil
+	}
+	res, err = hc.Tool(tool, argsJSON)
+	return res, err == nil, err
+}
+
+// InlineFunc is an inline read-only tool: it runs in the worker, under the activation's
+// inline deadline, and must not change anything outside the activation. Its result (or its
+// failure) is journaled, so a resumed activation never runs it again.
+type InlineFunc func(ctx context.Context, args []byte) ([]byte, error)
+
+// InlineError is the failure of an inline tool, as journaled: a run that returned an error,
+// panicked or passed its deadline.
+type InlineError struct {
+	Tool    string
+	Message string
+}
+
+func (e *InlineError) Error() string { return "inline tool " + e.Tool + ": " + e.Message }
+
+// Inline runs the read-only tool fn on args, or returns its journaled result. The result of a
+// completed activation is also kept in the replay cache, so replaying the activation from a
+// snapshot does not run it either. A failure is returned as an *InlineError, the same on
+// every run.
+func (hc *Context) Inline(tool string, args []byte, fn InlineFunc) ([]byte, error) {
+	act := hc.act
+	e, replayed, err := hc.begin(pb.JournalEntry_INLINE, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	if !replayed {
+		if err := act.inline(e, uint32(hc.pos-1), args, fn); err != nil {
+			return nil, hc.fails(err)
+		}
+	}
+	if e.GetError() != "" {
+		return nil, &InlineError{Tool: tool, Message: e.GetError()}
+	}
+	return e.GetResult(), nil
+}
+
+// inline fills e from the replay cache or by running fn under the inline deadline.
+func (act *activation) inline(e *pb.JournalEntry, pos uint32, args []byte, fn InlineFunc) error {
+	c, v := act.c, act.v
+	key := inlineKey(c.entity, act.seq, pos, e.GetName(), args)
+	lk, err := v.cache.Lookup(key, c.now)
+	if err != nil {
+		return fail(ReasonStateCorrupt, err, "replay cache lookup")
+	}
+	v.touch(cacheCell)
+	hit := lk.Status == statecodec.Hit
+	var rec []byte
+	if hit {
+		rec = lk.Response
+	} else {
+		out, runErr := runInline(c.ctx, time.Duration(c.a.limits.InlineTimeoutMs)*time.Millisecond, fn, args)
+		rec = inlineRecord(out, runErr)
+		if _, err := v.cache.Store(key, rec, c.now); err != nil {
+			return fail(ReasonStateCorrupt, err, "replay cache store")
+		}
+	}
+	if len(rec) == 0 || rec[0] > 1 {
+		return fail(ReasonStateCorrupt, nil, "replay cache entry of inline tool %s", e.GetName())
+	}
+	status := pb.ToolResult_OK.String()
+	if rec[0] == 1 {
+		e.Error, status = string(rec[1:]), pb.ToolResult_ERROR.String()
+	} else {
+		e.Result = rec[1:]
+	}
+	act.tr.emit(pb.TraceEvent_TOOL_CALL, pos, c.now, map[string]string{
+		tracing.AttrOperationName: tracing.OpExecuteTool,
+		tracing.AttrGenAIToolName: e.GetName(),
+		tracing.AttrToolName:      e.GetName(),
+		tracing.AttrToolStatus:    status,
+		tracing.AttrCacheHit:      fmt.Sprint(hit),
+		tracing.AttrInline:        "true",
+	})
+	return nil
+}
+
+// inlineRecord is an inline run's outcome as the replay cache keeps it: 0 and the result, or
+// 1 and the error text.
+func inlineRecord(out []byte, err error) []byte {
+	if err != nil {
+		return append([]byte{1}, err.Error()...)
+	}
+	return append([]byte{0}, out...)
+}
+
+// runInline runs fn under a deadline; a run that panics or overstays fails. The deadline is
+// the only wall-clock time the core knows of: what it decides is journaled, never re-decided.
+func runInline(ctx context.Context, d time.Duration, fn InlineFunc, args []byte) ([]byte, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	type outcome struct {
+		out []byte
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- outcome{err: fmt.Errorf("panic: %v", r)}
+			}
+		}()
+		out, err := fn(ctx, args)
+		done <- outcome{out, err}
+	}()
+	select {
+	case o := <-done:
+		return o.out, o.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("deadline of %s exceeded", d)
+	}
+}
+
+// inlineKey is the replay-cache key of an inline tool run: SHA-256 over its identity, apart
+// from every model request's key by its domain.
+func inlineKey(entity []byte, seq int64, pos uint32, tool string, args []byte) string {
+	d := argsDigest(pb.JournalEntry_INLINE, "beamagents.agent.inline.v1", [][]byte{entity, []byte(itoa(seq)), []byte(itoa(int64(pos))), []byte(tool), args})
+	const hexdigits = "0123456789abcdef"
+	b := make([]byte, 0, 2*len(d))
+	for _, x := range d {
+		b = append(b, hexdigits[x>>4], hexdigits[x&15])
+	}
+	return string(b)
+}
+
+// ToolDecl declares a native tool to the model: its name, description and closed argument
+// schema (projected to the provider's tool declaration by interaction). Inline, when set,
+// makes it an inline read-only tool; else a call of it is a side-effecting TOOL intent.
+type ToolDecl struct {
+	Name        string
+	Description string
+	Args        *interaction.Schema
+	Inline      InlineFunc
+}
+
+// Chat is a model call with native tools.
+type Chat struct {
+	Messages []model.Message
+	Tools    []ToolDecl
+}
+
+// Turn is an admitted answer of a model call with native tools.
+type Turn struct {
+	Text  string
+	Calls []ToolCall
+	raw   []model.ToolCall
+}
+
+// ToolCall is one admitted tool call of a turn.
+type ToolCall struct {
+	ID   string
+	Tool string
+	// Args is the call's arguments, admitted strictly by the tool's schema; ArgsJSON their
+	// canonical fields (Args.FieldsJSON()), integers exact.
+	Args     *interaction.Value
+	ArgsJSON string
+}
+
+// Chat asks the model with native tools. Every tool call of the answer must name a declared
+// tool and its arguments are admitted by that tool's schema (JSON numbers canonicalized
+// losslessly, then strictly decoded): a call that fails either fails the activation as
+// proposal_refused. The answer is journaled, and kept in the replay cache as a canonical
+// turn.
+func (hc *Context) Chat(chat Chat) (*Turn, error) {
+	if err := hc.usable(); err != nil {
+		return nil, err
+	}
+	act := hc.act
+	req := hc.request(chat.Messages)
+	uses := map[string]*schemaUse{}
+	for _, d := range chat.Tools {
+		u, err := act.c.a.argsUseOf(d.Args)
+		if err != nil {
+			return nil, hc.fails(fail(ReasonInternalPanic, err, "arguments of tool %s", d.Name))
+		}
+		uses[d.Name] = u
+		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: u.provider, Digest: d.Args.Digest()})
+	}
+	key := model.CacheKey(req)
+	e, replayed, err := hc.begin(pb.JournalEntry_CHAT, "", []byte(key))
+	if err != nil {
+		return nil, err
+	}
+	text := e.GetResult()
+	var attrs map[string]string
+	if !replayed {
+		if text, attrs, err = act.ask(req, key, nil); err != nil {
+			return nil, hc.fails(err)
+		}
+	}
+	resp, err := model.DecodeTurn(text)
+	if err != nil {
+		return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d: the answer is not a turn", req.Step))
+	}
+	turn, err := admitTurn(resp, uses)
+	if err != nil {
+		return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d", req.Step))
+	}
+	if !replayed {
+		e.Result = text
+		attrs[tracing.AttrToolCalls] = itoa(int64(len(turn.Calls)))
+		act.tr.emit(pb.TraceEvent_LLM_CALL, req.Step, act.c.now, attrs)
+	}
+	return turn, nil
+}
+
+func admitTurn(resp *model.Response, uses map[string]*schemaUse) (*Turn, error) {
+	turn := &Turn{Text: string(resp.Text), raw: resp.ToolCalls}
+	for i, call := range resp.ToolCalls {
+		u, ok := uses[call.Name]
+		if !ok {
+			return nil, fmt.Errorf("tool call %d names the undeclared tool %q", i, call.Name)
+		}
+		args := bytes.TrimSpace([]byte(call.Arguments))
+		if !json.Valid(args) || len(args) == 0 || args[0] != '{' {
+			return nil, fmt.Errorf("arguments of tool call %d (%s) are not one JSON object", i, call.Name)
+		}
+		// The arguments are the record's fields object; its value is {"fields":…}.
+		out, err := u.admitter.Admit(slices.Concat([]byte(`{"fields":`), args, []byte(`}`)))
+		if err != nil {
+			return nil, fmt.Errorf("arguments of tool call %d (%s): %w", i, call.Name, err)
+		}
+		turn.Calls = append(turn.Calls, ToolCall{ID: call.ID, Tool: call.Name, Args: out.Value, ArgsJSON: string(out.Value.FieldsJSON())})
+	}
+	return turn, nil
+}
+
+// RunTools answers a turn's tool calls: inline tools run inline (in call order), then every
+// side-effecting call becomes an intent of one suspension (Tools). It returns the messages
+// that continue the conversation: the assistant's turn with its calls, then one tool message
+// per call in call order (an inline tool's output or failure, a tool result's payload, or its
+// status and error).
+func (hc *Context) RunTools(turn *Turn, decls []ToolDecl) ([]model.Message, error) {
+	byName := map[string]ToolDecl{}
+	for _, d := range decls {
+		byName[d.Name] = d
+	}
+	content := make([]string, len(turn.Calls))
+	var calls []Call
+	var at []int
+	for i, call := range turn.Calls {
+		d := byName[call.Tool]
+		if d.Inline == nil {
+			calls, at = append(calls, Call{Tool: call.Tool, ArgsJSON: call.ArgsJSON}), append(at, i)
+			continue
+		}
+		out, err := hc.Inline(call.Tool, []byte(call.ArgsJSON), d.Inline)
+		if ie, ok := err.(*InlineError); ok {
+			content[i] = "error: " + ie.Message
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		content[i] = string(out)
+	}
+	if len(calls) > 0 {
+		results, err := hc.Tools(calls...)
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range results {
+			content[at[k]] = resultContent(r)
+		}
+	}
+	msgs := []model.Message{{Role: model.RoleAssistant, Content: turn.Text, ToolCalls: turn.raw}}
+	for i, call := range turn.Calls {
+		msgs = append(msgs, model.Message{Role: model.RoleTool, Content: content[i], ToolCallID: call.ID})
+	}
+	return msgs, nil
+}
+
+// resultContent renders a tool result for the model: its payload when OK, else its status and
+// error message.
+func resultContent(r *pb.ToolResult) string {
+	if r.GetStatus() == pb.ToolResult_OK {
+		return string(r.GetPayload())
+	}
+	return r.GetStatus().String() + ": " + r.GetErrorMessage()
+}

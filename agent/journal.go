@@ -1,0 +1,188 @@
+package agent
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/tracing"
+)
+
+// handlerAdapter is the Continuation.adapter of a suspended handler activation; its snapshot
+// is a binary HandlerJournal of journalVersion.
+const (
+	handlerAdapter = "beamagents.agent.handler.v1"
+	journalVersion = 1
+)
+
+// begin opens the operation at the next position: a journaled one must be the same
+// operation (op, subject and arguments), else the run is nondeterministic; a new one is
+// appended to the journal. It reports whether the operation is replayed.
+func (hc *Context) begin(op pb.JournalEntry_Op, name string, args ...[]byte) (*pb.JournalEntry, bool, error) {
+	if err := hc.usable(); err != nil {
+		return nil, false, err
+	}
+	pos := hc.pos
+	if max := hc.act.c.a.limits.MaxOperations; pos >= max {
+		return nil, false, hc.fails(fail(ReasonBudgetExceeded, nil, "activation reached its %d-operation budget", max))
+	}
+	hc.pos++
+	digest := argsDigest(op, name, args)
+	if pos < len(hc.j.Entries) {
+		e := hc.j.Entries[pos]
+		if e.GetOp() != op || e.GetName() != name || !bytes.Equal(e.GetArgsDigest(), digest) {
+			return nil, false, hc.fails(fail(ReasonNondeterministicAgent, nil,
+				"operation %d is %s %q; the journal recorded %s %q%s", pos, op, name, e.GetOp(), e.GetName(), sameArgs(e, op, name)))
+		}
+		return e, true, nil
+	}
+	e := &pb.JournalEntry{Op: op, Name: name, ArgsDigest: digest}
+	hc.j.Entries = append(hc.j.Entries, e)
+	return e, false, nil
+}
+
+func sameArgs(e *pb.JournalEntry, op pb.JournalEntry_Op, name string) string {
+	if e.GetOp() == op && e.GetName() == name {
+		return " with other arguments"
+	}
+	return ""
+}
+
+// argsDigest is SHA-256 over the operation and its arguments, each length-prefixed.
+func argsDigest(op pb.JournalEntry_Op, name string, args [][]byte) []byte {
+	h := sha256.New()
+	var b [binary.MaxVarintLen64]byte
+	h.Write(binary.AppendUvarint(b[:0], uint64(op)))
+	h.Write(binary.AppendUvarint(b[:0], uint64(len(name))))
+	h.Write([]byte(name))
+	for _, a := range args {
+		h.Write(binary.AppendUvarint(b[:0], uint64(len(a))))
+		h.Write(a)
+	}
+	return h.Sum(nil)
+}
+
+// startHandler runs a new handler activation for trigger.
+func (act *activation) startHandler(trigger *pb.AgentEnvelope) error {
+	act.journal = &pb.HandlerJournal{JournalVersion: journalVersion, Trigger: trigger, TraceId: act.tr.id}
+	return act.handle()
+}
+
+// resumeJournal reads the journal of a suspended handler activation.
+func (act *activation) resumeJournal(snapshot []byte) error {
+	j := &pb.HandlerJournal{}
+	if err := proto.Unmarshal(snapshot, j); err != nil {
+		return fail(ReasonStateCorrupt, err, "handler journal")
+	}
+	if v := j.GetJournalVersion(); v != journalVersion {
+		if v > journalVersion {
+			return fail(ReasonStateVersionUnsupported, nil, "handler journal version %d; this build reads %d", v, journalVersion)
+		}
+		return fail(ReasonStateCorrupt, nil, "handler journal version %d", v)
+	}
+	act.journal = j
+	act.resume = &pb.AgentResume{Trigger: j.GetTrigger(), TraceId: j.GetTraceId(), ModelCalls: j.GetModelCalls(), Tokens: j.GetTokens()}
+	return nil
+}
+
+// handle runs the handler from the top over the journal, then ends, suspends or fails the
+// activation.
+func (act *activation) handle() error {
+	c, v := act.c, act.v
+	if err := v.need(memoryCell, cacheCell); err != nil {
+		return err
+	}
+	env := act.journal.GetTrigger()
+	hc := &Context{act: act, j: act.journal, trigger: Trigger{
+		EntityKey: c.entity, Seq: act.seq, EventTimeMs: env.GetEventTimeMs(), Event: env.GetExternalEvent(),
+	}}
+	replaying := len(act.journal.Entries)
+	err := protect(func() error { return c.a.def.Handler(hc, hc.trigger) })
+	var typed *Error
+	switch {
+	case hc.failure != nil:
+		return hc.failure
+	case hc.fresh != nil:
+		return act.suspendJournal(hc)
+	case errors.As(err, &typed):
+		return typed
+	case err != nil:
+		return fail(ReasonInternalPanic, err, "the handler failed")
+	case hc.pos < replaying:
+		return fail(ReasonNondeterministicAgent, nil, "the handler ended after %d operations; its journal recorded %d", hc.pos, replaying)
+	}
+	act.last = hc.lastPos()
+	if hc.final != nil {
+		act.out.Finals = append(act.out.Finals, hc.final)
+	}
+	return act.end(tracing.StatusOK)
+}
+
+// suspendJournal records the run's new intents as pending and keeps the journal in the
+// continuation until they are all answered.
+func (act *activation) suspendJournal(hc *Context) error {
+	v, c := act.v, act.c
+	if err := v.need(pendingCell); err != nil {
+		return err
+	}
+	ids := make([]string, len(hc.fresh))
+	for i, ti := range hc.fresh {
+		if err := v.pending.Add(ti); err != nil {
+			return fail(ReasonStateCorrupt, err, "recording intent %s", ti.IntentId)
+		}
+		ids[i] = ti.IntentId
+	}
+	v.touch(pendingCell)
+	snap, err := act.journalBytes()
+	if err != nil {
+		return err
+	}
+	last := hc.fresh[len(hc.fresh)-1]
+	cont, err := v.contOpts().Suspend(statecodec.Suspension{
+		Seq: act.seq, StepIndex: last.StepIndex, PendingIntentIDs: ids, Adapter: handlerAdapter,
+		Snapshot: snap, SuspendedAtMs: c.now, DeadlineMs: last.ExpiresAtMs,
+	})
+	if err != nil {
+		return fail(ReasonStateCorrupt, err, "suspending")
+	}
+	v.cont = cont
+	v.touch(contCell)
+	for _, ti := range hc.fresh {
+		act.emitIntent(ti)
+	}
+	act.tr.emit(pb.TraceEvent_SUSPENDED, last.StepIndex, c.now, map[string]string{
+		tracing.AttrPendingIntents: itoa(int64(len(ids))), tracing.AttrDeadline: itoa(last.ExpiresAtMs), tracing.AttrIntentID: strings.Join(ids, ","),
+	})
+	act.tr.finish(tracing.StatusSuspended, last.StepIndex, c.now)
+	return nil
+}
+
+// journalBytes encodes the journal with the activation's budgets, within its byte limit.
+func (act *activation) journalBytes() ([]byte, error) {
+	j := act.journal
+	j.ModelCalls, j.Tokens = act.resume.GetModelCalls(), act.resume.GetTokens()
+	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(j)
+	if err != nil {
+		return nil, fail(ReasonStateCorrupt, err, "encoding the handler journal")
+	}
+	if max := act.c.a.limits.MaxJournalBytes; len(snap) > max {
+		return nil, fail(ReasonJournalTooLarge, nil, "the journal of %d operations is %d bytes; the limit (MaxJournalBytes) is %d", len(j.Entries), len(snap), max)
+	}
+	return snap, nil
+}
+
+// entry returns the journal entry of intent id.
+func (act *activation) entry(id string) (*pb.JournalEntry, error) {
+	for _, e := range act.journal.GetEntries() {
+		if e.GetIntentId() == id {
+			return e, nil
+		}
+	}
+	return nil, fail(ReasonStateCorrupt, nil, "the journal has no operation for pending intent %s", id)
+}

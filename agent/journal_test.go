@@ -1,0 +1,176 @@
+package agent_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	goldenv1 "github.com/beamagents/beamagents/golden/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/statecodec"
+)
+
+// suspendedHandler runs the handler_tool scenario's first input: a handler activation
+// suspended on its lookup intent, and the result that resumes it.
+func suspendedHandler(tb testing.TB) (*agent.Agent, agent.MapStore, *pb.AgentEnvelope) {
+	tb.Helper()
+	sc := loadScenario(tb, "testdata/scenarios/handler_tool.json")
+	a := newTestAgentWith(tb, sc.script(tb), sc)
+	st := agent.MapStore{}
+	res, err := a.Activate(context.Background(), st, ext(1000000, "where is A-1?"), agent.Deps{Keyring: testKeyring(tb)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st.Apply(res)
+	return a, st, toolResult(1002000, 0, 1, `{"status":"packed"}`)
+}
+
+// withSnapshot returns st with its continuation's snapshot replaced.
+func withSnapshot(tb testing.TB, st agent.MapStore, snap []byte) agent.MapStore {
+	tb.Helper()
+	cont := &pb.Continuation{}
+	if err := proto.Unmarshal(st[statecodec.CellContinuation], cont); err != nil {
+		tb.Fatal(err)
+	}
+	cont.Snapshot = snap
+	out := agent.MapStore{}
+	for k, v := range st {
+		out[k] = v
+	}
+	out[statecodec.CellContinuation], _ = proto.MarshalOptions{Deterministic: true}.Marshal(cont)
+	return out
+}
+
+// FuzzHandlerJournal resumes a suspended handler activation whose journal bytes are
+// arbitrary: the core never panics, and a failure commits nothing, emits one dead letter and
+// names a reason of the vocabulary.
+func FuzzHandlerJournal(f *testing.F) {
+	a, st, resume := suspendedHandler(f)
+	cont := &pb.Continuation{}
+	if err := proto.Unmarshal(st[statecodec.CellContinuation], cont); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(cont.GetSnapshot())
+	golden, err := os.ReadFile("../golden/v1/handler_journal.binpb")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(golden)
+	f.Add([]byte{0x08, 0x02})
+	kr := testKeyring(f)
+	f.Fuzz(func(t *testing.T, snap []byte) {
+		res, err := a.Activate(context.Background(), withSnapshot(t, st, snap), resume, agent.Deps{Keyring: kr})
+		check(t, res, err, kr)
+		var ae *agent.Error
+		if err != nil && (!errorsAs(err, &ae) || !slices.Contains(agent.Reasons, ae.Reason)) {
+			t.Fatalf("untyped failure %v", err)
+		}
+	})
+}
+
+// The golden handler journal decodes as written: its version, trigger and operations.
+func TestGoldenHandlerJournal(t *testing.T) {
+	b, err := os.ReadFile("../golden/v1/continuation_handler_journal.binpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cont, err := statecodec.DecodeContinuation(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cont.Adapter() != "beamagents.agent.handler.v1" {
+		t.Fatalf("adapter %q", cont.Adapter())
+	}
+	j := &pb.HandlerJournal{}
+	if err := proto.Unmarshal(cont.Snapshot(), j); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range goldenv1.Cases() {
+		if c.File == "handler_journal.binpb" && !proto.Equal(j, c.Build()) {
+			t.Fatalf("the continuation's journal differs from handler_journal.binpb's builder")
+		}
+	}
+}
+
+// A journal of a future version is refused as state_version_unsupported; a bindings
+// suspension is not resumed by a handler agent (state_corrupt). Neither commits anything.
+func TestHandlerJournalRefusals(t *testing.T) {
+	a, st, resume := suspendedHandler(t)
+	future, _ := proto.Marshal(&pb.HandlerJournal{JournalVersion: 2})
+	bindings := agent.MapStore{}
+	for k, v := range st {
+		bindings[k] = v
+	}
+	cont := &pb.Continuation{}
+	proto.Unmarshal(st[statecodec.CellContinuation], cont)
+	cont.Adapter = "beamagents.agent.v1"
+	bindings[statecodec.CellContinuation], _ = proto.Marshal(cont)
+	for _, tc := range []struct {
+		name string
+		st   agent.MapStore
+		want agent.Reason
+	}{
+		{"future journal", withSnapshot(t, st, future), agent.ReasonStateVersionUnsupported},
+		{"bindings suspension", bindings, agent.ReasonStateCorrupt},
+		{"not a journal", withSnapshot(t, st, []byte{0xff}), agent.ReasonStateCorrupt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := a.Activate(context.Background(), tc.st, resume, agent.Deps{Keyring: testKeyring(t)})
+			var ae *agent.Error
+			if !errorsAs(err, &ae) || ae.Reason != tc.want || len(res.Writes) != 0 {
+				t.Fatalf("got %v with %d writes, want %s and none", err, len(res.Writes), tc.want)
+			}
+		})
+	}
+}
+
+// Replaying a handler's resumed activation against its state before it, with the replay
+// cache it left, makes no model call and reproduces the outputs byte for byte; the intent
+// verifies.
+func TestHandlerReplayIsByteIdentical(t *testing.T) {
+	a, st, resume := suspendedHandler(t)
+	kr := testKeyring(t)
+	first, err := a.Activate(context.Background(), copyStore(st), resume, agent.Deps{Keyring: kr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := copyStore(st)
+	replay[statecodec.CellLLMCache] = first.Writes[statecodec.CellLLMCache]
+	again, err := a.Activate(context.Background(), replay, resume, agent.Deps{Keyring: kr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.ModelCalls != 1 || again.ModelCalls != 0 {
+		t.Fatalf("model calls %d then %d, want 1 then 0", first.ModelCalls, again.ModelCalls)
+	}
+	if !slices.EqualFunc(first.Finals, again.Finals, func(x, y *pb.FinalReply) bool { return proto.Equal(x, y) }) || len(first.Finals) != 1 {
+		t.Fatalf("finals differ between runs: %v vs %v", first.Finals, again.Finals)
+	}
+	for k, v := range first.Writes {
+		if k != statecodec.CellLLMCache && string(again.Writes[k]) != string(v) {
+			t.Fatalf("cell %s differs between runs", k)
+		}
+	}
+	p, err := statecodec.DecodePending(st[statecodec.CellPending])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ti := range p.All() {
+		if o := intent.Verify(ti, kr); o != intent.OK {
+			t.Fatalf("pending intent verifies as %v", o)
+		}
+	}
+}
+
+func copyStore(st agent.MapStore) agent.MapStore {
+	out := agent.MapStore{}
+	for k, v := range st {
+		out[k] = v
+	}
+	return out
+}
