@@ -63,6 +63,7 @@ func defineRunFlags() {
 	defineModeFlags()
 	defineRunCheckFlags()
 	definePubsubFlags()
+	defineStateDirFlag()
 }
 
 var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
@@ -119,7 +120,7 @@ func runPipeline(e *env, args []string) int {
 		return 2
 	}
 	beam.Init()
-	if opts.InputSubscription != "" {
+	if opts.InputSubscription != "" || *stateDirFlag.dir != "" {
 		return runStreaming(e, runnerName(), opts)
 	}
 	res, wall, err := runWithProgress(e, runnerName(), opts)
