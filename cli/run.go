@@ -119,6 +119,9 @@ func runPipeline(e *env, args []string) int {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
 	}
+	if code := checkSecretRefs(e, runnerName(), opts); code != 0 {
+		return code
+	}
 	beam.Init()
 	if opts.InputSubscription != "" || *stateDirFlag.dir != "" {
 		return runStreaming(e, runnerName(), opts)
