@@ -37,7 +37,7 @@ func TestPubsubServer(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(&env{stdout: &out, stderr: &errb}, []string{"pubsub-server", "--addr", "127.0.0.1:0",
+		done <- run(&env{stdout: &out, stderr: &errb}, []string{"pubsub-server", "--addr", "127.0.0.1:0", "--ack_deadline_seconds", "20",
 			"--topic", "projects/p/topics/extra", "--subscription", "projects/p/subscriptions/s=projects/p/topics/t"})
 	}()
 	addrRE := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
