@@ -75,10 +75,22 @@ func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		for _, f := range []string{"input_subscription", "intents_topic", "finals_topic", "errors_topic", "snapshots_topic", "status_interval", "agent", "keyring", "state_dir"} {
+		for _, f := range []string{"input_subscription", "intents_topic", "finals_topic", "errors_topic", "snapshots_topic", "status_interval", "agent", "keyring", "state_dir", "agent_config"} {
 			flag.Set(f, flag.Lookup(f).DefValue)
 		}
 	})
+	// customer-2 writes again while it waits: that event waits in the key's inbox, through
+	// the restart, and runs after the resumed activation (its model answer added here).
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	extra := `{"entity":"customer-2","seq":1,"step":0,"response":{"case":"support.reply","fields":{"support.reply.text":"You are welcome."}},"input_tokens":190,"output_tokens":5}`
+	if err := os.WriteFile(script, append(bytes.Clone(support.ModelScript), []byte("\n"+extra+"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(config, []byte(`{"script":"`+script+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	thanks := []byte(`{"entityKey":"Y3VzdG9tZXItMg==","eventTimeMs":"1767225630000","externalEvent":"VGhhbmtzIQ=="}`)
 	dir := filepath.Join(t.TempDir(), "state")
 	run := func(until func() bool) (string, string) {
 		t.Helper()
@@ -90,7 +102,7 @@ func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
 		go func() {
 			code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input_subscription", sub,
 				"--intents_topic", ints, "--finals_topic", finals, "--errors_topic", errs, "--snapshots_topic", snaps,
-				"--status_interval", "100ms", "--keyring", "file:"+ring, "--state_dir", dir)
+				"--status_interval", "100ms", "--keyring", "file:"+ring, "--state_dir", dir, "--agent_config", config)
 			done <- result{code, out, errOut}
 		}()
 		deadline := time.After(120 * time.Second)
@@ -112,23 +124,23 @@ func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
 	}
 
 	// Run 1: customer-1 gets its reply, customer-2 suspends on its lookup intent.
-	publish(lines[0], lines[1])
-	out, errOut := run(func() bool { return allAcked(srv, in, 2) && count(srv, finals) == 1 && count(srv, ints) == 1 })
-	if !strings.Contains(out, "state of 2 keys and 0 envelopes written to "+dir) {
+	publish(lines[0], lines[1], thanks)
+	out, errOut := run(func() bool { return allAcked(srv, in, 3) && count(srv, finals) == 1 && count(srv, ints) == 1 })
+	if !strings.Contains(out, "state of 2 keys and 1 envelopes written to "+dir) {
 		t.Fatalf("first run's stdout: %s\nstderr: %s", out, errOut)
 	}
 	if strings.Contains(errOut, "did not finish its drain") {
 		t.Errorf("a new directory reported as an unfinished drain:\n%s", errOut)
 	}
-	assertMarker(t, dir, statedir.Marker{State: statedir.StateDrained, Generation: 1, Keys: 2})
+	assertMarker(t, dir, statedir.Marker{State: statedir.StateDrained, Generation: 1, Keys: 2, Envelopes: 1})
 
 	// Run 2: the lookup's result and an export request per key.
 	export := func(key, id string, ms string) []byte {
 		return []byte(`{"entityKey":"` + base64.StdEncoding.EncodeToString([]byte(key)) + `","eventTimeMs":"` + ms + `","exportRequest":{"requestId":"` + id + `"}}`)
 	}
 	publish(lines[2], export("customer-1", "c1", "1767225700000"), export("customer-2", "c2", "1767225700000"))
-	out, errOut = run(func() bool { return allAcked(srv, in, 5) && count(srv, finals) == 2 && count(srv, snaps) == 2 })
-	if !strings.Contains(errOut, "restoring 2 keys and 0 envelopes from "+dir) || strings.Contains(errOut, "did not finish its drain") {
+	out, errOut = run(func() bool { return allAcked(srv, in, 6) && count(srv, finals) == 3 && count(srv, snaps) == 2 })
+	if !strings.Contains(errOut, "restoring 2 keys and 1 envelopes from "+dir) || strings.Contains(errOut, "did not finish its drain") {
 		t.Errorf("second run's stderr:\n%s", errOut)
 	}
 	if !strings.Contains(out, "state of 2 keys") {
@@ -138,7 +150,7 @@ func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
 	if n := count(srv, errs); n != 0 {
 		t.Fatalf("%d dead letters, want none", n)
 	}
-	var reply *pb.FinalReply
+	var replies []string
 	got := map[string]*pb.StateSnapshot{}
 	for _, m := range srv.Messages() {
 		switch m.Topic {
@@ -148,7 +160,7 @@ func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
 				t.Fatal(err)
 			}
 			if string(f.GetEntityKey()) == "customer-2" {
-				reply = f
+				replies = append(replies, string(f.GetMessage()))
 			}
 		case snaps:
 			s := &pb.StateSnapshot{}
@@ -158,12 +170,12 @@ func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
 			got[string(s.GetEntityKey())] = s
 		}
 	}
-	if reply == nil {
-		t.Fatal("customer-2 got no final reply after the restart")
+	if len(replies) != 2 || !strings.Contains(replies[0], "arrives on Thursday") || !strings.Contains(replies[1], "You are welcome.") {
+		t.Fatalf("customer-2's replies after the restart: %q", replies)
 	}
-	for _, key := range []string{"customer-1", "customer-2"} {
+	for key, seq := range map[string]int64{"customer-1": 1, "customer-2": 2} {
 		s := got[key]
-		if s.GetSeq() != 1 || s.GetContinuation() != nil || len(s.GetPending()) != 0 || s.GetLlmCache() == nil {
+		if s.GetSeq() != seq || s.GetContinuation() != nil || len(s.GetPending()) != 0 || s.GetLlmCache() == nil {
 			t.Errorf("%s after the restart: %v", key, s)
 		}
 	}
