@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"regexp"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,39 +12,29 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// text returns what w collected so far.
+func (w *lineWriter) text() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // `beamagents pubsub-server` serves Pub/Sub on loopback with the topics and subscriptions it
 // was given until SIGINT: a client pointed at it publishes and pulls.
 func TestPubsubServer(t *testing.T) {
-	var out, errb syncBuffer
+	out, errb := &lineWriter{wrote: make(chan struct{}, 1)}, &lineWriter{wrote: make(chan struct{}, 1)}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(&env{stdout: &out, stderr: &errb}, []string{"pubsub-server", "--addr", "127.0.0.1:0", "--ack_deadline_seconds", "20",
+		done <- run(&env{stdout: out, stderr: errb}, []string{"pubsub-server", "--addr", "127.0.0.1:0", "--ack_deadline_seconds", "20",
 			"--topic", "projects/p/topics/extra", "--subscription", "projects/p/subscriptions/s=projects/p/topics/t"})
 	}()
 	addrRE := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
 	var addr string
 	for deadline := time.Now().Add(30 * time.Second); addr == ""; {
-		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+		if m := addrRE.FindStringSubmatch(out.text()); m != nil {
 			addr = m[1]
 		} else if time.Now().After(deadline) {
-			t.Fatalf("no address: %s %s", out.String(), errb.String())
+			t.Fatalf("no address: %s %s", out.text(), errb.text())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -69,7 +57,7 @@ func TestPubsubServer(t *testing.T) {
 	}
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
 	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+		t.Fatalf("exit %d: %s", code, errb.text())
 	}
 	if code, _, errOut := runCLI(t, "", "pubsub-server", "--subscription", "projects/p/subscriptions/s"); code != 2 {
 		t.Fatalf("a subscription without its topic: exit %d %s", code, errOut)
