@@ -4,6 +4,7 @@ go 1.26.7
 
 require (
 	cloud.google.com/go/pubsub/v2 v2.6.2
+	cloud.google.com/go/secretmanager v1.20.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/apache/beam/sdks/v2 v2.77.0
 	github.com/bufbuild/protocompile v0.14.2-0.20261013160345-b79bfe2f85df
@@ -23,6 +24,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.opentelemetry.io/proto/otlp v1.11.0
+	google.golang.org/api v0.297.0
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12
 )
@@ -108,7 +110,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	google.golang.org/api v0.297.0 // indirect
 	google.golang.org/genproto v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941 // indirect

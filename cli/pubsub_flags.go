@@ -67,6 +67,11 @@ func anyTopic() bool {
 // messages are acknowledged, then the job ends as a bounded one does), a second one stops it
 // at once. A status line on stderr shows what it did so far.
 func runStreaming(e *env, runner string, opts pipeline.Options) int {
+	sd, code := beginStateDir(e, runner, &opts)
+	if code != 0 {
+		return code
+	}
+	defer sd.close()
 	run := pubsub.NewRun()
 	defer run.Close()
 	opts.PubSub.Run = run.ID()
@@ -106,6 +111,7 @@ func runStreaming(e *env, runner string, opts pipeline.Options) int {
 				continue
 			}
 			fmt.Fprintln(e.stderr, "\ndraining: no more pulls; in-flight bundles finish and are acknowledged (Ctrl-C again stops at once)")
+			sd.freeze()
 			run.Drain()
 		case <-tick.C:
 			fmt.Fprintf(e.stderr, "\r%s", status())
@@ -118,6 +124,9 @@ func runStreaming(e *env, runner string, opts pipeline.Options) int {
 			case r.err != nil:
 				e.errorf("pipeline failed: %v", r.err)
 				return 1
+			}
+			if code := sd.commit(e); code != 0 {
+				return code
 			}
 			fmt.Fprintf(e.stdout, "drained after %s on %s\n", time.Since(start).Round(time.Millisecond), runner)
 			if r.res != nil {

@@ -63,6 +63,7 @@ func defineRunFlags() {
 	defineModeFlags()
 	defineRunCheckFlags()
 	definePubsubFlags()
+	defineStateDirFlag()
 }
 
 var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
@@ -118,8 +119,11 @@ func runPipeline(e *env, args []string) int {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
 	}
+	if code := checkSecretRefs(e, runnerName(), opts); code != 0 {
+		return code
+	}
 	beam.Init()
-	if opts.InputSubscription != "" {
+	if opts.InputSubscription != "" || *stateDirFlag.dir != "" {
 		return runStreaming(e, runnerName(), opts)
 	}
 	res, wall, err := runWithProgress(e, runnerName(), opts)

@@ -1,12 +1,15 @@
 package intent
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/beamagents/beamagents/internal/secretref"
 )
 
 // MinKeyBytes is the smallest accepted HMAC key: the SHA-256 output size.
@@ -84,9 +87,13 @@ func ParseKeyring(data []byte) (*Keyring, error) {
 }
 
 // LoadKeyring loads a keyring by reference: "env:VAR" reads the document from environment
-// variable VAR, "file:PATH" from a file. Call it where the keys are used (on the worker), so
+// variable VAR, "file:PATH" from a file, "gcpsm:projects/P/secrets/S/versions/V" from
+// Google Cloud Secret Manager (read once per process). Call it where the keys are used (on the worker), so
 // that key material never travels inside a pipeline.
 func LoadKeyring(ref string) (*Keyring, error) {
+	if secretref.Is(ref) {
+		return loadSecretKeyring(ref)
+	}
 	kind, arg, ok := strings.Cut(ref, ":")
 	if !ok || arg == "" {
 		return nil, keyringErr("reference %q: want env:VAR or file:PATH", ref)
@@ -144,4 +151,13 @@ func (kr Keyring) Format(f fmt.State, verb rune) { fmt.Fprint(f, kr.String()) }
 
 func keyringErr(format string, args ...any) error {
 	return &Error{Code: CodeKeyring, Detail: fmt.Sprintf(format, args...)}
+}
+
+// loadSecretKeyring reads the keyring document from Secret Manager (cached per process).
+func loadSecretKeyring(ref string) (*Keyring, error) {
+	b, err := secretref.Read(context.Background(), ref)
+	if err != nil {
+		return nil, keyringErr("%v", err)
+	}
+	return ParseKeyring(b)
 }

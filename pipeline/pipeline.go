@@ -38,6 +38,14 @@ type Options struct {
 	// their envelopes run: how a key moves between pipelines or from another runtime.
 	Restore string
 
+	// Pending is an optional file glob of binary envelope records run as input beside the
+	// others: with Restore, the envelopes that drained keys had not run yet (`run
+	// --state_dir`, package statedir). Capture is the id of a process-local
+	// statedir.Capture that RunAgent records every key's state into, for a restart; it
+	// takes effect only where the workers run in this process (Prism).
+	Pending string
+	Capture string
+
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords), or with
 	// Shards > 0 the shards of each output (see WriteShards).
 	OutputDir string
@@ -132,6 +140,8 @@ func (o Options) check() error {
 		// A restore applies only to a key without state: in arrival order an envelope that
 		// arrives first would run on fresh state and the restore would then be refused.
 		return fmt.Errorf("pipeline: a restore needs event-time ordering (--ordering event_time), which runs a key's restore before its envelopes")
+	case (o.Capture != "" || o.Pending != "") && (o.Ordering == transforms.ArrivalOrder || o.Mode == Batch):
+		return fmt.Errorf("pipeline: keeping state across restarts needs the streaming mode with event-time ordering")
 	}
 	if err := o.Model.Check(); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
@@ -183,6 +193,13 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)
 	}
+	if o.Pending != "" {
+		ps := s.Scope("Pending")
+		records, readDead := ReadRecords(ps, o.Pending, transforms.Binary)
+		pending, decodeDead := transforms.DecodeEnvelopes(ps, transforms.Binary, records)
+		keyed = beam.Flatten(s, keyed, pending)
+		deads = append(deads, readDead, decodeDead)
+	}
 	run := transforms.TryRunAgent
 	if o.Mode == Batch {
 		run = transforms.TryRunAgentBatch
@@ -190,7 +207,7 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 	out, err := run(s, transforms.Options{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Model: o.Model,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
-		AllowUnsignedIntents: o.AllowUnsignedIntents, VerifyResults: o.VerifyResults,
+		AllowUnsignedIntents: o.AllowUnsignedIntents, VerifyResults: o.VerifyResults, Capture: o.Capture,
 	}, keyed)
 	if err != nil {
 		return err

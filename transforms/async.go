@@ -327,7 +327,11 @@ func (f *firing) settle(j *job) error {
 		}
 	}
 	f.bagNow = &bag
-	return f.carry(j.at, j.stamps, j.writes, &j.eff, rest)
+	if err := f.carry(j.at, j.stamps, j.writes, &j.eff, rest); err != nil {
+		return err
+	}
+	f.recordQuiet(l, j.eff.Rewrite, rest)
+	return nil
 }
 
 // The SDK's state provider does not always show a call the writes it made: a bag read after

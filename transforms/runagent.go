@@ -19,6 +19,7 @@ import (
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/statecodec"
+	"github.com/beamagents/beamagents/statedir"
 )
 
 func init() {
@@ -68,6 +69,11 @@ type Options struct {
 	// DefaultModelConcurrency), and 1 with the agent's own in-process model; 1 runs every
 	// firing to its end before the next. An input not in the global window runs with 1.
 	ModelConcurrency int
+
+	// Capture is the id of a process-local statedir.Capture that records every key's state
+	// for a restart (`run --state_dir`); empty for none, and ignored by workers in another
+	// process. It needs event-time ordering.
+	Capture string
 }
 
 // DefaultModelConcurrency is Options.ModelConcurrency's default with a hosted model.
@@ -100,6 +106,9 @@ func (o Options) Check() error {
 	}
 	if o.OrderResolutionMs < 0 {
 		return fmt.Errorf("order resolution %d ms is negative", o.OrderResolutionMs)
+	}
+	if o.Capture != "" && o.Ordering == ArrivalOrder {
+		return fmt.Errorf("keeping state across restarts needs event-time ordering")
 	}
 	if o.BatchWorkers < 0 || o.ModelConcurrency < 0 {
 		return fmt.Errorf("batch workers (%d) and model concurrency (%d) must not be negative", o.BatchWorkers, o.ModelConcurrency)
@@ -153,7 +162,7 @@ func newRunAgentFn(o Options) *runAgentFn {
 	return &runAgentFn{
 		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents, VerifyResults: o.VerifyResults,
 		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs, Model: o.Model,
-		Concurrency: o.concurrency(), Instance: newInstanceID(),
+		Concurrency: o.concurrency(), Instance: newInstanceID(), Capture: o.Capture,
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
 		Timer:  timers.InEventTime(TimerFamilyID),
@@ -175,6 +184,8 @@ type runAgentFn struct {
 	// activations running apart from their bundles from another step's in the same process.
 	Concurrency int
 	Instance    string
+	// Capture is Options.Capture.
+	Capture string
 
 	State  state.Value[[]byte]
 	Buffer state.Bag[[]byte]
@@ -194,6 +205,9 @@ func (f *runAgentFn) Setup() error {
 	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned, f.VerifyResults)
 	if err == nil && f.Model.Hosted() {
 		err = rt.useModel(f.Model)
+	}
+	if rt != nil {
+		rt.capture = statedir.Lookup(f.Capture)
 	}
 	f.rt = rt
 	if f.Concurrency > 1 {
@@ -264,6 +278,7 @@ type runtime struct {
 	stateReads, stateWrites, stateBytesWritten beam.Counter
 	deadLetters, staleSteps                    beam.Counter
 	m                                          *meters
+	capture                                    *statedir.Capture // nil unless Options.Capture is in this process
 }
 
 func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool, verifyResults string) (*runtime, error) {
@@ -322,7 +337,13 @@ func (f *firing) element(raw []byte) error {
 	}
 	b := f.batch()
 	e := f.core().Step(f.ctx, b, f.key, drive.Trigger{Value: raw, AtMs: f.now}, nil)
-	return f.carry(f.now, nil, b.Writes(), &e, nil)
+	if err := f.carry(f.now, nil, b.Writes(), &e, nil); err != nil {
+		return err
+	}
+	if len(raw) > 0 && raw[0] == drive.RestoreMark {
+		f.recordRestore(raw, &e)
+	}
+	return nil
 }
 
 // timer is one firing of the key's timer (any tag). With event-time ordering it runs the
@@ -332,6 +353,9 @@ func (f *firing) element(raw []byte) error {
 // nothing. With Options.ModelConcurrency > 1 a firing with due envelopes runs apart from the
 // bundle (async.go).
 func (f *firing) timer(t timers.Context) error {
+	if f.frozen() {
+		return f.freeze(t.Tag)
+	}
 	if done, err := f.pending(t.Tag, false); done || err != nil {
 		return err
 	}
@@ -356,7 +380,11 @@ func (f *firing) timer(t timers.Context) error {
 	if e.Rewrite {
 		rest = drive.AppendTimers(rest, bl.Timers)
 	}
-	return f.carry(f.now, nil, b.Writes(), &e, rest)
+	if err := f.carry(f.now, nil, b.Writes(), &e, rest); err != nil {
+		return err
+	}
+	f.recordQuiet(f.layout, e.Rewrite, rest)
+	return nil
 }
 
 // core is the step's core, each activation timed for the latency metric.

@@ -5,14 +5,18 @@ import (
 	"os"
 	"strings"
 
+	"github.com/beamagents/beamagents/internal/secretref"
 	"github.com/beamagents/beamagents/model"
 )
 
 // LoadKey reads the key ref names: "env:VAR" from the environment, "file:PATH" from a file
-// (one trailing newline dropped). Errors name the reference, never the key.
+// (one trailing newline dropped), "gcpsm:projects/P/secrets/S/versions/V" from Secret Manager. Errors name the reference, never the key.
 func LoadKey(ref string) (string, error) {
 	if ref == "" {
 		return "", nil
+	}
+	if secretref.Is(ref) {
+		return loadSecretKey(ref)
 	}
 	kind, arg, ok := strings.Cut(ref, ":")
 	if !ok || arg == "" {
@@ -44,6 +48,9 @@ func LoadKey(ref string) (string, error) {
 func CheckKeyRef(ref string) error {
 	if ref == "" {
 		return nil
+	}
+	if secretref.Is(ref) {
+		return checkSecretKeyRef(ref)
 	}
 	kind, arg, ok := strings.Cut(ref, ":")
 	if !ok || arg == "" || kind != "env" && kind != "file" {

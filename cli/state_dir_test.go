@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/examples/support"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/statedir"
+	"github.com/beamagents/beamagents/transforms"
+)
+
+// A streaming run drained while customer-2 waits on its order lookup, then started again
+// with the same --state_dir: the tool result published to the second run resumes the
+// activation to its final reply, exports show both keys' counters carried over, and no run
+// dead-letters anything (without --state_dir the drain fails the suspension closed).
+func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
+	srv := pstest.NewServer()
+	defer srv.Close()
+	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
+	ctx := context.Background()
+	const (
+		in     = "projects/p/topics/in"
+		sub    = "projects/p/subscriptions/in"
+		finals = "projects/p/topics/finals"
+		ints   = "projects/p/topics/intents"
+		errs   = "projects/p/topics/errors"
+		snaps  = "projects/p/topics/snapshots"
+	)
+	for _, topic := range []string{in, finals, ints, errs, snaps} {
+		if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub, Topic: in, AckDeadlineSeconds: 10}); err != nil {
+		t.Fatal(err)
+	}
+	ring := t.TempDir() + "/ring.json"
+	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
+	if err := os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+secret+`"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kr, err := intent.LoadKeyring("file:" + ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := signDemoAnswers(ctx, support.Name, support.Envelopes, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(signed))
+	for sc.Scan() {
+		lines = append(lines, bytes.Clone(sc.Bytes()))
+	}
+	publish := func(ls ...[]byte) {
+		for _, l := range ls {
+			srv.Publish(in, l, map[string]string{wire.AttrContentType: wire.ContentTypeJSON})
+		}
+	}
+	t.Cleanup(func() {
+		for _, f := range []string{"input_subscription", "intents_topic", "finals_topic", "errors_topic", "snapshots_topic", "status_interval", "agent", "keyring", "state_dir", "agent_config"} {
+			flag.Set(f, flag.Lookup(f).DefValue)
+		}
+	})
+	// customer-2 writes again while it waits: that event waits in the key's inbox, through
+	// the restart, and runs after the resumed activation (its model answer added here).
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	extra := `{"entity":"customer-2","seq":1,"step":0,"response":{"case":"support.reply","fields":{"support.reply.text":"You are welcome."}},"input_tokens":190,"output_tokens":5}`
+	if err := os.WriteFile(script, append(bytes.Clone(support.ModelScript), []byte("\n"+extra+"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(config, []byte(`{"script":"`+script+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	thanks := []byte(`{"entityKey":"Y3VzdG9tZXItMg==","eventTimeMs":"1767225630000","externalEvent":"VGhhbmtzIQ=="}`)
+	dir := filepath.Join(t.TempDir(), "state")
+	run := func(until func() bool) (string, string) {
+		t.Helper()
+		type result struct {
+			code        int
+			out, errOut string
+		}
+		done := make(chan result, 1)
+		go func() {
+			code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input_subscription", sub,
+				"--intents_topic", ints, "--finals_topic", finals, "--errors_topic", errs, "--snapshots_topic", snaps,
+				"--status_interval", "100ms", "--keyring", "file:"+ring, "--state_dir", dir, "--agent_config", config)
+			done <- result{code, out, errOut}
+		}()
+		deadline := time.After(120 * time.Second)
+		for !until() {
+			select {
+			case r := <-done:
+				t.Fatalf("run ended early: exit %d\n%s\n%s", r.code, r.out, r.errOut)
+			case <-deadline:
+				t.Fatal("no outputs within 120s")
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		r := <-done
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.out, r.errOut)
+		}
+		return r.out, r.errOut
+	}
+
+	// Run 1: customer-1 gets its reply, customer-2 suspends on its lookup intent.
+	publish(lines[0], lines[1], thanks)
+	out, errOut := run(func() bool { return allAcked(srv, in, 3) && count(srv, finals) == 1 && count(srv, ints) == 1 })
+	if !strings.Contains(out, "state of 2 keys and 1 envelopes written to "+dir) {
+		t.Fatalf("first run's stdout: %s\nstderr: %s", out, errOut)
+	}
+	if strings.Contains(errOut, "did not finish its drain") {
+		t.Errorf("a new directory reported as an unfinished drain:\n%s", errOut)
+	}
+	assertMarker(t, dir, statedir.Marker{State: statedir.StateDrained, Generation: 1, Keys: 2, Envelopes: 1})
+
+	// Run 2: the lookup's result and an export request per key.
+	export := func(key, id string, ms string) []byte {
+		return []byte(`{"entityKey":"` + base64.StdEncoding.EncodeToString([]byte(key)) + `","eventTimeMs":"` + ms + `","exportRequest":{"requestId":"` + id + `"}}`)
+	}
+	publish(lines[2], export("customer-1", "c1", "1767225700000"), export("customer-2", "c2", "1767225700000"))
+	out, errOut = run(func() bool { return allAcked(srv, in, 6) && count(srv, finals) == 3 && count(srv, snaps) == 2 })
+	if !strings.Contains(errOut, "restoring 2 keys and 1 envelopes from "+dir) || strings.Contains(errOut, "did not finish its drain") {
+		t.Errorf("second run's stderr:\n%s", errOut)
+	}
+	if !strings.Contains(out, "state of 2 keys") {
+		t.Errorf("second run's stdout: %s", out)
+	}
+	assertMarker(t, dir, statedir.Marker{State: statedir.StateDrained, Generation: 2, Keys: 2})
+	if n := count(srv, errs); n != 0 {
+		t.Fatalf("%d dead letters, want none", n)
+	}
+	var replies []string
+	got := map[string]*pb.StateSnapshot{}
+	for _, m := range srv.Messages() {
+		switch m.Topic {
+		case finals:
+			f := &pb.FinalReply{}
+			if err := proto.Unmarshal(m.Data, f); err != nil {
+				t.Fatal(err)
+			}
+			if string(f.GetEntityKey()) == "customer-2" {
+				replies = append(replies, string(f.GetMessage()))
+			}
+		case snaps:
+			s := &pb.StateSnapshot{}
+			if err := proto.Unmarshal(m.Data, s); err != nil {
+				t.Fatal(err)
+			}
+			got[string(s.GetEntityKey())] = s
+		}
+	}
+	if len(replies) != 2 || !strings.Contains(replies[0], "arrives on Thursday") || !strings.Contains(replies[1], "You are welcome.") {
+		t.Fatalf("customer-2's replies after the restart: %q", replies)
+	}
+	for key, seq := range map[string]int64{"customer-1": 1, "customer-2": 2} {
+		s := got[key]
+		if s.GetSeq() != seq || s.GetContinuation() != nil || len(s.GetPending()) != 0 || s.GetLlmCache() == nil {
+			t.Errorf("%s after the restart: %v", key, s)
+		}
+	}
+}
+
+func assertMarker(t *testing.T, dir string, want statedir.Marker) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, statedir.MarkerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := statedir.ParseMarker(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Time = ""
+	if m != want {
+		t.Errorf("marker %+v, want %+v", m, want)
+	}
+}
+
+// --state_dir's start-up: an unfinished last drain is reported; a run that cannot keep
+// state is refused with a usage error.
+func TestStateDirStartup(t *testing.T) {
+	defineStateDirFlag()
+	t.Cleanup(func() { flag.Set("state_dir", "") })
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, statedir.MarkerName), []byte(`{"state":"running"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flag.Set("state_dir", dir)
+	streaming := pipeline.Options{InputSubscription: "projects/p/subscriptions/s"}
+	for _, tc := range []struct {
+		name   string
+		runner string
+		opts   pipeline.Options
+		code   int
+		want   string
+	}{
+		{"unfinished drain", "prism", streaming, 0, "did not finish its drain: what it changed is lost; restoring nothing"},
+		{"file input", "prism", pipeline.Options{Input: "in.jsonl"}, 2, "needs --input_subscription"},
+		{"remote runner", "dataflow", streaming, 2, "--runner prism"},
+		{"with a restore", "prism", pipeline.Options{InputSubscription: "projects/p/subscriptions/s", Restore: "x"}, 2, "--restore"},
+		{"arrival order", "prism", pipeline.Options{InputSubscription: "projects/p/subscriptions/s", Ordering: transforms.ArrivalOrder}, 2, "event-time ordering"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			e := &env{stdout: &out, stderr: &errb}
+			opts := tc.opts
+			sr, code := beginStateDir(e, tc.runner, &opts)
+			defer sr.close()
+			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errb.String(), tc.code, tc.want)
+			}
+			if code == 0 && opts.Capture == "" {
+				t.Fatal("no capture")
+			}
+		})
+	}
+}

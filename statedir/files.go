@@ -1,0 +1,231 @@
+package statedir
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
+)
+
+// File and marker names inside a state directory.
+const (
+	MarkerName    = "drain.json"
+	SnapshotsName = "snapshots.binpb" // length-delimited StateSnapshots, as the snapshots output writes them
+	EnvelopesName = "envelopes.binpb" // length-delimited binary AgentEnvelopes, as run reads them
+	genPrefix     = "gen-"
+)
+
+// Marker states.
+const (
+	StateRunning = "running"
+	StateDrained = "drained"
+)
+
+// Marker is the content of drain.json: whether the last run drained, and the generation
+// directory holding the last completed drain.
+type Marker struct {
+	State      string `json:"state"`
+	Generation int64  `json:"generation"`
+	Keys       int    `json:"keys"`
+	Envelopes  int    `json:"envelopes"`
+	// Time is when the marker was written (wall clock, for people; nothing reads it).
+	Time string `json:"time,omitempty"`
+}
+
+// ParseMarker decodes drain.json strictly: unknown fields, an unknown state or a negative
+// count are errors.
+func ParseMarker(b []byte) (Marker, error) {
+	var m Marker
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&m); err != nil {
+		return Marker{}, fmt.Errorf("%s: %w", MarkerName, err)
+	}
+	if d.More() {
+		return Marker{}, fmt.Errorf("%s: data after the marker", MarkerName)
+	}
+	switch {
+	case m.State != StateRunning && m.State != StateDrained:
+		return Marker{}, fmt.Errorf("%s: unknown state %q", MarkerName, m.State)
+	case m.Generation < 0 || m.Keys < 0 || m.Envelopes < 0:
+		return Marker{}, fmt.Errorf("%s: negative generation or count", MarkerName)
+	case m.State == StateDrained && m.Generation == 0:
+		return Marker{}, fmt.Errorf("%s: drained without a generation", MarkerName)
+	}
+	return m, nil
+}
+
+// A Dir is a state directory opened by Begin for one run.
+type Dir struct {
+	path string
+	// Last is the marker the previous run left (zero for a new directory).
+	Last Marker
+}
+
+// Begin opens (creating it if needed) the state directory at path for a new run: it reads
+// the marker the last run left, then marks the directory running, keeping the last
+// completed drain's generation for Restore. Incomplete then tells whether the last run
+// stopped without finishing its drain.
+func Begin(path string) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, err
+	}
+	d := &Dir{path: path}
+	b, err := os.ReadFile(filepath.Join(path, MarkerName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if d.Last, err = ParseMarker(b); err != nil {
+			return nil, fmt.Errorf("state directory %s: %w", path, err)
+		}
+	}
+	if d.Last.Generation > 0 {
+		for _, n := range []string{SnapshotsName, EnvelopesName} {
+			if _, err := os.Stat(filepath.Join(d.gen(d.Last.Generation), n)); err != nil {
+				return nil, fmt.Errorf("state directory %s: generation %d: %w", path, d.Last.Generation, err)
+			}
+		}
+	}
+	running := d.Last
+	running.State = StateRunning
+	if err := d.writeMarker(running); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Incomplete reports whether the previous run started with this directory and did not
+// finish its drain: what it changed since the last completed drain (or since it started,
+// if none) is lost.
+func (d *Dir) Incomplete() bool { return d.Last.State == StateRunning }
+
+// Restore returns the files of the last completed drain (snapshots, envelopes), or empty
+// strings when there was none.
+func (d *Dir) Restore() (snapshots, envelopes string) {
+	if d.Last.Generation == 0 {
+		return "", ""
+	}
+	g := d.gen(d.Last.Generation)
+	return filepath.Join(g, SnapshotsName), filepath.Join(g, EnvelopesName)
+}
+
+func (d *Dir) gen(n int64) string { return filepath.Join(d.path, fmt.Sprintf("%s%06d", genPrefix, n)) }
+
+// Commit writes what c recorded as a new generation and then marks the directory drained
+// with it; the older generations are removed afterwards.
+func (d *Dir) Commit(c *Capture) (Marker, error) {
+	next := d.Last.Generation + 1
+	g := d.gen(next)
+	if err := os.RemoveAll(g); err != nil { // a commit that stopped half-way
+		return Marker{}, err
+	}
+	if err := os.Mkdir(g, 0o755); err != nil {
+		return Marker{}, err
+	}
+	recs := c.records()
+	m := Marker{State: StateDrained, Generation: next, Keys: len(recs)}
+	opts := protodelim.MarshalOptions{MarshalOptions: proto.MarshalOptions{Deterministic: true}}
+	err := writeAtomic(filepath.Join(g, SnapshotsName), func(w *bufio.Writer) error {
+		for _, r := range recs {
+			if _, err := opts.MarshalTo(w, r.Snapshot); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = writeAtomic(filepath.Join(g, EnvelopesName), func(w *bufio.Writer) error {
+			for _, r := range recs {
+				for _, e := range r.Envelopes {
+					w.Write(binary.AppendUvarint(nil, uint64(len(e))))
+					w.Write(e)
+					m.Envelopes++
+				}
+			}
+			return nil
+		})
+	}
+	if err == nil {
+		err = syncDir(g)
+	}
+	if err == nil {
+		err = d.writeMarker(m)
+	}
+	if err != nil {
+		return Marker{}, fmt.Errorf("state directory %s: %w", d.path, err)
+	}
+	d.Last = m
+	d.prune(next)
+	return m, nil
+}
+
+// prune removes the generations other than keep; a failure only leaves garbage behind.
+func (d *Dir) prune(keep int64) {
+	entries, _ := os.ReadDir(d.path)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), genPrefix) && filepath.Join(d.path, e.Name()) != d.gen(keep) {
+			os.RemoveAll(filepath.Join(d.path, e.Name()))
+		}
+	}
+}
+
+func (d *Dir) writeMarker(m Marker) error {
+	m.Time = time.Now().UTC().Format(time.RFC3339)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(d.path, MarkerName), func(w *bufio.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}); err != nil {
+		return err
+	}
+	return syncDir(d.path)
+}
+
+// writeAtomic writes path through a temporary file in the same directory, synced, then
+// renamed over path: a reader sees the old file or the whole new one.
+func writeAtomic(path string, fill func(*bufio.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after the rename, a no-op
+	w := bufio.NewWriter(f)
+	err = fill(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func syncDir(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
