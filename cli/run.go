@@ -46,6 +46,7 @@ var runFlags struct {
 	once                                   sync.Once
 	agent, input, outputDir, keyring, conf *string
 	format, ordering, restore              *string
+	replace                                *bool
 }
 
 func defineRunFlags() {
@@ -58,6 +59,7 @@ func defineRunFlags() {
 		runFlags.format = flag.String("input_format", "", "json or binary (default: by file extension)")
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
+		runFlags.replace = flag.Bool("replace", false, "replace the files an earlier run left in --output_dir (without it, run refuses a folder holding them)")
 		defineModelFlags()
 	})
 	defineModeFlags()
@@ -86,19 +88,13 @@ func runPipeline(e *env, args []string) int {
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
 		Restore: *runFlags.restore, AllowUnsignedIntents: *runCheckFlags.allowUnsigned, Mode: runMode(),
 	}
+	if code, ok := checkFlags(e, runChecks(opts)...); !ok {
+		return code
+	}
 	var err error
 	if opts.Model, err = modelOptions(); err != nil {
 		e.errorf("%v", err)
 		return 2
-	}
-	for _, g := range [][2]string{{"input", opts.Input}, {"restore", opts.Restore}} {
-		if g[1] == "" {
-			continue
-		}
-		if err := checkGlob(context.Background(), g[0], g[1]); err != nil {
-			e.errorf("%v", err)
-			return 1
-		}
 	}
 	if *runFlags.conf != "" {
 		b, err := os.ReadFile(*runFlags.conf)
@@ -125,6 +121,7 @@ func runPipeline(e *env, args []string) int {
 	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {
 		e.errorf("pipeline failed: %v", err)
+		dropOutputs(e, opts.OutputDir)
 		return 1
 	}
 	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)

@@ -193,7 +193,7 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 // buildKeyed adds restore → RunAgent → sinks for the keyed envelopes of the sources.
 func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Source, deads []beam.PCollection) error {
 	if o.Restore != "" {
-		snaps, snapReadDead := ReadRecords(s.Scope("Restore"), o.Restore, formatOf(o.Restore))
+		snaps, snapReadDead := ReadRecordsOf(s.Scope("Restore"), o.Restore, formatOf(o.Restore), (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
 		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)

@@ -18,6 +18,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/pipeline"
 )
@@ -83,6 +84,16 @@ func read(t *testing.T, dir, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// body is a typed record file's records, after its header.
+func body(t *testing.T, b []byte) []byte {
+	t.Helper()
+	_, rest, err := recfile.Split(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rest
 }
 
 // The example's envelopes as JSON Lines and as length-delimited binary give the same outputs.
