@@ -189,7 +189,7 @@ func TestModelFlagsRefuseAKeyByValue(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "openai", "--api_key", e2eKey)
 	*modelFlags.provider, *modelFlags.apiKey = "scripted", ""
-	if code != 2 || !strings.Contains(errOut, "env:VAR or file:PATH") || strings.Contains(out+errOut, e2eKey) {
+	if code != 2 || !strings.Contains(errOut, "did you paste the key itself") || strings.Contains(out+errOut, e2eKey) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 	code, _, errOut = runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "gemini")

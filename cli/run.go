@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -25,12 +22,12 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
-	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -97,7 +94,7 @@ func runPipeline(e *env, args []string) int {
 		return 2
 	}
 	if *runFlags.conf != "" {
-		b, err := os.ReadFile(*runFlags.conf)
+		b, err := recfile.ReadCapped(*runFlags.conf, maxConfigBytes)
 		if err != nil {
 			e.errorf("%v", err)
 			return 2
@@ -175,6 +172,9 @@ func runDemo(e *env, args []string) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
+	if code, ok := checkFlags(e, noArgs(fs)); !ok {
+		return code
+	}
 	if demo.Agent == "" {
 		e.errorf("this binary registers no demo (cli.RegisterDemo)")
 		return 2
@@ -243,25 +243,9 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	}, kr, nil
 }
 
-// readOutput reads NAME.binpb of dir into messages of m's type.
+// readOutput reads NAME.binpb of dir (a typed record file) into messages of m's type.
 func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
-	f, err := os.Open(filepath.Join(dir, name+".binpb"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []M
-	r := bufio.NewReader(f)
-	for {
-		m := newM()
-		if err := protodelim.UnmarshalFrom(r, m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("%s.binpb: %w", name, err)
-		}
-		out = append(out, m)
-	}
+	return readMessages([]string{filepath.Join(dir, name+".binpb")}, newM)
 }
 
 func summarize(e *env, res *pipeline.Result, dir string, kr *intent.Keyring, wall time.Duration) error {
