@@ -271,7 +271,7 @@ func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *ef
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if n := eff.Approvals().Open(); n > 0 {
+	if n := eff.Approvals().Open(); n > 0 && console {
 		defer func() {
 			if err == nil {
 				err = fmt.Errorf("stopped with %d approval decision(s) pending: their intents have no result yet", n)
@@ -345,7 +345,7 @@ func effectorChecks(f *effectorFlags, files bool) []check {
 		when(*f.dedup != "", func() error {
 			kind, arg, _ := strings.Cut(*f.dedup, ":")
 			if arg == "" || kind != "bbolt" && kind != "redis" {
-				return refuseFlag("dedup", "not bbolt:PATH or redis:HOST:PORT")
+				return refuseFlag("dedup", "%q is not bbolt:PATH or redis:HOST:PORT", *f.dedup)
 			}
 			return nil
 		}),

@@ -111,6 +111,9 @@ func runPipeline(e *env, args []string) int {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
 	}
+	if code, ok := checkFlags(e, runFileChecks(opts)...); !ok {
+		return code
+	}
 	beam.Init()
 	if opts.InputSubscription != "" {
 		return runStreaming(e, runnerName(), opts)

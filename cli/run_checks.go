@@ -90,7 +90,6 @@ func runOutputs() []string {
 
 // runChecks are run's launch-time checks of its flags (see checkFlags).
 func runChecks(o pipeline.Options) []check {
-	ctx := context.Background()
 	m, p, f := &modelFlags, &productionFlags, &pubsubFlags
 	local := localRunner(runnerName())
 	return []check{
@@ -123,6 +122,15 @@ func runChecks(o pipeline.Options) []check {
 		smallFile("agent_config", *runFlags.conf, maxConfigBytes),
 		when(*runCheckFlags.verifyResults != "", oneOf("verify_results", *runCheckFlags.verifyResults, "off", "permissive", "require")),
 		keyringRef("keyring", o.Keyring, local),
+	}
+}
+
+// runFileChecks are run's checks of its files, after every other check: the input and
+// restore files and their types, then the output folder, created (or emptied of an earlier
+// run's files, with --replace) only when everything else passed.
+func runFileChecks(o pipeline.Options) []check {
+	ctx := context.Background()
+	return []check{
 		when(o.Input != "", inputGlob(ctx, "input", o.Input, envelopeType)),
 		when(o.Restore != "", inputGlob(ctx, "restore", o.Restore, snapshotType)),
 		outputDir(ctx, "output_dir", o.OutputDir, *runFlags.replace, runOutputs()),

@@ -341,6 +341,11 @@ func outputDir(ctx context.Context, name, dir string, replace bool, globs []stri
 			}
 		}
 		existing, err := listOutputs(ctx, dir, globs)
+		if err != nil && strings.Contains(dir, "://") {
+			// A remote folder this process cannot list (no credentials here, or no network on
+			// a dry run): the workers' own access decides.
+			return nil
+		}
 		if err != nil {
 			return refuseFlag(name, "listing %s: %v", dir, err)
 		}

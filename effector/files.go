@@ -41,7 +41,7 @@ type Record struct {
 // record. A file of another type (a binary file whose header names another message, a JSON
 // Lines file whose first record has another message's shape) is refused as a whole, and of
 // the two renderings of one output (NAME.binpb and NAME.jsonl side by side, as `run` writes
-// them) only the binary one is read, so that a glob such as 'out/intents.*' reads each intent
+// them, the binary one typed) only the binary one is read, so that a glob such as 'out/intents.*' reads each intent
 // once. Each file is read whole, up to recfile.MaxFileBytes.
 func ReadIntents(glob string) ([]Record, error) {
 	files, err := filepath.Glob(glob)
@@ -80,12 +80,12 @@ func ReadIntents(glob string) ([]Record, error) {
 
 var intentType = (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName()
 
-// renderings drops each JSON Lines file whose binary twin (the same name with .binpb) is
-// among files: the two hold the same records.
+// renderings drops each JSON Lines file whose binary twin (the same name with .binpb, a typed
+// record file) is among files: the tool writes the two together, with the same records.
 func renderings(files []string) []string {
 	return slices.DeleteFunc(slices.Clone(files), func(f string) bool {
 		base, ok := strings.CutSuffix(f, ".jsonl")
-		return ok && slices.Contains(files, base+".binpb")
+		return ok && slices.Contains(files, base+".binpb") && recfile.Typed(base+".binpb")
 	})
 }
 

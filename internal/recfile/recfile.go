@@ -277,3 +277,15 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	return err
 }
+
+// Typed reports whether the local file path opens with a header (false when it cannot be read).
+func Typed(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(marker))
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == marker
+}
