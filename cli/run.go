@@ -121,7 +121,7 @@ func runPipeline(e *env, args []string) int {
 	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {
 		e.errorf("pipeline failed: %v", err)
-		dropOutputs(e, opts.OutputDir)
+		dropOutputs(e, opts.OutputDir, err)
 		return 1
 	}
 	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/beamagents/beamagents/agent"
@@ -142,13 +143,21 @@ const maxShards = 10000
 
 // dropOutputs removes the files a failed run wrote under dir: the folder held none of them
 // when it started (outputDir), so whatever is there is this run's, and incomplete.
-func dropOutputs(e *env, dir string) {
+// Its last line repeats the failure's innermost cause, which a runner's error puts last.
+func dropOutputs(e *env, dir string, failure error) {
+	cause := lastLine(failure.Error())
 	if dir == "" {
+		e.errorf("the run failed: %s", cause)
 		return
 	}
 	if err := removeOutputs(context.Background(), dir, runOutputs()); err != nil {
 		e.errorf("removing the failed run's outputs from %s: %v", dir, err)
 		return
 	}
-	e.errorf("no output kept in %s: the run failed", dir)
+	e.errorf("the run failed (%s); no output kept in %s", cause, dir)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
