@@ -367,7 +367,7 @@ func effectorChecks(f *effectorFlags, files bool) []check {
 	}
 	if files {
 		cs = append(cs, inputGlob(ctx, "input", *f.input, intentType),
-			outputDir(ctx, "output_dir", *f.outputDir, *f.replace, effectorOutputs()))
+			outputDir(ctx, "output_dir", *f.outputDir, *f.replace, effectorOutputs(), [2]string{"input", *f.input}))
 	}
 	return cs
 }

@@ -55,7 +55,8 @@ func runReplay(e *env, args []string) int {
 		inputGlob(ctx, "cache_from", *cacheFrom, snapshotType),
 		inputGlob(ctx, "input", *input, envelopeType),
 		when(*restore != "", inputGlob(ctx, "restore", *restore, snapshotType)),
-		outputDir(ctx, "output_dir", *outDir, *replace, runOutputs()),
+		outputDir(ctx, "output_dir", *outDir, *replace, runOutputs(),
+			[2]string{"cache_from", *cacheFrom}, [2]string{"input", *input}, [2]string{"restore", *restore}, [2]string{"recorded", recordedGlob(*recorded)}),
 	); !ok {
 		return code
 	}
@@ -121,6 +122,14 @@ func runReplay(e *env, args []string) int {
 		return exitDiverged
 	}
 	return 0
+}
+
+// recordedGlob is the files of a --recorded folder.
+func recordedGlob(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "*")
 }
 
 func globAll(glob string) ([]string, error) {

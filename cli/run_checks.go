@@ -134,7 +134,7 @@ func runFileChecks(o pipeline.Options) []check {
 	return []check{
 		when(o.Input != "", inputGlob(ctx, "input", o.Input, envelopeType)),
 		when(o.Restore != "", inputGlob(ctx, "restore", o.Restore, snapshotType)),
-		outputDir(ctx, "output_dir", o.OutputDir, *runFlags.replace, runOutputs()),
+		outputDir(ctx, "output_dir", o.OutputDir, *runFlags.replace, runOutputs(), [2]string{"input", o.Input}, [2]string{"restore", o.Restore}),
 	}
 }
 

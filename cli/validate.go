@@ -330,7 +330,10 @@ func redact(err error, ref string) string {
 // outputDir accepts a folder this process can write (created when missing, for a local path)
 // that holds none of the files a run would write, matched by globs; with replace those files
 // are removed first. A gs:// folder is listed the same way but neither created nor probed.
-func outputDir(ctx context.Context, name, dir string, replace bool, globs []string) check {
+//
+// The folder may not hold an input: inputs are the input globs, by flag name, whose files
+// must not be among those a run would write or replace.
+func outputDir(ctx context.Context, name, dir string, replace bool, globs []string, inputs ...[2]string) check {
 	return func() error {
 		if dir == "" {
 			return nil
@@ -352,6 +355,11 @@ func outputDir(ctx context.Context, name, dir string, replace bool, globs []stri
 		if len(existing) == 0 {
 			return nil
 		}
+		for _, in := range inputs {
+			if err := notReplaced(ctx, name, dir, existing, in[0], in[1]); err != nil {
+				return err
+			}
+		}
 		if !replace {
 			shown := existing[:min(len(existing), 3)]
 			return refuseFlag(name, "%s already holds another run's files (%s%s); pass --replace to replace them, or choose another folder",
@@ -362,6 +370,35 @@ func outputDir(ctx context.Context, name, dir string, replace bool, globs []stri
 		}
 		return nil
 	}
+}
+
+// notReplaced refuses an output folder whose run files include a file of the input glob.
+func notReplaced(ctx context.Context, name, dir string, existing []string, inputFlag, glob string) error {
+	if glob == "" {
+		return nil
+	}
+	files, err := listGlob(ctx, inputFlag, glob)
+	if err != nil {
+		return nil // the input's own check reports it
+	}
+	for _, f := range files {
+		for _, x := range existing {
+			if same(f, joinPath(dir, x)) {
+				return refuseFlag(name, "%s is --%s's file %s: a run never writes over its input; write to another folder", dir, inputFlag, x)
+			}
+		}
+	}
+	return nil
+}
+
+// same reports whether two paths name the same file.
+func same(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 func writableDir(name, dir string) error {
