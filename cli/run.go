@@ -158,6 +158,17 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 }
 
 func printCounters(e *env, res *pipeline.Result) {
+	// dead_letters counts the agent's own; dead_letters.<reason> every dead letter of the run
+	// (undecodable input included): the headline is their sum.
+	total, byReason := int64(0), false
+	for n, v := range res.Counters {
+		if strings.HasPrefix(n, "dead_letters.") {
+			total, byReason = total+v, true
+		}
+	}
+	if byReason {
+		res.Counters["dead_letters"] = total
+	}
 	names := make([]string, 0, len(res.Counters))
 	for n := range res.Counters {
 		names = append(names, n)
