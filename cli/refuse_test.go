@@ -145,7 +145,9 @@ func TestRefusals(t *testing.T) {
 		{"effector with the keyring pasted", func(o string) []string { return effArgs(f, o, "--keyring", f.ring) }, nil, 2, "did you paste the keyring itself?"},
 		{"effector with a secret where the keyring belongs", func(o string) []string { return effArgs(f, o, "--keyring", "env:BA_RING_X") }, []string{"BA_RING_X=" + f.secret}, 2, "--keyring: intent: intent_keyring_invalid: not a keyring document"},
 		{"intent verify with the keyring pasted", func(o string) []string { return []string{"intent", "verify", "--keyring", f.ring, f.typed["intents"]} }, nil, 2, "did you paste the keyring itself?"},
-		{"intent sign with the keyring pasted", func(o string) []string { return []string{"intent", "sign", "--keyring", f.ring, "--out", filepath.Join(o, "signed.bin"), f.typed["intents"]} }, nil, 2, "did you paste the keyring itself?"},
+		{"intent sign with the keyring pasted", func(o string) []string {
+			return []string{"intent", "sign", "--keyring", f.ring, "--out", filepath.Join(o, "signed.bin"), f.typed["intents"]}
+		}, nil, 2, "did you paste the keyring itself?"},
 		{"replay with the keyring pasted", func(o string) []string {
 			return []string{"replay", "--agent", "support", "--keyring", f.ring, "--cache_from", f.typed["snapshots"], "--input", f.envelopes, "--output_dir", o}
 		}, nil, 2, "did you paste the keyring itself?"},
@@ -166,7 +168,9 @@ func TestRefusals(t *testing.T) {
 		{"run --input_format xml", func(o string) []string { return runArgs(f, o, "--input_format", "xml") }, nil, 2, `--input_format: "xml" is not one of json, binary`},
 		{"run --runner bogus", func(o string) []string { return runArgs(f, o, "--runner", "bogus") }, nil, 2, `--runner: unknown runner "bogus"; registered: prism, dataflow, flink, universal`},
 		{"run --mode bogus", func(o string) []string { return runArgs(f, o, "--mode", "bogus") }, nil, 2, `--mode: "bogus" is not one of streaming, batch`},
-		{"run --agent suport", func(o string) []string { return []string{"run", "--agent", "suport", "--input", f.envelopes, "--output_dir", o} }, nil, 2, `--agent: unknown agent "suport"; registered: support`},
+		{"run --agent suport", func(o string) []string {
+			return []string{"run", "--agent", "suport", "--input", f.envelopes, "--output_dir", o}
+		}, nil, 2, `--agent: unknown agent "suport"; registered: support`},
 		{"run --otlp_protocol bogus", func(o string) []string { return runArgs(f, o, "--otlp_protocol", "udp") }, nil, 2, `--otlp_protocol: "udp" is not one of grpc, http`},
 		{"run --verify_results bogus", func(o string) []string { return runArgs(f, o, "--verify_results", "maybe") }, nil, 2, `--verify_results: "maybe" is not one of off, permissive, require`},
 		{"run --output_dir a file", func(o string) []string { return runArgs(f, f.aFile) }, nil, 2, "--output_dir: " + f.aFile + " is a file, not a folder"},
@@ -192,7 +196,9 @@ func TestRefusals(t *testing.T) {
 			"holds beam_agents.v1.ActivationErrorRecord records, not beam_agents.v1.ToolIntent"},
 		{"inspect a file of another type", func(o string) []string { return []string{"inspect", "--type", "ToolIntent", f.typed["finals"]} }, nil, 1,
 			"holds beam_agents.v1.FinalReply records, not beam_agents.v1.ToolIntent"},
-		{"intent verify a file of another type", func(o string) []string { return []string{"intent", "verify", "--keyring", f.ringRef, f.typed["snapshots"]} }, nil, 1,
+		{"intent verify a file of another type", func(o string) []string {
+			return []string{"intent", "verify", "--keyring", f.ringRef, f.typed["snapshots"]}
+		}, nil, 1,
 			"holds beam_agents.v1.StateSnapshot records, not beam_agents.v1.ToolIntent"},
 		{"intent sign an empty file", func(o string) []string {
 			return []string{"intent", "sign", "--keyring", f.ringRef, "--out", filepath.Join(o, "signed.bin"), f.emptyFile}

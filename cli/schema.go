@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/interaction/stream"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 func init() {

@@ -108,4 +108,3 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard 
 	}
 	return js.Commit()
 }
-
