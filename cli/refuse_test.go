@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/effector/store"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -307,5 +308,21 @@ func TestReplace(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(replayed, "finals.jsonl")); string(b) == "stale" {
 		t.Fatal("replay --replace kept the stale finals")
+	}
+}
+
+// A second effector on a bbolt store another process holds says so, and which flag to change.
+func TestEffectorLockedStore(t *testing.T) {
+	f := newFixture(t)
+	db := filepath.Join(t.TempDir(), "dedup.db")
+	st, err := store.OpenBolt(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := execCLI(t, nil, append(effArgs(f, out), "--dedup", "bbolt:"+db)...)
+	if code != 2 || !strings.Contains(stderr, "--dedup: the store "+db+" is locked by another process") {
+		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 }
