@@ -322,7 +322,7 @@ func TestEffectorLockedStore(t *testing.T) {
 	defer st.Close()
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := execCLI(t, nil, append(effArgs(f, out), "--dedup", "bbolt:"+db)...)
-	if code != 2 || !strings.Contains(stderr, "--dedup: the store "+db+" is locked by another process") {
+	if code != 2 || !strings.Contains(stderr, "--dedup: the store bbolt:"+db+" is locked by another process") {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 }
