@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beamagents/beamagents/agent"
@@ -141,6 +142,25 @@ func TestBrokenFramingIsADeadLetter(t *testing.T) {
 	}
 	dead := string(read(t, out, "dead_letters.jsonl"))
 	if !strings.Contains(dead, "envelope_invalid") || !strings.Contains(dead, "broken record framing at byte") {
+		t.Fatalf("dead letters %s", dead)
+	}
+}
+
+// A typed binary file of another type than envelopes is one dead letter naming both types,
+// and none of its records is read as an envelope (a dead letter's detail never becomes a
+// customer's message).
+func TestAFileOfAnotherTypeIsADeadLetter(t *testing.T) {
+	dir := t.TempDir()
+	rec, _ := proto.Marshal(&pb.ActivationErrorRecord{EntityKey: []byte("customer-4"), Reason: "model_error", Detail: "ops@example.com"})
+	if err := pipeline.WriteLocal(dir, "dead_letters", "beam_agents.v1.ActivationErrorRecord", [][]byte{rec}); err != nil {
+		t.Fatal(err)
+	}
+	out, res := runSupport(t, filepath.Join(dir, "dead_letters.binpb"), "")
+	if res.Counters["activations"] != 0 {
+		t.Fatalf("counters %v", res.Counters)
+	}
+	dead := string(read(t, out, "dead_letters.jsonl"))
+	if !strings.Contains(dead, "holds beam_agents.v1.ActivationErrorRecord records, not beam_agents.v1.AgentEnvelope") {
 		t.Fatalf("dead letters %s", dead)
 	}
 }
