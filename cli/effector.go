@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	pubsub "cloud.google.com/go/pubsub/v2"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/effector"
@@ -25,6 +27,7 @@ import (
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
@@ -43,6 +46,8 @@ type effectorFlags struct {
 	approverHeader, approverUsers                *string
 	lease, toolTimeout                           *time.Duration
 	workers                                      *int
+	replace                                      *bool
+	fs                                           *flag.FlagSet
 }
 
 func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
@@ -62,6 +67,8 @@ func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
 		lease:          fs.Duration("lease", 30*time.Second, "how long a claim holds before another effector may take it over"),
 		toolTimeout:    fs.Duration("tool_timeout", 30*time.Second, "bound of one tool call"),
 		workers:        fs.Int("workers", 64, "intents handled at once"),
+		replace:        fs.Bool("replace", false, "replace the files an earlier run left in --output_dir (without it, effector refuses a folder holding them)"),
+		fs:             fs,
 	}
 	return f, func(args []string) (int, bool) { return parse(fs, args) }
 }
@@ -76,6 +83,9 @@ func runEffector(e *env, args []string) int {
 	if files == service || (files && (*f.input == "" || *f.outputDir == "")) || (service && (*f.subscription == "" || *f.resultsTopic == "")) {
 		e.errorf("usage: beamagents effector (--input GLOB --output_dir DIR | --input_subscription SUB --results_topic TOPIC) [--keyring REF] [--verify off|permissive|require] [--dedup bbolt:PATH|redis:ADDR] [--console ADDR]")
 		return 2
+	}
+	if code, ok := checkFlags(e, effectorChecks(f, files)...); !ok {
+		return code
 	}
 	eff, st, err := buildEffector(f)
 	if err != nil {
@@ -138,6 +148,9 @@ func buildEffector(f *effectorFlags) (*effector.Effector, store.Store, error) {
 		ref = "bbolt:" + filepath.Join(dir, "beamagents", "effector.db")
 	}
 	st, err := store.Open(ref)
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, nil, fmt.Errorf("--dedup: the store %s is locked by another process (another effector on the same file?); stop it, or give this one its own --dedup", ref)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,13 +191,13 @@ func loadUsers(ref string) (map[string]string, error) {
 	case "env":
 		data = os.Getenv(arg)
 	case "file":
-		b, err := os.ReadFile(arg)
+		b, err := recfile.ReadCapped(arg, maxConfigBytes)
 		if err != nil {
 			return nil, err
 		}
 		data = string(b)
 	default:
-		return nil, fmt.Errorf("--approver_users %q: want env:VAR or file:PATH", ref)
+		return nil, fmt.Errorf("--approver_users: the value is not env:VAR or file:PATH; did you paste the users themselves?")
 	}
 	users := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(data))
@@ -200,7 +213,7 @@ func loadUsers(ref string) (map[string]string, error) {
 		users[u] = p
 	}
 	if len(users) == 0 {
-		return nil, fmt.Errorf("--approver_users %s holds no users", ref)
+		return nil, fmt.Errorf("--approver_users: the reference holds no users")
 	}
 	return users, nil
 }
@@ -208,11 +221,16 @@ func loadUsers(ref string) (map[string]string, error) {
 // runEffectorFiles handles every intent of the input once; with a console it then waits
 // until every approval is decided or expired (or the process is interrupted), and writes the
 // results with the decisions.
-func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *effectorFlags, console bool) error {
+func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *effectorFlags, console bool) (err error) {
 	recs, err := effector.ReadIntents(*f.input)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil && !errors.Is(err, effector.ErrToolUnregistered) {
+			removeOutputs(context.Background(), *f.outputDir, effectorOutputs())
+		}
+	}()
 	var mu sync.Mutex
 	var decisions []*pb.AgentEnvelope
 	eff.Approvals().SetSink(func(_ context.Context, env *pb.AgentEnvelope) error {
@@ -225,12 +243,21 @@ func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *ef
 	if err != nil {
 		return err
 	}
+	held := 0
 	for _, m := range malformed {
+		if errors.Is(m.Err, effector.ErrToolUnregistered) {
+			held++
+		}
 		e.errorf("%v", m.Err)
 	}
 	if console {
+		shown := -1
 		for eff.Approvals().Open() > 0 && ctx.Err() == nil {
-			fmt.Fprintf(e.stdout, "waiting for %d approval decision(s) in the console\n", eff.Approvals().Open())
+			// Said when the count changes, not on every tick.
+			if n := eff.Approvals().Open(); n != shown {
+				fmt.Fprintf(e.stdout, "waiting for %d approval decision(s) in the console\n", n)
+				shown = n
+			}
 			select {
 			case <-eff.Approvals().Changed():
 			case <-ctx.Done():
@@ -240,10 +267,21 @@ func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *ef
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if n := eff.Approvals().Open(); n > 0 && console {
+		defer func() {
+			if err == nil {
+				err = fmt.Errorf("stopped with %d approval decision(s) pending: their intents have no result yet", n)
+			}
+		}()
+	}
 	if err := effector.WriteResults(*f.outputDir, append(results, decisions...), malformed); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "%d intents, %d results and %d decisions in %s/%s.{binpb,jsonl}\n", len(recs), len(results), len(decisions), *f.outputDir, effector.ResultsName)
+	if held > 0 {
+		return fmt.Errorf("%d intents held back: no registered agent provides their tools (agents with tools in this binary: %s; --agents chooses among them); nothing was recorded for them, and they run once their tools are registered",
+			held, strings.Join(tool.AgentsWithTools(), ", "))
+	}
 	return nil
 }
 
@@ -284,4 +322,57 @@ func shutdownConsole(console *http.Server) {
 	if console.Shutdown(ctx) != nil {
 		console.Close()
 	}
+}
+
+// effectorOutputs are the files a files run writes under --output_dir.
+func effectorOutputs() []string { return outputGlobs(effector.ResultsName, effector.MalformedName) }
+
+// effectorChecks are effector's launch-time checks of its flags (see checkFlags).
+func effectorChecks(f *effectorFlags, files bool) []check {
+	ctx := context.Background()
+	cs := []check{
+		noArgs(f.fs),
+		oneOf("verify", *f.verify, "off", "permissive", "require"),
+		atLeast("workers", *f.workers, 1),
+		atMost("workers", *f.workers, 100000),
+		positive("lease", *f.lease),
+		positive("tool_timeout", *f.toolTimeout),
+		keyringRef("keyring", *f.keyring, true),
+		when(*f.dedup != "", func() error {
+			kind, arg, _ := strings.Cut(*f.dedup, ":")
+			if arg == "" || kind != "bbolt" && kind != "redis" {
+				return refuseFlag("dedup", "%q is not bbolt:PATH or redis:HOST:PORT", *f.dedup)
+			}
+			return nil
+		}),
+		when(*f.approverUsers != "", func() error {
+			if !localRef(*f.approverUsers) || strings.ContainsAny(*f.approverUsers, "\n\r") {
+				return refuseFlag("approver_users", "the value is not env:VAR or file:PATH; did you paste the users themselves?")
+			}
+			return nil
+		}),
+		when(*f.console != "", func() error {
+			if _, _, err := net.SplitHostPort(*f.console); err != nil {
+				return refuseFlag("console", "not HOST:PORT (for example 127.0.0.1:8080)")
+			}
+			return nil
+		}),
+	}
+	for _, name := range agentList(*f.agents) {
+		cs = append(cs, registered("agents", name, "agent with tools", tool.AgentsWithTools()))
+	}
+	if files {
+		cs = append(cs, inputGlob(ctx, "input", *f.input, intentType),
+			outputDir(ctx, "output_dir", *f.outputDir, *f.replace, effectorOutputs(), [2]string{"input", *f.input}))
+	}
+	return cs
+}
+
+var intentType = (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName()
+
+func agentList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

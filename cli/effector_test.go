@@ -110,7 +110,7 @@ func TestEffectorFiles(t *testing.T) {
 		return out
 	}
 	first := executed()
-	code, out, _ = runCLI(t, "", args...)
+	code, out, _ = runCLI(t, "", append(args, "--replace")...)
 	if code != 0 || !strings.Contains(out, "deduplicated                 2") || !strings.Contains(out, "executed                     0") {
 		t.Fatalf("second run: exit %d\n%s", code, out)
 	}

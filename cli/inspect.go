@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -10,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	_ "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 func init() {
@@ -31,10 +31,13 @@ func runInspect(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	data, err := os.ReadFile(fs.Arg(0))
+	data, err := recfile.ReadCapped(fs.Arg(0), recfile.MaxFileBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
+	}
+	if got, _, _ := recfile.Split(data); got != "" {
+		return inspectRecords(e, fs.Arg(0), data, mt)
 	}
 	m := mt.New().Interface()
 	if err := proto.Unmarshal(data, m); err != nil {
@@ -50,6 +53,30 @@ func runInspect(e *env, args []string) int {
 		return 1
 	}
 	e.stdout.Write(append(out, '\n'))
+	return 0
+}
+
+// inspectRecords prints each record of a typed record file as protojson, refusing a file of
+// another type than --type.
+func inspectRecords(e *env, file string, data []byte, mt protoreflect.MessageType) int {
+	recs, err := recfile.Records(file, data, mt.Descriptor().FullName())
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	for i, r := range recs {
+		m := mt.New().Interface()
+		if err := proto.Unmarshal(r, m); err != nil {
+			e.errorf("%s: record %d does not parse as %s: %v", file, i+1, mt.Descriptor().FullName(), err)
+			return 1
+		}
+		out, err := protojson.MarshalOptions{Multiline: true}.Marshal(m)
+		if err != nil {
+			e.errorf("%v", err)
+			return 1
+		}
+		e.stdout.Write(append(out, '\n'))
+	}
 	return 0
 }
 

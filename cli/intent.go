@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"encoding/binary"
 	"flag"
+	"fmt"
 	"io"
-	"os"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 func init() {
@@ -18,18 +21,48 @@ func init() {
 	}})
 }
 
+// readIntent reads one binary ToolIntent: a typed record file holding one record (as intent
+// sign writes it), or an unheadered blob. An empty file is no intent.
 func readIntent(e *env, path string) (*pb.ToolIntent, bool) {
-	data, err := os.ReadFile(path)
+	data, err := recfile.ReadCapped(path, maxConfigBytes)
+	if err != nil {
+		e.errorf("%v", err)
+		return nil, false
+	}
+	blob, err := oneMessage(path, data, intentType)
 	if err != nil {
 		e.errorf("%v", err)
 		return nil, false
 	}
 	ti := &pb.ToolIntent{}
-	if err := proto.Unmarshal(data, ti); err != nil {
+	if err := proto.Unmarshal(blob, ti); err != nil {
 		e.errorf("%s does not parse as beam_agents.v1.ToolIntent: %v", path, err)
 		return nil, false
 	}
 	return ti, true
+}
+
+// oneMessage is the one message of a file: the record of a typed record file holding exactly
+// one record of type want, or an unheadered file's bytes. An empty file holds none.
+func oneMessage(path string, data []byte, want protoreflect.FullName) ([]byte, error) {
+	got, _, err := recfile.Split(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if got == "" {
+		if len(data) == 0 {
+			return nil, fmt.Errorf("%s is empty: it holds no %s", path, want)
+		}
+		return data, nil
+	}
+	recs, err := recfile.Records(path, data, want)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) != 1 {
+		return nil, fmt.Errorf("%s holds %d %s records, want exactly one", path, len(recs), want)
+	}
+	return recs[0], nil
 }
 
 // parseIntentArgs parses an intent subcommand's flags (--keyring and those extra defines), loads
@@ -46,6 +79,9 @@ func parseIntentArgs(e *env, name, usage string, args []string, extra func(fs *f
 	if *ref == "" || fs.NArg() != 1 {
 		fs.Usage()
 		return nil, nil, 2
+	}
+	if code, ok := checkFlags(e, keyringRef("keyring", *ref, true), smallFile("", fs.Arg(0), maxConfigBytes)); !ok {
+		return nil, nil, code
 	}
 	kr, err := intent.LoadKeyring(*ref)
 	if err != nil {
@@ -80,11 +116,13 @@ func runIntentSign(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 1
 	}
+	// A typed record file of one ToolIntent (docs/files.md).
+	b = append(binary.AppendUvarint(recfile.Header(intentType), uint64(len(b))), b...)
 	if *out == "-" {
 		e.stdout.Write(b)
 		return 0
 	}
-	if err := os.WriteFile(*out, b, 0o644); err != nil {
+	if err := recfile.WriteAtomic(*out, b, 0o644); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}

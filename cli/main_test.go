@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	goldenv1 "github.com/beamagents/beamagents/golden/v1"
 )
 
@@ -79,10 +78,9 @@ func TestIntentSignVerify(t *testing.T) {
 	if code != 0 || out != "ok\n" {
 		t.Fatalf("verify signed: exit %d %q", code, out)
 	}
-	ti := &pb.ToolIntent{}
 	b, _ := os.ReadFile(signed)
-	proto.Unmarshal(b, ti)
-	if ti.SigningKeyId != "k1" {
+	ti, ok := readIntent(&env{stderr: os.Stderr}, signed)
+	if !ok || ti.SigningKeyId != "k1" {
 		t.Fatalf("signed with %q", ti.SigningKeyId)
 	}
 	if strings.Contains(string(b), base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))) {

@@ -3,11 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -38,9 +39,17 @@ func runManifest(e *env, args []string) int {
 		fs.Usage()
 		return 2
 	}
+	if code, ok := checkFlags(e, noArgs(fs),
+		registered("agent", o.Agent, "agent", agent.Registered()),
+		when(*format != "", oneOf("input_format", *format, string(transforms.JSON), string(transforms.Binary))),
+		atLeast("shards", o.Shards, 0), atMost("shards", o.Shards, maxShards), nonNegative("window", o.Window),
+		smallFile("agent_config", *conf, maxConfigBytes), smallFile("check", *check, maxConfigBytes), smallFile("mapping", *mappingFile, maxConfigBytes),
+	); !ok {
+		return code
+	}
 	o.InputFormat = transforms.Format(*format)
 	if *conf != "" {
-		b, err := os.ReadFile(*conf)
+		b, err := recfile.ReadCapped(*conf, maxConfigBytes)
 		if err != nil {
 			e.errorf("%v", err)
 			return 2
@@ -61,7 +70,7 @@ func runManifest(e *env, args []string) int {
 }
 
 func checkManifest(e *env, m *pipeline.Manifest, pinnedFile, mappingFile string) int {
-	b, err := os.ReadFile(pinnedFile)
+	b, err := recfile.ReadCapped(pinnedFile, maxConfigBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return 2
@@ -73,7 +82,7 @@ func checkManifest(e *env, m *pipeline.Manifest, pinnedFile, mappingFile string)
 	}
 	mapping := map[string]string{}
 	if mappingFile != "" {
-		b, err := os.ReadFile(mappingFile)
+		b, err := recfile.ReadCapped(mappingFile, maxConfigBytes)
 		if err == nil {
 			err = json.Unmarshal(b, &mapping)
 		}

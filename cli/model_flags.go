@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
@@ -93,7 +93,7 @@ func fallbacks(list, file string) ([]hosted.Fallback, error) {
 	if file == "" {
 		return out, nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := recfile.ReadCapped(file, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--model_fallback_file: %w", err)
 	}

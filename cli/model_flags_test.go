@@ -189,12 +189,12 @@ func TestModelFlagsRefuseAKeyByValue(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "openai", "--api_key", e2eKey)
 	*modelFlags.provider, *modelFlags.apiKey = "scripted", ""
-	if code != 2 || !strings.Contains(errOut, "env:VAR or file:PATH") || strings.Contains(out+errOut, e2eKey) {
+	if code != 2 || !strings.Contains(errOut, "did you paste the key itself") || strings.Contains(out+errOut, e2eKey) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 	code, _, errOut = runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "gemini")
 	*modelFlags.provider = "scripted"
-	if code != 2 || !strings.Contains(errOut, "unknown model provider") {
+	if code != 2 || !strings.Contains(errOut, `--model: "gemini" is not one of scripted, openai, anthropic`) {
 		t.Fatalf("unknown provider: exit %d %q", code, errOut)
 	}
 }
@@ -303,7 +303,7 @@ func TestModelLimitFlagsRefuseBadValues(t *testing.T) {
 		want string
 	}{
 		{"no concurrency", []string{"--model_concurrency", "0"}, "--model_concurrency"},
-		{"negative rpm", []string{"--model_rpm", "-1"}, "must not be negative"},
+		{"negative rpm", []string{"--model_rpm", "-1"}, "--model_rpm: -1 is below its minimum 0"},
 		{"a fallback without a model id", []string{"--model_fallback", "@http://127.0.0.1:1/v1"}, "names no model id"},
 		{"a fallback file that is not there", []string{"--model_fallback_file", filepath.Join(dir, "none.json")}, "--model_fallback_file"},
 		{"a fallback of the scripted model", []string{"--model", "scripted", "--model_fallback", "small"}, "needs a hosted model"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 func init() {
@@ -45,9 +47,24 @@ func runRedrive(e *env, args []string) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	if *input == "" || *output == "" || fs.NArg() > 0 {
+	if *input == "" || *output == "" {
 		fs.Usage()
 		return 2
+	}
+	if code, ok := checkFlags(e, noArgs(fs),
+		inputGlob(context.Background(), "input", *input, deadLetterType),
+		notAnInput("output", *output, *input),
+		func() error {
+			if st, err := os.Stat(*output); err == nil && st.IsDir() {
+				return refuseFlag("output", "%s is a folder: want a file name (*.jsonl for JSON Lines, else binary)", *output)
+			}
+			if err := writableDir("output", filepath.Dir(*output)); err != nil {
+				return err
+			}
+			return nil
+		},
+	); !ok {
+		return code
 	}
 	f := redriveFilter{reason: *reason, key: *key}
 	var err error
@@ -59,13 +76,16 @@ func runRedrive(e *env, args []string) int {
 		e.errorf("--until: %v", err)
 		return 2
 	}
-	files, err := filepath.Glob(*input)
-	if err != nil || len(files) == 0 {
-		e.errorf("--input %q matches no file", *input)
-		return 1
+	files, err := listGlob(context.Background(), "input", *input)
+	if err != nil {
+		e.errorf("%v", err)
+		return 2
 	}
-	var out []byte
 	jsonl := strings.HasSuffix(*output, ".jsonl")
+	var out []byte
+	if !jsonl {
+		out = recfile.Header(envelopeType)
+	}
 	var selected, written int
 	for _, file := range files { // Glob sorts: the output is the same on every run
 		recs, err := readDeadLetters(file)
@@ -89,7 +109,7 @@ func runRedrive(e *env, args []string) int {
 			}
 		}
 	}
-	if err := os.WriteFile(*output, out, 0o644); err != nil {
+	if err := recfile.WriteAtomic(*output, out, 0o644); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}
@@ -110,6 +130,25 @@ func parseTime(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is neither ms since epoch nor RFC 3339", s)
 	}
 	return t.UnixMilli(), nil
+}
+
+var deadLetterType = (&pb.ActivationErrorRecord{}).ProtoReflect().Descriptor().FullName()
+
+// notAnInput refuses an output file that is one of the files the input glob matches.
+func notAnInput(name, output, inputGlob string) check {
+	return func() error {
+		ost, err := os.Stat(output)
+		if err != nil {
+			return nil // a new file is no input
+		}
+		files, _ := filepath.Glob(inputGlob)
+		for _, f := range files {
+			if st, err := os.Stat(f); err == nil && os.SameFile(st, ost) {
+				return refuseFlag(name, "%s is one of --input's files: redrive never overwrites its input; choose another file", output)
+			}
+		}
+		return nil
+	}
 }
 
 // readDeadLetters reads a dead-letter file as the file sinks write it.

@@ -20,6 +20,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model"
 )
 
@@ -231,10 +232,11 @@ func TestRedriveSkipsAndJSONLines(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "1 dead letters chosen, 1 envelopes written") {
 		t.Fatalf("filtered: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if bin, _ := os.ReadFile(filepath.Join(dir, "env.binpb")); !bytes.Equal(bin, append([]byte{byte(len(envBytes))}, envBytes...)) {
+	wantBin := append(recfile.Header(envelopeType), append([]byte{byte(len(envBytes))}, envBytes...)...)
+	if bin, _ := os.ReadFile(filepath.Join(dir, "env.binpb")); !bytes.Equal(bin, wantBin) {
 		t.Fatalf("binary output %x", bin)
 	}
-	if code, _, _ := runCLI(t, "", "redrive", "--input", filepath.Join(dir, "none*"), "--output", out); code != 1 {
+	if code, _, _ := runCLI(t, "", "redrive", "--input", filepath.Join(dir, "none*"), "--output", out); code != 2 {
 		t.Fatalf("no input: exit %d", code)
 	}
 }

@@ -4,19 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/replay"
 	"github.com/beamagents/beamagents/transforms"
@@ -39,17 +39,31 @@ func runReplay(e *env, args []string) int {
 	restore := fs.String("restore", "", "optional StateSnapshot files to restore first (the state the recorded run started from)")
 	recorded := fs.String("recorded", "", "the recorded run's output directory (default: the directory of the first --cache_from file)")
 	outDir := fs.String("output_dir", "", "directory for the replay's output files")
+	replace := fs.Bool("replace", false, "replace the files an earlier run left in --output_dir")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	if *name == "" || *cacheFrom == "" || *input == "" || *outDir == "" || fs.NArg() > 0 {
+	if *name == "" || *cacheFrom == "" || *input == "" || *outDir == "" {
 		fs.Usage()
 		return 2
+	}
+	ctx := context.Background()
+	if code, ok := checkFlags(e, noArgs(fs),
+		registered("agent", *name, "agent", agent.Registered()),
+		smallFile("agent_config", *conf, maxConfigBytes),
+		keyringRef("keyring", *keyring, true),
+		inputGlob(ctx, "cache_from", *cacheFrom, snapshotType),
+		inputGlob(ctx, "input", *input, envelopeType),
+		when(*restore != "", inputGlob(ctx, "restore", *restore, snapshotType)),
+		outputDir(ctx, "output_dir", *outDir, *replace, runOutputs(),
+			[2]string{"cache_from", *cacheFrom}, [2]string{"input", *input}, [2]string{"restore", *restore}, [2]string{"recorded", recordedGlob(*recorded)}),
+	); !ok {
+		return code
 	}
 	var config []byte
 	if *conf != "" {
 		var err error
-		if config, err = os.ReadFile(*conf); err != nil {
+		if config, err = recfile.ReadCapped(*conf, maxConfigBytes); err != nil {
 			e.errorf("%v", err)
 			return 2
 		}
@@ -110,6 +124,14 @@ func runReplay(e *env, args []string) int {
 	return 0
 }
 
+// recordedGlob is the files of a --recorded folder.
+func recordedGlob(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "*")
+}
+
 func globAll(glob string) ([]string, error) {
 	files, err := filepath.Glob(glob)
 	if err == nil && len(files) == 0 {
@@ -124,15 +146,15 @@ func readRecorded(dir string) (map[int64][][]byte, []*pb.TraceEvent, error) {
 	rec := map[int64][][]byte{}
 	for _, k := range pipeline.Outputs() {
 		file := filepath.Join(dir, k.Name+".binpb")
-		data, err := os.ReadFile(file)
+		data, err := recfile.ReadCapped(file, recfile.MaxFileBytes)
 		if os.IsNotExist(err) {
 			return nil, nil, nil
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec[k.Out], err = splitFrames(data); err != nil {
-			return nil, nil, fmt.Errorf("%s: %v", file, err)
+		if rec[k.Out], err = recfile.Records(file, data, k.Type); err != nil {
+			return nil, nil, err
 		}
 	}
 	var traces []*pb.TraceEvent
@@ -167,7 +189,7 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 			return nil, nil, fmt.Errorf("--restore: %v", err)
 		}
 		for _, f := range files {
-			recs, err := readFileRecords(f)
+			recs, err := readFileRecords(f, snapshotType)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -190,7 +212,7 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 		return nil, nil, fmt.Errorf("--input: %v", err)
 	}
 	for _, f := range files {
-		recs, err := readFileRecords(f)
+		recs, err := readFileRecords(f, envelopeType)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -206,21 +228,22 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 	return inputs, dead, nil
 }
 
-func isJSONL(f string) bool { return strings.HasSuffix(f, ".jsonl") || strings.HasSuffix(f, ".json") }
+func isJSONL(f string) bool { return recfile.IsJSONL(f) }
 
-// readFileRecords splits a file into records: non-blank lines of a JSON Lines file, else
-// length-delimited frames.
-func readFileRecords(f string) ([][]byte, error) {
-	data, err := os.ReadFile(f)
+// readFileRecords splits a file of records of type want into records: non-blank lines of a
+// JSON Lines file (refused when its first record has another type's shape), else the
+// length-delimited frames of a typed record file (refused when its header, or an unheadered
+// output file's name, names another type). A file is read whole, up to recfile.MaxFileBytes.
+func readFileRecords(f string, want protoreflect.FullName) ([][]byte, error) {
+	data, err := recfile.ReadCapped(f, recfile.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
+	if err := recfile.Sniff(f, data, want); err != nil {
+		return nil, err
+	}
 	if !isJSONL(f) {
-		recs, err := splitFrames(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", f, err)
-		}
-		return recs, nil
+		return recfile.Records(f, data, want)
 	}
 	var out [][]byte
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -233,24 +256,11 @@ func readFileRecords(f string) ([][]byte, error) {
 	return out, sc.Err()
 }
 
-func splitFrames(data []byte) ([][]byte, error) {
-	var out [][]byte
-	for off := 0; off < len(data); {
-		n, w := binary.Uvarint(data[off:])
-		if w <= 0 || n > uint64(len(data)-off-w) {
-			return nil, fmt.Errorf("broken record framing at byte %d", off)
-		}
-		out = append(out, data[off+w:off+w+int(n)])
-		off += w + int(n)
-	}
-	return out, nil
-}
-
 // readMessages reads every record of files (JSON Lines or length-delimited binary) as M.
 func readMessages[M proto.Message](files []string, newM func() M) ([]M, error) {
 	var out []M
 	for _, f := range files {
-		recs, err := readFileRecords(f)
+		recs, err := readFileRecords(f, newM().ProtoReflect().Descriptor().FullName())
 		if err != nil {
 			return nil, err
 		}

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -25,12 +22,12 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
-	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -46,6 +43,7 @@ var runFlags struct {
 	once                                   sync.Once
 	agent, input, outputDir, keyring, conf *string
 	format, ordering, restore              *string
+	replace                                *bool
 }
 
 func defineRunFlags() {
@@ -58,6 +56,7 @@ func defineRunFlags() {
 		runFlags.format = flag.String("input_format", "", "json or binary (default: by file extension)")
 		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
 		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
+		runFlags.replace = flag.Bool("replace", false, "replace the files an earlier run left in --output_dir (without it, run refuses a folder holding them)")
 		defineModelFlags()
 	})
 	defineModeFlags()
@@ -87,22 +86,16 @@ func runPipeline(e *env, args []string) int {
 		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
 		Restore: *runFlags.restore, AllowUnsignedIntents: *runCheckFlags.allowUnsigned, Mode: runMode(),
 	}
+	if code, ok := checkFlags(e, runChecks(opts)...); !ok {
+		return code
+	}
 	var err error
 	if opts.Model, err = modelOptions(); err != nil {
 		e.errorf("%v", err)
 		return 2
 	}
-	for _, g := range [][2]string{{"input", opts.Input}, {"restore", opts.Restore}} {
-		if g[1] == "" {
-			continue
-		}
-		if err := checkGlob(context.Background(), g[0], g[1]); err != nil {
-			e.errorf("%v", err)
-			return 1
-		}
-	}
 	if *runFlags.conf != "" {
-		b, err := os.ReadFile(*runFlags.conf)
+		b, err := recfile.ReadCapped(*runFlags.conf, maxConfigBytes)
 		if err != nil {
 			e.errorf("%v", err)
 			return 2
@@ -122,6 +115,9 @@ func runPipeline(e *env, args []string) int {
 	if code := checkSecretRefs(e, runnerName(), opts); code != 0 {
 		return code
 	}
+	if code, ok := checkFlags(e, runFileChecks(opts)...); !ok {
+		return code
+	}
 	beam.Init()
 	if opts.InputSubscription != "" || *stateDirFlag.dir != "" {
 		return runStreaming(e, runnerName(), opts)
@@ -129,6 +125,7 @@ func runPipeline(e *env, args []string) int {
 	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {
 		e.errorf("pipeline failed: %v", err)
+		dropOutputs(e, opts.OutputDir, err)
 		return 1
 	}
 	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)
@@ -165,6 +162,17 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 }
 
 func printCounters(e *env, res *pipeline.Result) {
+	// dead_letters counts the agent's own; dead_letters.<reason> every dead letter of the run
+	// (undecodable input included): the headline is their sum.
+	total, byReason := int64(0), false
+	for n, v := range res.Counters {
+		if strings.HasPrefix(n, "dead_letters.") {
+			total, byReason = total+v, true
+		}
+	}
+	if byReason {
+		res.Counters["dead_letters"] = total
+	}
 	names := make([]string, 0, len(res.Counters))
 	for n := range res.Counters {
 		names = append(names, n)
@@ -180,6 +188,9 @@ func runDemo(e *env, args []string) int {
 	out := fs.String("output_dir", "", "directory for inputs and outputs (default: a new temporary directory)")
 	live := defineLiveFlags(fs)
 	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if code, ok := checkFlags(e, noArgs(fs)); !ok {
 		return code
 	}
 	if demo.Agent == "" {
@@ -250,25 +261,9 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	}, kr, nil
 }
 
-// readOutput reads NAME.binpb of dir into messages of m's type.
+// readOutput reads NAME.binpb of dir (a typed record file) into messages of m's type.
 func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
-	f, err := os.Open(filepath.Join(dir, name+".binpb"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []M
-	r := bufio.NewReader(f)
-	for {
-		m := newM()
-		if err := protodelim.UnmarshalFrom(r, m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("%s.binpb: %w", name, err)
-		}
-		out = append(out, m)
-	}
+	return readMessages([]string{filepath.Join(dir, name+".binpb")}, newM)
 }
 
 func summarize(e *env, res *pipeline.Result, dir string, kr *intent.Keyring, wall time.Duration) error {

@@ -4,13 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"sync"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
-
 	"github.com/beamagents/beamagents/agent"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 // runCheckFlags are the run flags of the start-up checks below.
@@ -66,19 +68,96 @@ func unsignedIntents(o pipeline.Options) bool {
 	return err == nil && a.EmitsIntents()
 }
 
-// checkGlob fails unless glob, the value of flag name, matches at least one file.
-func checkGlob(ctx context.Context, name, glob string) error {
-	fs, err := filesystem.New(ctx, glob)
-	if err != nil {
-		return fmt.Errorf("--%s %q: %v", name, glob, err)
+// runners are the Beam runners this binary links (run.go imports them).
+var runnerNames = []string{"prism", "dataflow", "flink", "universal", "PrismRunner", "DataflowRunner", "FlinkRunner", "PortableRunner", "portable"}
+
+// localRunner reports whether the pipeline's workers run in this process, where the launcher
+// reads references the way the workers will.
+func localRunner(runner string) bool { return runner == "prism" || runner == "PrismRunner" }
+
+var (
+	envelopeType = (&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName()
+	snapshotType = (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName()
+)
+
+// runOutputs are the files a run writes under --output_dir.
+func runOutputs() []string {
+	var names []string
+	for _, o := range pipeline.Outputs() {
+		names = append(names, o.Name)
 	}
-	defer fs.Close()
-	files, err := fs.List(ctx, glob)
-	if err != nil {
-		return fmt.Errorf("--%s %q: listing the files: %v", name, glob, err)
+	return outputGlobs(names...)
+}
+
+// runChecks are run's launch-time checks of its flags (see checkFlags).
+func runChecks(o pipeline.Options) []check {
+	m, p, f := &modelFlags, &productionFlags, &pubsubFlags
+	local := localRunner(runnerName())
+	return []check{
+		noArgs(flag.CommandLine),
+		registered("agent", o.Agent, "agent", agent.Registered()),
+		registered("runner", runnerName(), "runner", runnerNames),
+		oneOf("mode", string(o.Mode), string(pipeline.Streaming), string(pipeline.Batch)),
+		oneOf("ordering", string(o.Ordering), string(transforms.EventTimeOrder), string(transforms.ArrivalOrder)),
+		when(o.InputFormat != "", oneOf("input_format", string(o.InputFormat), string(transforms.JSON), string(transforms.Binary))),
+		atLeast("shards", *p.shards, 0),
+		atMost("shards", *p.shards, maxShards),
+		nonNegative("window", *p.window),
+		when(*p.window > 0 && *p.shards == 0, func() error { return refuseFlag("window", "needs --shards N (windowed outputs are sharded)") }),
+		oneOf("otlp_protocol", *p.otlpProtocol, "grpc", "http"),
+		atLeast("order_resolution_ms", *f.orderResolutionMs, 0),
+		positive("dedup_window", *f.dedupWindow),
+		positive("status_interval", *f.statusEvery),
+		oneOf("model", *m.provider, hosted.Providers()...),
+		httpURL("base_url", *m.baseURL),
+		keyRef("api_key", *m.apiKey, local),
+		positive("model_timeout", *m.timeout),
+		positive("model_call_timeout", *m.callTimeout),
+		atLeast("model_max_attempts", *m.maxAttempts, 1),
+		atMost("model_max_attempts", *m.maxAttempts, 100),
+		atLeast("model_concurrency", *m.concurrency, 1),
+		atLeast("model_rpm", *m.rpm, 0),
+		atLeast("model_tpm", *m.tpm, 0),
+		positive("model_breaker_cooldown", *m.breakerCooldown),
+		smallFile("model_fallback_file", *m.fallbackFile, maxConfigBytes),
+		smallFile("agent_config", *runFlags.conf, maxConfigBytes),
+		when(*runCheckFlags.verifyResults != "", oneOf("verify_results", *runCheckFlags.verifyResults, "off", "permissive", "require")),
+		keyringRef("keyring", o.Keyring, local),
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("--%s %q matches no file: nothing to run", name, glob)
+}
+
+// runFileChecks are run's checks of its files, after every other check: the input and
+// restore files and their types, then the output folder, created (or emptied of an earlier
+// run's files, with --replace) only when everything else passed.
+func runFileChecks(o pipeline.Options) []check {
+	ctx := context.Background()
+	return []check{
+		when(o.Input != "", inputGlob(ctx, "input", o.Input, envelopeType)),
+		when(o.Restore != "", inputGlob(ctx, "restore", o.Restore, snapshotType)),
+		outputDir(ctx, "output_dir", o.OutputDir, *runFlags.replace, runOutputs(), [2]string{"input", o.Input}, [2]string{"restore", o.Restore}),
 	}
-	return nil
+}
+
+// maxShards bounds --shards: each shard is a pair of files per output and window.
+const maxShards = 10000
+
+// dropOutputs removes the files a failed run wrote under dir: the folder held none of them
+// when it started (outputDir), so whatever is there is this run's, and incomplete.
+// Its last line repeats the failure's innermost cause, which a runner's error puts last.
+func dropOutputs(e *env, dir string, failure error) {
+	cause := lastLine(failure.Error())
+	if dir == "" {
+		e.errorf("the run failed: %s", cause)
+		return
+	}
+	if err := removeOutputs(context.Background(), dir, runOutputs()); err != nil {
+		e.errorf("removing the failed run's outputs from %s: %v", dir, err)
+		return
+	}
+	e.errorf("the run failed (%s); no output kept in %s", cause, dir)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

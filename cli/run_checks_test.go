@@ -39,12 +39,12 @@ func TestRunRefusesAGlobMatchingNoFile(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"input", runArgs(filepath.Join(dir, "missing", "*.jsonl"), out), "--input"},
+		{"input", runArgs(filepath.Join(dir, "missing", "*.jsonl"), out, "--allow_unsigned_intents"), "--input"},
 		{"restore", runArgs(writeEnvelopes(t), out, "--restore", filepath.Join(dir, "none-*.jsonl"), "--allow_unsigned_intents"), "--restore"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := runCLI(t, "", tc.args...)
-			if code != 1 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "matches no file") {
+			if code != 2 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "matches no file") {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"flag"
 	"io"
-	"os"
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 func init() {
@@ -45,7 +45,7 @@ func descriptorSetFlag(fs *flag.FlagSet) *string {
 // compileSchemas loads the descriptor set once and derives the schemas of the given root type
 // ids; a refusal is reported as its diagnostic line (exit 1).
 func compileSchemas(e *env, path string, roots ...string) ([]*interaction.Schema, int) {
-	data, err := os.ReadFile(path)
+	data, err := recfile.ReadCapped(path, maxConfigBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return nil, 1
@@ -141,7 +141,7 @@ func runSchemaVerify(e *env, args []string) int {
 		e.errorf("usage: beamagents schema verify --descriptor-set FILE --root TYPE_ID --schema FILE")
 		return 2
 	}
-	doc, err := os.ReadFile(schemaFile)
+	doc, err := recfile.ReadCapped(schemaFile, maxConfigBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
@@ -167,9 +167,12 @@ func runSchemaDecode(e *env, args []string) int {
 	if !ok {
 		return code
 	}
-	if chunk < 0 || chunk > 0 && !streaming {
-		e.errorf("--chunk takes a positive size and needs --stream")
-		return 2
+	if code, ok := checkFlags(e,
+		atLeast("chunk", chunk, 0),
+		atMost("chunk", chunk, interaction.MaxDocumentBytes),
+		when(chunk > 0 && !streaming, func() error { return refuseFlag("chunk", "needs --stream") }),
+	); !ok {
+		return code
 	}
 	s, code := f.compile(e)
 	if s == nil {

@@ -108,8 +108,9 @@ func (e *Effector) nowMs() int64 { return e.o.Clock().UnixMilli() }
 
 // Handle runs one intent through verify → expiry → dedup → execute and returns its result.
 // Every refusal is a result (EXPIRED or REJECTED naming the reason). It returns an error only
-// when the store fails or ctx ends while another effector holds the intent's claim: the
-// intent must then be delivered again.
+// when the store fails or ctx ends while another effector holds the intent's claim, or when
+// no registered agent provides the intent's tool (CodeToolUnregistered: nothing is recorded):
+// the intent must then be delivered again.
 func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, error) {
 	if ti.GetIntentId() == "" || len(ti.GetEntityKey()) == 0 {
 		e.metrics.add(CountMalformed, 1)
@@ -130,6 +131,9 @@ func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, erro
 		e.metrics.add(CountExpired, 1)
 		return e.result(ti, pb.ToolResult_EXPIRED, nil, fmt.Sprintf("%s: expired at %d, effector clock %d", ReasonExpired, exp, now), now), nil
 	}
+	if _, ok := e.tools[ti.GetToolName()]; !ok {
+		return Outcome{}, e.holdBack(ti)
+	}
 	if intent.RoutesToApproval(ti) {
 		e.metrics.add(CountApprovals, 1)
 		if other := e.approvals.add(ti); other != nil {
@@ -138,6 +142,16 @@ func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, erro
 		return Outcome{Pending: true}, nil
 	}
 	return e.once(ctx, ti)
+}
+
+// holdBack refuses an intent for a tool no registered agent provides: a configuration error
+// of this effector (an --agents typo, a binary without the agent), not an outcome of the
+// intent. Nothing is recorded, so the intent runs once the tool is registered.
+func (e *Effector) holdBack(ti *pb.ToolIntent) error {
+	e.metrics.add(CountHeldBack, 1)
+	e.o.Logger.Error("effector: no registered agent provides the intent's tool: held back, not recorded; it runs once the tool is registered",
+		"intent_id", ti.GetIntentId(), "tool", ti.GetToolName())
+	return &Error{Code: CodeToolUnregistered, Detail: fmt.Sprintf("intent %s: no registered agent provides tool %q (held back, not recorded)", ti.GetIntentId(), ti.GetToolName())}
 }
 
 // once executes ti under a claim, or answers from the recorded completion.

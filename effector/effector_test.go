@@ -147,13 +147,34 @@ func TestDedupBolt(t *testing.T) {
 	}
 }
 
-// Unknown tools and arguments that do not decode or negotiate are REJECTED before the tool
-// runs; the refusal is recorded like a result.
+// An intent for a tool no registered agent provides is a configuration error of the effector,
+// not an outcome: it is held back (ErrToolUnregistered) and nothing is recorded for its id,
+// so an effector that registers the tool runs it.
+func TestUnknownToolHeldBack(t *testing.T) {
+	st := openBolt(t)
+	f := newFixture(t, intent.ModeRequire, st)
+	ti := lookupIntent(t, nil, "c", 1, "")
+	ti.ToolName = "payments.wire"
+	intent.Sign(ti, f.kr)
+	out, err := f.e.Handle(context.Background(), ti)
+	if !errors.Is(err, effector.ErrToolUnregistered) || out.Envelope != nil {
+		t.Fatalf("outcome %v, err %v; want held back", out, err)
+	}
+	if m := f.e.Metrics().Snapshot(); m[effector.CountHeldBack] != 1 || m[effector.CountRejected] != 0 {
+		t.Fatalf("counters %v", m)
+	}
+	c, err := st.Claim(context.Background(), ti.GetIntentId(), "probe", 0, 1000)
+	if err != nil || c.State == store.Done {
+		t.Fatalf("a completion was recorded for a held-back intent: %v %v", c, err)
+	}
+}
+
+// Arguments that do not decode or negotiate are REJECTED before the tool runs; the refusal
+// is recorded like a result.
 func TestRejectedArguments(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool, args, reason string
 	}{
-		{"unknown tool", "payments.wire", `{"x":"1"}`, effector.ReasonUnknownTool},
 		{"not canonical", "orders.lookup", `{ "support.lookup_order.order_id":"A-1001"}`, effector.ReasonBadArguments},
 		{"unknown field", "orders.lookup", `{"support.lookup_order.order_id":"A-1001","x":"1"}`, effector.ReasonBadArguments},
 		{"missing field", "orders.lookup", `{}`, effector.ReasonBadArguments},

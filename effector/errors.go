@@ -11,6 +11,10 @@ const (
 	CodeStore   Code = "effector_store_failed"    // the dedup store failed
 	CodeInput   Code = "effector_input_invalid"   // an input file or message is not an intent
 	CodeConsole Code = "effector_console_refused" // a console request refused (origin, token, identity)
+	CodeOutput  Code = "effector_output_failed"   // an output file could not be written
+	// CodeToolUnregistered: no registered agent provides the intent's tool. The intent is
+	// held back, never recorded, and runs once the tool is registered.
+	CodeToolUnregistered Code = "effector_tool_unregistered"
 
 	CodeApprovalUnknown Code = "approval_unknown"   // no pending approval has that intent id
 	CodeApprovalExpired Code = "approval_expired"   // the approval's deadline has passed
@@ -32,6 +36,9 @@ var (
 	ErrStore   = &Error{Code: CodeStore}
 	ErrInput   = &Error{Code: CodeInput}
 	ErrConsole = &Error{Code: CodeConsole}
+	ErrOutput  = &Error{Code: CodeOutput}
+
+	ErrToolUnregistered = &Error{Code: CodeToolUnregistered}
 
 	ErrApprovalUnknown = &Error{Code: CodeApprovalUnknown}
 	ErrApprovalExpired = &Error{Code: CodeApprovalExpired}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,12 +18,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 // Output file names of a files run.
 const (
 	ResultsName   = "results"   // results.binpb and results.jsonl: ToolResult and Approval envelopes
-	MalformedName = "malformed" // malformed.jsonl: input records that are not intents
+	MalformedName = "malformed" // malformed.jsonl: input records that are not intents, and intents held back
 )
 
 // Record is one input record: a ToolIntent, or the reason it is not one.
@@ -33,31 +35,58 @@ type Record struct {
 }
 
 // ReadIntents reads the intent files matching glob, as the pipeline writes them: JSON Lines
-// (protojson, *.jsonl or *.json) or varint-length-delimited binary (anything else). A record
-// that does not decode is returned with Err set; a broken binary framing ends its file with
-// one such record.
+// (protojson, *.jsonl or *.json) or typed record files of ToolIntents (anything else; an
+// unheadered binary file is read as varint-length-delimited ToolIntents). A record that does
+// not decode is returned with Err set; a broken binary framing ends its file with one such
+// record. A file of another type (a binary file whose header names another message, a JSON
+// Lines file whose first record has another message's shape) is refused as a whole, and of
+// the two renderings of one output (NAME.binpb and NAME.jsonl side by side, as `run` writes
+// them, the binary one typed) only the binary one is read, so that a glob such as 'out/intents.*' reads each intent
+// once. Each file is read whole, up to recfile.MaxFileBytes.
 func ReadIntents(glob string) ([]Record, error) {
 	files, err := filepath.Glob(glob)
 	if err != nil {
 		return nil, &Error{Code: CodeInput, Detail: "bad glob " + glob, Err: err}
 	}
+	files = slices.DeleteFunc(files, func(f string) bool { st, err := os.Stat(f); return err == nil && st.IsDir() })
 	if len(files) == 0 {
 		return nil, &Error{Code: CodeInput, Detail: "no file matches " + glob}
 	}
 	slices.Sort(files)
 	var out []Record
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	for _, f := range renderings(files) {
+		data, err := recfile.ReadCapped(f, recfile.MaxFileBytes)
 		if err != nil {
 			return nil, &Error{Code: CodeInput, Detail: "reading " + f, Err: err}
 		}
-		if ext := filepath.Ext(f); ext == ".jsonl" || ext == ".json" {
+		if recfile.IsJSONL(f) {
+			if err := recfile.CheckJSON(f, recfile.FirstLine(data), intentType); err != nil {
+				return nil, &Error{Code: CodeInput, Err: err}
+			}
 			out = append(out, jsonRecords(f, data)...)
-		} else {
-			out = append(out, binaryRecords(f, data)...)
+			continue
 		}
+		got, body, err := recfile.Split(data)
+		if err == nil {
+			err = recfile.Check(f, got, intentType)
+		}
+		if err != nil {
+			return nil, &Error{Code: CodeInput, Err: err}
+		}
+		out = append(out, binaryRecords(f, body)...)
 	}
 	return out, nil
+}
+
+var intentType = (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName()
+
+// renderings drops each JSON Lines file whose binary twin (the same name with .binpb, a typed
+// record file) is among files: the tool writes the two together, with the same records.
+func renderings(files []string) []string {
+	return slices.DeleteFunc(slices.Clone(files), func(f string) bool {
+		base, ok := strings.CutSuffix(f, ".jsonl")
+		return ok && slices.Contains(files, base+".binpb") && recfile.Typed(base+".binpb")
+	})
 }
 
 func jsonRecords(file string, data []byte) []Record {
@@ -102,8 +131,10 @@ func binaryRecords(file string, data []byte) []Record {
 }
 
 // HandleAll handles records with up to workers concurrent intents and returns the result
-// envelopes in record order (approvals waiting for a decision have none). Malformed records
-// are counted and returned; nothing is dropped silently.
+// envelopes in record order (approvals waiting for a decision have none). The records not
+// handled are returned: malformed ones, and intents held back because no registered agent
+// provides their tool (Err is then ErrToolUnregistered; nothing is recorded for them, and
+// they run once the tool is registered). Nothing is dropped silently.
 func (e *Effector) HandleAll(ctx context.Context, recs []Record, workers int) (results []*pb.AgentEnvelope, malformed []Record, err error) {
 	if workers <= 0 {
 		workers = 64
@@ -128,6 +159,10 @@ func (e *Effector) HandleAll(ctx context.Context, recs []Record, workers int) (r
 	}
 	wg.Wait()
 	for i, env := range outs {
+		if errors.Is(errs[i], ErrToolUnregistered) {
+			malformed = append(malformed, Record{Source: recs[i].Source, Intent: recs[i].Intent, Err: errs[i]})
+			continue
+		}
 		if errs[i] != nil {
 			return nil, nil, fmt.Errorf("%s: %w", recs[i].Source, errs[i])
 		}
@@ -138,12 +173,15 @@ func (e *Effector) HandleAll(ctx context.Context, recs []Record, workers int) (r
 	return results, malformed, nil
 }
 
-// WriteResults writes envelopes to dir as results.binpb (varint-length-delimited binary) and
-// results.jsonl (protojson, one compact line each), sorted by their deterministic bytes so
-// the same results always make the same files; malformed records go to malformed.jsonl.
+// WriteResults writes envelopes to dir as results.binpb (a typed record file of
+// AgentEnvelopes: a header, then varint-length-delimited records) and results.jsonl
+// (protojson, one compact line each), sorted by their deterministic bytes so the same results
+// always make the same files; records not handled (malformed, or held back) go to
+// malformed.jsonl. Each file is written under a temporary name and renamed when complete: a
+// write that fails (a full disk) leaves no file cut short under a final name.
 func WriteResults(dir string, envs []*pb.AgentEnvelope, malformed []Record) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &Error{Code: CodeInput, Detail: "creating " + dir, Err: err}
+		return &Error{Code: CodeOutput, Detail: "creating " + dir, Err: err}
 	}
 	recs := make([][]byte, 0, len(envs))
 	for _, env := range envs {
@@ -154,7 +192,8 @@ func WriteResults(dir string, envs []*pb.AgentEnvelope, malformed []Record) erro
 		recs = append(recs, b)
 	}
 	slices.SortFunc(recs, bytes.Compare)
-	var bin, js []byte
+	bin := recfile.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName())
+	var js []byte
 	for _, r := range recs {
 		bin = binary.AppendUvarint(bin, uint64(len(r)))
 		bin = append(bin, r...)
@@ -175,10 +214,19 @@ func WriteResults(dir string, envs []*pb.AgentEnvelope, malformed []Record) erro
 		w.Write(append(line, '\n'))
 	}
 	w.Flush()
-	for name, data := range map[string][]byte{ResultsName + ".binpb": bin, ResultsName + ".jsonl": js, MalformedName + ".jsonl": bad.Bytes()} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return &Error{Code: CodeInput, Detail: "writing " + name, Err: err}
+	written := []string{}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{ResultsName + ".binpb", bin}, {ResultsName + ".jsonl", js}, {MalformedName + ".jsonl", bad.Bytes()}} {
+		if err := recfile.WriteAtomic(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+			// The files of one run stand together: none of them is left beside a missing one.
+			for _, w := range written {
+				os.Remove(filepath.Join(dir, w))
+			}
+			return &Error{Code: CodeOutput, Detail: "writing " + f.name, Err: err}
 		}
+		written = append(written, f.name)
 	}
 	return nil
 }

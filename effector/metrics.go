@@ -20,6 +20,7 @@ const (
 	CountMalformed    = "malformed"           // input that is not an intent at all
 	CountIDConflicts  = "intent_id_conflicts" // refused: an id already taken by another call
 	CountUnchecked    = "dedup_unchecked"     // redeliveries answered from a record without a digest
+	CountHeldBack     = "held_back"           // intents for a tool no registered agent provides: not recorded
 	prefixRejected    = "rejected_"           // + reason
 	prefixSignature   = "signature_"          // + intent.Outcome
 	countSignatureOff = "signature_off"       // verification off: not checked

@@ -96,13 +96,13 @@ func LoadKeyring(ref string) (*Keyring, error) {
 	}
 	kind, arg, ok := strings.Cut(ref, ":")
 	if !ok || arg == "" {
-		return nil, keyringErr("reference %q: want env:VAR or file:PATH", ref)
+		return nil, keyringErr("%s", notARef)
 	}
 	switch kind {
 	case "env":
 		v, ok := os.LookupEnv(arg)
 		if !ok || v == "" {
-			return nil, keyringErr("environment variable %s is not set", arg)
+			return nil, keyringErr("environment variable %s is not set", envName(arg))
 		}
 		return ParseKeyring([]byte(v))
 	case "file":
@@ -112,9 +112,24 @@ func LoadKeyring(ref string) (*Keyring, error) {
 		}
 		return ParseKeyring(b)
 	default:
-		return nil, keyringErr("reference %q: unknown scheme %q, want env or file", ref, kind)
+		return nil, keyringErr("%s", notARef)
 	}
 }
+
+// envName is arg as an error names it: a variable name, or its shape when it is not one
+// (a keyring pasted after env:).
+func envName(arg string) string {
+	for i, c := range arg {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return "(not a variable name; did you paste the keyring after env:?)"
+		}
+	}
+	return arg
+}
+
+// notARef reports a reference that does not parse by its shape: the value may be the keyring
+// itself, pasted by mistake, and is never repeated.
+const notARef = "the keyring reference is not env:, file: or gcpsm:; did you paste the keyring itself?"
 
 // Active returns the id of the key used for signing.
 func (kr *Keyring) Active() string { return kr.active }

@@ -12,6 +12,11 @@
 //   - The default sinks (WriteRecords, for demos, tests and replays) sort their records by
 //     bytes, so the same records always make the same files, and write their files even
 //     when empty; they gather each output on one worker and need a bounded input.
+//   - Binary outputs are typed record files (a header naming the message type, then
+//     varint-length-delimited records; docs/files.md), and the binary reader dead-letters a
+//     file whose header names another type than the one it reads, reading none of its records.
+//   - Every output file is written under a temporary name and renamed when complete: a file
+//     under its final name is whole.
 //   - Execute cancels a job on a job service (Prism, universal, Flink) through the Job API
 //     when its context ends, and waits for the job to stop.
 //   - Nothing here reads the wall clock in the data path or holds credentials: the keyring

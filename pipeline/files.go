@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -20,6 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 func init() {
@@ -34,9 +34,11 @@ func deadLetter(err error) []byte {
 }
 
 // WriteRecords writes a PCollection<[]byte> of binary messages of the named type to two files
-// under dir: NAME.binpb (varint-length-delimited) and NAME.jsonl (protojson, one per line). The
-// records are sorted by their bytes, so the same records always make the same files, and both
-// files are written even when there are no records.
+// under dir: NAME.binpb (a typed record file: a header naming the type, then
+// varint-length-delimited records; docs/files.md) and NAME.jsonl (protojson, one per line).
+// The records are sorted by their bytes, so the same records always make the same files, and
+// both files are written even when there are no records. Each file is written under a
+// temporary name and renamed when complete, so a file under its final name is whole.
 func WriteRecords(s beam.Scope, dir, name string, msgType protoreflect.FullName, col beam.PCollection) {
 	s = s.Scope("Write_" + name)
 	imp := beam.Impulse(s)
@@ -69,6 +71,7 @@ func (f *writeRecordsFn) ProcessElement(ctx context.Context, _ []byte, records f
 }
 
 func render(mt protoreflect.MessageType, records [][]byte) (bin, js []byte, err error) {
+	bin = recfile.Header(mt.Descriptor().FullName())
 	for _, r := range records {
 		bin = binary.AppendUvarint(bin, uint64(len(r)))
 		bin = append(bin, r...)
@@ -107,19 +110,15 @@ func join(dir, name string) string {
 	return path.Join(dir, name)
 }
 
+// writeFile writes data to p through p's file system, atomically (see openAtomic).
 func writeFile(ctx context.Context, p string, data []byte) error {
-	fs, err := filesystem.New(ctx, p)
+	w, err := openAtomic(ctx, p)
 	if err != nil {
 		return err
 	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, p)
-	if err != nil {
-		return err
-	}
+	defer w.Abort()
 	if _, err := w.Write(data); err != nil {
-		w.Close()
 		return err
 	}
-	return w.Close()
+	return w.Commit()
 }

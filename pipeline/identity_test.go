@@ -16,7 +16,7 @@ import (
 // readIntents reads the intents a run wrote under dir.
 func readIntents(t *testing.T, dir string) []*pb.ToolIntent {
 	t.Helper()
-	r := bytes.NewReader(read(t, dir, pipeline.IntentsName+".binpb"))
+	r := bytes.NewReader(body(t, read(t, dir, pipeline.IntentsName+".binpb")))
 	var out []*pb.ToolIntent
 	for r.Len() > 0 {
 		ti := &pb.ToolIntent{}

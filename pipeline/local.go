@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 // WriteLocal writes records (binary messages of type msgType) to dir/NAME.binpb and
@@ -27,8 +29,8 @@ func WriteLocal(dir, name string, msgType protoreflect.FullName, records [][]byt
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".binpb"), bin, 0o644); err != nil {
+	if err := recfile.WriteAtomic(filepath.Join(dir, name+".binpb"), bin, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, name+".jsonl"), js, 0o644)
+	return recfile.WriteAtomic(filepath.Join(dir, name+".jsonl"), js, 0o644)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/pubsub"
@@ -188,7 +189,7 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 // buildKeyed adds restore → RunAgent → sinks for the keyed envelopes of the sources.
 func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Source, deads []beam.PCollection) error {
 	if o.Restore != "" {
-		snaps, snapReadDead := ReadRecords(s.Scope("Restore"), o.Restore, formatOf(o.Restore))
+		snaps, snapReadDead := ReadRecordsOf(s.Scope("Restore"), o.Restore, formatOf(o.Restore), (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
 		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)

@@ -14,10 +14,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/pipeline"
 )
@@ -85,6 +87,16 @@ func read(t *testing.T, dir, name string) []byte {
 	return b
 }
 
+// body is a typed record file's records, after its header.
+func body(t *testing.T, b []byte) []byte {
+	t.Helper()
+	_, rest, err := recfile.Split(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rest
+}
+
 // The example's envelopes as JSON Lines and as length-delimited binary give the same outputs.
 func TestJSONAndBinaryInputsAgree(t *testing.T) {
 	dir := t.TempDir()
@@ -130,6 +142,25 @@ func TestBrokenFramingIsADeadLetter(t *testing.T) {
 	}
 	dead := string(read(t, out, "dead_letters.jsonl"))
 	if !strings.Contains(dead, "envelope_invalid") || !strings.Contains(dead, "broken record framing at byte") {
+		t.Fatalf("dead letters %s", dead)
+	}
+}
+
+// A typed binary file of another type than envelopes is one dead letter naming both types,
+// and none of its records is read as an envelope (a dead letter's detail never becomes a
+// customer's message).
+func TestAFileOfAnotherTypeIsADeadLetter(t *testing.T) {
+	dir := t.TempDir()
+	rec, _ := proto.Marshal(&pb.ActivationErrorRecord{EntityKey: []byte("customer-4"), Reason: "model_error", Detail: "ops@example.com"})
+	if err := pipeline.WriteLocal(dir, "dead_letters", "beam_agents.v1.ActivationErrorRecord", [][]byte{rec}); err != nil {
+		t.Fatal(err)
+	}
+	out, res := runSupport(t, filepath.Join(dir, "dead_letters.binpb"), "")
+	if res.Counters["activations"] != 0 {
+		t.Fatalf("counters %v", res.Counters)
+	}
+	dead := string(read(t, out, "dead_letters.jsonl"))
+	if !strings.Contains(dead, "holds beam_agents.v1.ActivationErrorRecord records, not beam_agents.v1.AgentEnvelope") {
 		t.Fatalf("dead letters %s", dead)
 	}
 }

@@ -13,7 +13,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -36,15 +39,27 @@ const MaxRecordBytes = 16 << 20
 // could find the next record, so a binary file is not split; give a large binary input as
 // several files. A binary file whose framing breaks yields a dead letter (envelope_invalid)
 // for the rest of that file.
+//
+// A binary file is a typed record file (docs/files.md): one whose header names another type
+// than AgentEnvelope is a dead letter naming both types, and none of its records is read; a
+// file without a header is read as envelopes.
 func ReadRecords(s beam.Scope, glob string, format transforms.Format) (records, dead beam.PCollection) {
+	return ReadRecordsOf(s, glob, format, envelopeType)
+}
+
+// ReadRecordsOf is ReadRecords for files of records of type msgType (StateSnapshot for a
+// restore).
+func ReadRecordsOf(s beam.Scope, glob string, format transforms.Format, msgType protoreflect.FullName) (records, dead beam.PCollection) {
 	s = s.Scope("ReadRecords")
 	if format == transforms.JSON {
 		//lint:ignore SA1019 textio.Read would rename the step the --update manifest pins (textio.ReadSdf) and guess compression from file extensions.
 		return beam.ParDo2(s, &lineRecordFn{}, textio.ReadSdf(s, glob))
 	}
 	files := fileio.ReadMatches(s, fileio.MatchFiles(s, glob))
-	return beam.ParDo2(s, &readDelimitedFn{Format: format}, files)
+	return beam.ParDo2(s, &readDelimitedFn{Format: format, Type: string(msgType)}, files)
 }
+
+var envelopeType = (&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName()
 
 // lineRecordFn turns a text line into a record: blank lines are skipped, overlong ones are
 // dead letters.
@@ -63,6 +78,7 @@ func (f *lineRecordFn) ProcessElement(line string, emit, dead func([]byte)) {
 
 type readDelimitedFn struct {
 	Format transforms.Format
+	Type   string // the records' message type; "" reads any
 }
 
 func (f *readDelimitedFn) ProcessElement(ctx context.Context, file fileio.ReadableFile, emit, dead func([]byte)) error {
@@ -75,7 +91,16 @@ func (f *readDelimitedFn) ProcessElement(ctx context.Context, file fileio.Readab
 		return err // an unreadable file is an infrastructure failure: let the runner retry
 	}
 	defer rc.Close()
-	bad, err := readDelimited(bufio.NewReaderSize(rc, 1<<16), emit)
+	br := bufio.NewReaderSize(rc, 1<<16)
+	got, herr := recfile.ReadHeader(br)
+	if herr == nil && f.Type != "" {
+		herr = recfile.Check(file.Metadata.Path, got, protoreflect.FullName(f.Type))
+	}
+	if herr != nil {
+		dead(deadLetter(herr))
+		return nil
+	}
+	bad, err := readDelimited(br, emit)
 	if bad != nil {
 		dead(deadLetter(fmt.Errorf("%s: %w", file.Metadata.Path, bad)))
 	}

@@ -1,20 +1,19 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 func init() {
@@ -25,7 +24,7 @@ func init() {
 
 // WriteShards writes a PCollection<[]byte> of binary messages of the named type as shards
 // written in parallel, each by one worker that streams its records to two files:
-// NAME-SSSSS-of-NNNNN.binpb (varint-length-delimited) and NAME-SSSSS-of-NNNNN.jsonl
+// NAME-SSSSS-of-NNNNN.binpb (a typed record file, as WriteRecords writes) and NAME-SSSSS-of-NNNNN.jsonl
 // (protojson lines). A record's shard is a hash of its bytes, so a retried bundle puts it in
 // the same shard. With window > 0 the records are first cut into fixed event-time windows
 // and each window's shards are written when the watermark passes its end, named
@@ -75,16 +74,19 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard 
 		return err
 	}
 	base := join(f.Dir, ShardName(f.Name, w, shard, f.Shards))
-	bin, err := openBuffered(ctx, base+".binpb")
+	bin, err := openAtomic(ctx, base+".binpb")
 	if err != nil {
 		return err
 	}
-	defer bin.Close()
-	js, err := openBuffered(ctx, base+".jsonl")
+	defer bin.Abort()
+	js, err := openAtomic(ctx, base+".jsonl")
 	if err != nil {
 		return err
 	}
-	defer js.Close()
+	defer js.Abort()
+	if _, err := bin.Write(recfile.Header(mt.Descriptor().FullName())); err != nil {
+		return err
+	}
 	var r, line, frame []byte
 	for records(&r) {
 		frame = binary.AppendUvarint(frame[:0], uint64(len(r)))
@@ -101,42 +103,8 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard 
 			return err
 		}
 	}
-	if err := bin.Close(); err != nil {
+	if err := bin.Commit(); err != nil {
 		return err
 	}
-	return js.Close()
-}
-
-// bufferedFile is a file-system writer behind a buffer; Close flushes once and is idempotent.
-type bufferedFile struct {
-	*bufio.Writer
-	fs     filesystem.Interface
-	w      io.WriteCloser
-	closed bool
-}
-
-func openBuffered(ctx context.Context, p string) (*bufferedFile, error) {
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	w, err := fs.OpenWrite(ctx, p)
-	if err != nil {
-		fs.Close()
-		return nil, err
-	}
-	return &bufferedFile{Writer: bufio.NewWriterSize(w, 1<<16), fs: fs, w: w}, nil
-}
-
-func (b *bufferedFile) Close() error {
-	if b.closed {
-		return nil
-	}
-	b.closed = true
-	err := b.Flush()
-	if cerr := b.w.Close(); err == nil {
-		err = cerr
-	}
-	b.fs.Close()
-	return err
+	return js.Commit()
 }

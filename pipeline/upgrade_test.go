@@ -100,7 +100,7 @@ func runAgentCounted(t *testing.T, name, input, restore string) (string, map[str
 
 func records[M proto.Message](t *testing.T, dir, name string, newM func() M) []M {
 	t.Helper()
-	r := bytes.NewReader(read(t, dir, name+".binpb"))
+	r := bytes.NewReader(body(t, read(t, dir, name+".binpb")))
 	var out []M
 	for r.Len() > 0 {
 		m := newM()

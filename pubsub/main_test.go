@@ -26,6 +26,7 @@ import (
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
 )
@@ -249,6 +250,9 @@ func fileRunAgent(t testing.TB, keyring, agentName string, input []byte) map[str
 	for _, o := range pipeline.Outputs() {
 		b, err := os.ReadFile(filepath.Join(out, o.Name+".binpb"))
 		if err != nil {
+			t.Fatal(err)
+		}
+		if _, b, err = recfile.Split(b); err != nil { // the typed file's header
 			t.Fatal(err)
 		}
 		for len(b) > 0 {

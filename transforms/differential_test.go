@@ -24,6 +24,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/internal/testkit/scenario"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
@@ -264,6 +265,10 @@ func readRecords(t *testing.T, path string) [][]byte {
 		t.Fatal(err)
 	}
 	var out [][]byte
+	_, data, err = recfile.Split(data) // the typed file's header
+	if err != nil {
+		t.Fatal(err)
+	}
 	for len(data) > 0 {
 		n, w := binary.Uvarint(data)
 		if w <= 0 || n > uint64(len(data)-w) {

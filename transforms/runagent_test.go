@@ -19,6 +19,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -192,6 +193,10 @@ func runBeam(t testing.TB, r run) *outputs {
 func decodeAll[M proto.Message](t testing.TB, b []byte, newM func() M) []M {
 	t.Helper()
 	var out []M
+	_, b, err := recfile.Split(b) // the typed file's header
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := bytes.NewReader(b)
 	for r.Len() > 0 {
 		m := newM()

@@ -20,13 +20,13 @@ func LoadKey(ref string) (string, error) {
 	}
 	kind, arg, ok := strings.Cut(ref, ":")
 	if !ok || arg == "" {
-		return "", credErr("the key reference must be env:VAR or file:PATH")
+		return "", credErr(notARef)
 	}
 	switch kind {
 	case "env":
 		v, ok := os.LookupEnv(arg)
 		if !ok || v == "" {
-			return "", credErr(fmt.Sprintf("environment variable %s is not set", arg))
+			return "", credErr(fmt.Sprintf("environment variable %s is not set", envName(arg)))
 		}
 		return v, nil
 	case "file":
@@ -40,8 +40,23 @@ func LoadKey(ref string) (string, error) {
 		}
 		return v, nil
 	}
-	return "", credErr(fmt.Sprintf("unknown key reference scheme %q, want env or file", kind))
+	return "", credErr(notARef)
 }
+
+// envName is arg as an error names it: a variable name, or its shape when it is not one
+// (a key pasted after env:).
+func envName(arg string) string {
+	for i, c := range arg {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return "(not a variable name; did you paste the key after env:?)"
+		}
+	}
+	return arg
+}
+
+// notARef reports a reference that does not parse by its shape: the value may be the key
+// itself, pasted by mistake, and is never repeated (not even the part before a colon).
+const notARef = "the key reference is not env:, file: or gcpsm:; did you paste the key itself?"
 
 // CheckKeyRef checks the form of a reference without reading it, for flag validation where
 // the key is not available (it is read on the workers).
@@ -54,7 +69,7 @@ func CheckKeyRef(ref string) error {
 	}
 	kind, arg, ok := strings.Cut(ref, ":")
 	if !ok || arg == "" || kind != "env" && kind != "file" {
-		return credErr("the key reference must be env:VAR or file:PATH")
+		return credErr(notARef)
 	}
 	return nil
 }

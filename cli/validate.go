@@ -1,0 +1,487 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/model/provider"
+)
+
+// Every command checks its flags with the checks below before it does anything: each check
+// names its flag and what the flag accepts, and the first refusal is the command's one line
+// on stderr, with exit status 2 (docs/cli.md). A check never repeats a value that is or may
+// be a secret (references, keys, URLs that may carry credentials).
+
+// A usageError is a flag value refused at launch.
+type usageError struct {
+	flag, problem string
+}
+
+func (u *usageError) Error() string {
+	if u.flag == "" {
+		return u.problem
+	}
+	return "--" + u.flag + ": " + u.problem
+}
+
+func refuseFlag(flag, format string, args ...any) error {
+	return &usageError{flag: flag, problem: fmt.Sprintf(format, args...)}
+}
+
+// A check is one launch-time check; checks run in order and stop at the first refusal, so a
+// later check (creating an output folder) runs only when the earlier ones passed.
+type check func() error
+
+// checkFlags runs checks and reports the first refusal: exit status 2.
+func checkFlags(e *env, checks ...check) (int, bool) {
+	for _, c := range checks {
+		if err := c(); err != nil {
+			e.errorf("%v", err)
+			return 2, false
+		}
+	}
+	return 0, true
+}
+
+// oneOf accepts one of the allowed values.
+func oneOf(name, v string, allowed ...string) check {
+	return func() error {
+		if slices.Contains(allowed, v) {
+			return nil
+		}
+		return refuseFlag(name, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+// atLeast accepts an integer of at least lo.
+func atLeast[N int | int64](name string, v, lo N) check {
+	return func() error {
+		if v >= lo {
+			return nil
+		}
+		return refuseFlag(name, "%d is below its minimum %d", v, lo)
+	}
+}
+
+// atMost accepts an integer of at most hi.
+func atMost[N int | int64](name string, v, hi N) check {
+	return func() error {
+		if v <= hi {
+			return nil
+		}
+		return refuseFlag(name, "%d is above its maximum %d", v, hi)
+	}
+}
+
+// positive accepts a duration above zero; nonNegative one of zero or more.
+func positive(name string, d time.Duration) check {
+	return func() error {
+		if d > 0 {
+			return nil
+		}
+		return refuseFlag(name, "%s is not a positive duration (for example 30s)", d)
+	}
+}
+
+func nonNegative(name string, d time.Duration) check {
+	return func() error {
+		if d >= 0 {
+			return nil
+		}
+		return refuseFlag(name, "%s is negative: want 0 or a positive duration (for example 5m)", d)
+	}
+}
+
+// when runs c only if cond holds.
+func when(cond bool, c check) check {
+	return func() error {
+		if !cond {
+			return nil
+		}
+		return c()
+	}
+}
+
+// noArgs refuses positional arguments.
+func noArgs(fs *flag.FlagSet) check {
+	return func() error {
+		if fs.NArg() == 0 {
+			return nil
+		}
+		return refuseFlag("", "unexpected argument %q: this command takes flags only (a flag's value with a space in it needs quotes)", fs.Arg(0))
+	}
+}
+
+// required refuses an empty flag.
+func required(name, v, what string) check {
+	return func() error {
+		if v != "" {
+			return nil
+		}
+		return refuseFlag(name, "required: %s", what)
+	}
+}
+
+// httpURL accepts an empty value or an absolute http(s) URL. The value is not repeated: a
+// URL may carry credentials.
+func httpURL(name, v string) check {
+	return func() error {
+		if v == "" {
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return refuseFlag(name, "not an absolute http:// or https:// URL (for example http://127.0.0.1:8080/v1)")
+		}
+		return nil
+	}
+}
+
+// registered accepts a name among the registered ones.
+func registered(name, v, kind string, names []string) check {
+	return func() error {
+		if slices.Contains(names, v) {
+			return nil
+		}
+		if len(names) == 0 {
+			return refuseFlag(name, "unknown %s %q: this binary registers none", kind, v)
+		}
+		return refuseFlag(name, "unknown %s %q; registered: %s", kind, v, strings.Join(names, ", "))
+	}
+}
+
+// maxSniffed bounds the files of a glob whose first bytes are checked at launch.
+const maxSniffed = 1000
+
+// inputGlob accepts a glob matching at least one file, each of whose first bytes say it holds
+// records of type want (recfile.Sniff): a file of another type is refused at launch.
+func inputGlob(ctx context.Context, name, glob string, want protoreflect.FullName) check {
+	return func() error {
+		files, err := listGlob(ctx, name, glob)
+		if err != nil {
+			return err
+		}
+		for _, f := range files[:min(len(files), maxSniffed)] {
+			head, err := readHead(ctx, f)
+			if err != nil {
+				return refuseFlag(name, "reading %s: %v", f, err)
+			}
+			if err := recfile.Sniff(f, head, want); err != nil {
+				return refuseFlag(name, "%v", err)
+			}
+		}
+		return nil
+	}
+}
+
+func listGlob(ctx context.Context, name, glob string) ([]string, error) {
+	if _, err := filepath.Match(glob, ""); err != nil && !strings.Contains(glob, "://") {
+		return nil, refuseFlag(name, "%q is not a valid glob: %v", glob, err)
+	}
+	fs, err := filesystem.New(ctx, glob)
+	if err != nil {
+		return nil, refuseFlag(name, "%q: %v", glob, err)
+	}
+	defer fs.Close()
+	files, err := fs.List(ctx, glob)
+	if err != nil {
+		return nil, refuseFlag(name, "%q: listing the files: %v", glob, err)
+	}
+	var regular []string
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.IsDir() {
+			continue
+		}
+		regular = append(regular, f)
+	}
+	if len(regular) == 0 {
+		return nil, refuseFlag(name, "%q matches no file", glob)
+	}
+	slices.Sort(regular)
+	return regular, nil
+}
+
+func readHead(ctx context.Context, path string) ([]byte, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	r, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, int64(recfile.SniffBytes())))
+}
+
+// smallFile accepts an empty value or a regular file of at most max bytes.
+func smallFile(name, path string, max int64) check {
+	return func() error {
+		if path == "" {
+			return nil
+		}
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return refuseFlag(name, "%v", err)
+		case !st.Mode().IsRegular():
+			return refuseFlag(name, "%s is not a regular file", path)
+		case st.Size() > max:
+			return refuseFlag(name, "%s has %d bytes, more than the %d this flag accepts", path, st.Size(), max)
+		}
+		return nil
+	}
+}
+
+// maxConfigBytes caps small file arguments: agent configs, keyrings, user lists, schema
+// documents and descriptor sets.
+const maxConfigBytes = 16 << 20
+
+// refShape is how a reference that does not parse is reported: by its shape, never its value.
+const refShape = "the value is not a reference (env:VAR, file:PATH or gcpsm:SECRET); did you paste the secret itself?"
+
+// keyringRef accepts an empty value or a keyring reference. With resolve (the keyring is read
+// where this process runs) the keyring is loaded once now, so that a bad one is refused before
+// anything runs; otherwise only the reference's form is checked.
+func keyringRef(name, ref string, resolve bool) check {
+	return func() error {
+		if ref == "" {
+			return nil
+		}
+		if !refForm(ref) {
+			return refuseFlag(name, "%s", strings.Replace(refShape, "the secret itself", "the keyring itself", 1))
+		}
+		if !resolve || !localRef(ref) {
+			return nil
+		}
+		if kind, path, _ := strings.Cut(ref, ":"); kind == "file" {
+			if err := smallFile(name, path, maxConfigBytes)(); err != nil {
+				return err
+			}
+		}
+		if _, err := intent.LoadKeyring(ref); err != nil {
+			return refuseFlag(name, "%s", redact(err, ref))
+		}
+		return nil
+	}
+}
+
+// keyRef accepts an empty value or an API key reference, read now when resolve is set.
+func keyRef(name, ref string, resolve bool) check {
+	return func() error {
+		if ref == "" {
+			return nil
+		}
+		if !refForm(ref) {
+			return refuseFlag(name, "%s", strings.Replace(refShape, "the secret itself", "the key itself", 1))
+		}
+		if err := provider.CheckKeyRef(ref); err != nil {
+			return refuseFlag(name, "%s", redact(err, ref))
+		}
+		if !resolve || !localRef(ref) {
+			return nil
+		}
+		if _, err := provider.LoadKey(ref); err != nil {
+			return refuseFlag(name, "%s", redact(err, ref))
+		}
+		return nil
+	}
+}
+
+// refForm reports whether ref has a reference's form: a known scheme, a colon and a
+// non-empty rest without line breaks.
+func refForm(ref string) bool {
+	kind, arg, ok := strings.Cut(ref, ":")
+	return ok && arg != "" && !strings.ContainsAny(ref, "\n\r{}\"") && slices.Contains([]string{"env", "file", "gcpsm"}, kind)
+}
+
+// localRef reports whether ref is read from this process's environment or file system.
+func localRef(ref string) bool {
+	return strings.HasPrefix(ref, "env:") || strings.HasPrefix(ref, "file:")
+}
+
+// redact is err's text with any copy of the reference's value removed, as a last guard: the
+// reference itself is not a secret, but what it names is, and an error must not carry it.
+func redact(err error, ref string) string {
+	s := err.Error()
+	if _, arg, ok := strings.Cut(ref, ":"); ok && len(arg) > 0 {
+		if v, ok := os.LookupEnv(arg); ok && len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
+	}
+	return s
+}
+
+// outputDir accepts a folder this process can write (created when missing, for a local path)
+// that holds none of the files a run would write, matched by globs; with replace those files
+// are removed first. A gs:// folder is listed the same way but neither created nor probed.
+//
+// The folder may not hold an input: inputs are the input globs, by flag name, whose files
+// must not be among those a run would write or replace.
+func outputDir(ctx context.Context, name, dir string, replace bool, globs []string, inputs ...[2]string) check {
+	return func() error {
+		if dir == "" {
+			return nil
+		}
+		if !strings.Contains(dir, "://") {
+			if err := writableDir(name, dir); err != nil {
+				return err
+			}
+		}
+		existing, err := listOutputs(ctx, dir, globs)
+		if err != nil && strings.Contains(dir, "://") {
+			// A remote folder this process cannot list (no credentials here, or no network on
+			// a dry run): the workers' own access decides.
+			return nil
+		}
+		if err != nil {
+			return refuseFlag(name, "listing %s: %v", dir, err)
+		}
+		if len(existing) == 0 {
+			return nil
+		}
+		for _, in := range inputs {
+			if err := notReplaced(ctx, name, dir, existing, in[0], in[1]); err != nil {
+				return err
+			}
+		}
+		if !replace {
+			shown := existing[:min(len(existing), 3)]
+			return refuseFlag(name, "%s already holds another run's files (%s%s); pass --replace to replace them, or choose another folder",
+				dir, strings.Join(shown, ", "), map[bool]string{true: ", …", false: ""}[len(existing) > 3])
+		}
+		if err := removeOutputs(ctx, dir, globs); err != nil {
+			return refuseFlag(name, "removing the earlier run's files: %v", err)
+		}
+		return nil
+	}
+}
+
+// notReplaced refuses an output folder whose run files include a file of the input glob.
+func notReplaced(ctx context.Context, name, dir string, existing []string, inputFlag, glob string) error {
+	if glob == "" {
+		return nil
+	}
+	files, err := listGlob(ctx, inputFlag, glob)
+	if err != nil {
+		return nil // the input's own check reports it
+	}
+	for _, f := range files {
+		for _, x := range existing {
+			if same(f, joinPath(dir, x)) {
+				return refuseFlag(name, "%s is --%s's file %s: a run never writes over its input; write to another folder", dir, inputFlag, x)
+			}
+		}
+	}
+	return nil
+}
+
+// same reports whether two paths name the same file.
+func same(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+func writableDir(name, dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return refuseFlag(name, "%s is a file, not a folder", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return refuseFlag(name, "cannot create the folder: %v", unwrapPath(err))
+	}
+	probe, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return refuseFlag(name, "%s is not writable: %v", dir, unwrapPath(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// listOutputs lists the files under dir matching globs (names relative to dir).
+func listOutputs(ctx context.Context, dir string, globs []string) ([]string, error) {
+	fs, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	var out []string
+	for _, g := range globs {
+		files, err := fs.List(ctx, joinPath(dir, g))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			out = append(out, strings.TrimPrefix(strings.TrimPrefix(f, strings.TrimSuffix(dir, "/")), "/"))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// removeOutputs removes the files under dir matching globs.
+func removeOutputs(ctx context.Context, dir string, globs []string) error {
+	names, err := listOutputs(ctx, dir, globs)
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	fs, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	rm, ok := fs.(filesystem.Remover)
+	if !ok {
+		return fmt.Errorf("the file system of %s cannot remove files", dir)
+	}
+	for _, n := range names {
+		if err := rm.Remove(ctx, joinPath(dir, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func joinPath(dir, name string) string {
+	if strings.Contains(dir, "://") {
+		return strings.TrimSuffix(dir, "/") + "/" + name
+	}
+	return filepath.Join(dir, name)
+}
+
+// outputGlobs are the files of outputs named names: NAME.binpb and NAME.jsonl, their shards
+// NAME-….binpb and NAME-….jsonl, and the temporary files of an unfinished write.
+func outputGlobs(names ...string) []string {
+	var g []string
+	for _, n := range names {
+		g = append(g, n+".binpb", n+".jsonl", n+"-*.binpb", n+"-*.jsonl", "."+n+"*.partial")
+	}
+	return g
+}
