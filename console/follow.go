@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
@@ -125,6 +126,13 @@ func (f *Follower) readFile(file string, kind Kind, size int64) (int, error) {
 	if off.Bytes > size || off.Bytes > 0 && prefixOf(fh, off.Bytes) != off.Prefix {
 		off = Offset{} // rewritten: read it again (records already ingested are skipped)
 	}
+	if off.Bytes == 0 {
+		start, ok, err := f.skipHeader(fh, file, kind, size)
+		if !ok || err != nil {
+			return 0, err
+		}
+		off.Bytes = start
+	}
 	total := 0
 	for off.Bytes < size {
 		buf := make([]byte, min(size-off.Bytes, chunkBytes))
@@ -174,3 +182,33 @@ func prefixOf(fh *os.File, n int64) [32]byte {
 
 // String names the follower in logs.
 func (f *Follower) String() string { return fmt.Sprintf("outputs %s", f.Dir) }
+
+// skipHeader returns where file's records start: after its type header, when it has one.
+// A file whose header names another type than kind's, or a broken header, is skipped whole
+// (recorded as read to its end) with a warning; ok is false then, as it is while a header
+// is still incomplete.
+func (f *Follower) skipHeader(fh *os.File, file string, kind Kind, size int64) (start int64, ok bool, err error) {
+	head := make([]byte, min(size, headerBytes))
+	n, err := fh.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return 0, false, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
+	}
+	t, rest, herr := recfile.Split(head[:n])
+	switch {
+	case herr != nil && size < headerBytes:
+		return 0, false, nil // still being written
+	case herr == nil && t == "":
+		return 0, true, nil // an unheadered file: records from the first byte
+	case herr == nil:
+		if k, known := KindOf(t); known && k == kind {
+			return int64(n - len(rest)), true, nil
+		}
+		herr = fmt.Errorf("it holds %s records", t)
+	}
+	f.logger().Warn("console: skipping a file that is not of its name's type", "file", file, "err", herr)
+	_, _, err = f.Store.Ingest(file, Offset{Bytes: size, Prefix: prefixOf(fh, size)}, nil)
+	return 0, false, err
+}
+
+// headerBytes bounds what skipHeader reads for a type header.
+const headerBytes = 512
