@@ -126,16 +126,6 @@ func noArgs(fs *flag.FlagSet) check {
 	}
 }
 
-// required refuses an empty flag.
-func required(name, v, what string) check {
-	return func() error {
-		if v != "" {
-			return nil
-		}
-		return refuseFlag(name, "required: %s", what)
-	}
-}
-
 // httpURL accepts an empty value or an absolute http(s) URL. The value is not repeated: a
 // URL may carry credentials.
 func httpURL(name, v string) check {
