@@ -171,7 +171,7 @@ func TestRefusals(t *testing.T) {
 		{"run --mode bogus", func(o string) []string { return runArgs(f, o, "--mode", "bogus") }, nil, 2, `--mode: "bogus" is not one of streaming, batch`},
 		{"run --agent suport", func(o string) []string {
 			return []string{"run", "--agent", "suport", "--input", f.envelopes, "--output_dir", o}
-		}, nil, 2, `--agent: unknown agent "suport"; registered: support`},
+		}, nil, 2, `--agent: unknown agent "suport"; registered: devices, support`},
 		{"run --otlp_protocol bogus", func(o string) []string { return runArgs(f, o, "--otlp_protocol", "udp") }, nil, 2, `--otlp_protocol: "udp" is not one of grpc, http`},
 		{"run --verify_results bogus", func(o string) []string { return runArgs(f, o, "--verify_results", "maybe") }, nil, 2, `--verify_results: "maybe" is not one of off, permissive, require`},
 		{"run --output_dir a file", func(o string) []string { return runArgs(f, f.aFile) }, nil, 2, "--output_dir: " + f.aFile + " is a file, not a folder"},

@@ -101,7 +101,8 @@ func TestEffectorWithSecretManagerKeyring(t *testing.T) {
 	sm.Put("projects/p/secrets/effector-ring/versions/latest", doc)
 	sm.Deny("projects/p/secrets/effector-ring/versions/2")
 	run := func(ref string) (int, string, string) {
-		return runCLI(t, "", "effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", filepath.Join(dir, "out"),
+		out := filepath.Join(dir, "out-"+strings.NewReplacer("/", "_", ":", "_").Replace(ref))
+		return runCLI(t, "", "effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", out,
 			"--keyring", ref, "--verify", "require", "--dedup", "bbolt:"+filepath.Join(dir, "dedup.db"))
 	}
 	code, out, errOut := run("gcpsm:projects/p/secrets/effector-ring/versions/latest")
