@@ -42,13 +42,20 @@ func runConsole(e *env, args []string) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	if *db == "" || len(outputs)+len(subs) == 0 || fs.NArg() > 0 || *poll <= 0 {
-		fs.Usage()
-		return 2
+	checks := []check{noArgs(fs), required("db", *db, "the console's store, a bbolt file"),
+		when(len(outputs)+len(subs) == 0, func() error {
+			return refuseFlag("outputs", "required: a run's output directory, or --subscription to an output topic")
+		}),
+		positive("poll", *poll),
+		when(*redriveDir != "" && *redriveTopic != "", func() error {
+			return refuseFlag("redrive_dir", "and --redrive_topic: choose one")
+		}),
+		when(*redriveTopic != "", pubsubTopic("redrive_topic", *redriveTopic))}
+	for _, s := range subs {
+		checks = append(checks, pubsubSubscription("subscription", s))
 	}
-	if *redriveDir != "" && *redriveTopic != "" {
-		e.errorf("--redrive_dir and --redrive_topic: choose one")
-		return 2
+	if code, ok := checkFlags(e, checks...); !ok {
+		return code
 	}
 	id, err := consoleIdentity(*header, *users)
 	if err != nil {
@@ -80,11 +87,7 @@ func runConsole(e *env, args []string) int {
 	}
 	var subscribers []*console.Subscriber
 	for _, s := range subs {
-		name, err := wire.ParseSubscription(s)
-		if err != nil {
-			e.errorf("--subscription: %v", err)
-			return 2
-		}
+		name, _ := wire.ParseSubscription(s) // checked above
 		c, err := client(name.Project)
 		if err != nil {
 			e.errorf("%v", err)
@@ -93,11 +96,7 @@ func runConsole(e *env, args []string) int {
 		subscribers = append(subscribers, &console.Subscriber{Client: c, Subscription: s})
 	}
 	if *redriveTopic != "" {
-		name, err := wire.ParseTopic(*redriveTopic)
-		if err != nil {
-			e.errorf("--redrive_topic: %v", err)
-			return 2
-		}
+		name, _ := wire.ParseTopic(*redriveTopic) // checked above
 		c, err := client(name.Project)
 		if err != nil {
 			e.errorf("%v", err)

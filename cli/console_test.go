@@ -387,13 +387,15 @@ func TestConsoleFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no store", []string{"--outputs", dir}, "usage"},
-		{"no source", []string{"--db", dir + "/c.db"}, "usage"},
+		{"no store", []string{"--outputs", dir}, "--db: required"},
+		{"no source", []string{"--db", dir + "/c.db"}, "--outputs: required"},
+		{"extra argument", []string{"--db", dir + "/c.db", "--outputs", dir, "more"}, "unexpected argument"},
+		{"bad redrive topic", []string{"--db", dir + "/c.db", "--outputs", dir, "--redrive_topic", "events"}, "--redrive_topic"},
 		{"two redrive targets", []string{"--db", dir + "/c.db", "--outputs", dir, "--redrive_dir", dir, "--redrive_topic", "projects/p/topics/t"}, "choose one"},
 		{"two identity sources", []string{"--db", dir + "/c.db", "--outputs", dir, "--approver_header", "X", "--approver_users", "file:" + users}, "choose one"},
 		{"beyond loopback without identity", []string{"--db", dir + "/c.db", "--outputs", dir, "--listen", "0.0.0.0:0"}, "beyond loopback"},
 		{"bad subscription", []string{"--db", dir + "/c.db", "--subscription", "errors"}, "--subscription"},
-		{"bad poll", []string{"--db", dir + "/c.db", "--outputs", dir, "--poll", "0s"}, "usage"},
+		{"bad poll", []string{"--db", dir + "/c.db", "--outputs", dir, "--poll", "0s"}, "--poll"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", append([]string{"console"}, tc.args...)...)

@@ -10,8 +10,6 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
-
-	"github.com/beamagents/beamagents/pubsub"
 )
 
 func init() {
@@ -33,28 +31,22 @@ func runPubsubServer(e *env, args []string) int {
 	}
 	type pair struct{ sub, topic string }
 	var pairs []pair
+	checks := []check{noArgs(fs), atLeast("ack_deadline_seconds", *ackDeadline, 10), atMost("ack_deadline_seconds", *ackDeadline, 600)}
 	for _, t := range topics {
-		if _, err := pubsub.ParseTopic(t); err != nil {
-			e.errorf("--topic: %v", err)
-			return 2
-		}
+		checks = append(checks, pubsubTopic("topic", t))
 	}
 	for _, s := range subs {
 		sub, topic, ok := strings.Cut(s, "=")
 		if !ok {
-			e.errorf("--subscription %q: want SUB=TOPIC", s)
-			return 2
+			checks = append(checks, func() error { return refuseFlag("subscription", "%q: want SUB=TOPIC", s) })
+			continue
 		}
-		if _, err := pubsub.ParseSubscription(sub); err != nil {
-			e.errorf("--subscription: %v", err)
-			return 2
-		}
-		if _, err := pubsub.ParseTopic(topic); err != nil {
-			e.errorf("--subscription: %v", err)
-			return 2
-		}
+		checks = append(checks, pubsubSubscription("subscription", sub), pubsubTopic("subscription", topic))
 		pairs = append(pairs, pair{sub, topic})
 		topics = append(topics, topic)
+	}
+	if code, ok := checkFlags(e, checks...); !ok {
+		return code
 	}
 	srv := pstest.NewServerWithAddress(*addr)
 	defer srv.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -59,7 +60,18 @@ func TestPubsubServer(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.text())
 	}
-	if code, _, errOut := runCLI(t, "", "pubsub-server", "--subscription", "projects/p/subscriptions/s"); code != 2 {
-		t.Fatalf("a subscription without its topic: exit %d %s", code, errOut)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a subscription without its topic", []string{"--subscription", "projects/p/subscriptions/s"}, "--subscription:"},
+		{"a bad topic", []string{"--topic", "events"}, "--topic:"},
+		{"an ack deadline below Pub/Sub's minimum", []string{"--ack_deadline_seconds", "0"}, "--ack_deadline_seconds:"},
+		{"an extra argument", []string{"more"}, "unexpected argument"},
+	} {
+		if code, _, errOut := runCLI(t, "", append([]string{"pubsub-server"}, tc.args...)...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d %s", tc.name, code, errOut)
+		}
 	}
 }

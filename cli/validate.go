@@ -19,6 +19,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model/provider"
+	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
 // Every command checks its flags with the checks below before it does anything: each check
@@ -123,6 +124,36 @@ func noArgs(fs *flag.FlagSet) check {
 			return nil
 		}
 		return refuseFlag("", "unexpected argument %q: this command takes flags only (a flag's value with a space in it needs quotes)", fs.Arg(0))
+	}
+}
+
+// required refuses an empty flag.
+func required(name, v, what string) check {
+	return func() error {
+		if v != "" {
+			return nil
+		}
+		return refuseFlag(name, "required: %s", what)
+	}
+}
+
+// pubsubTopic accepts a topic name, projects/P/topics/T.
+func pubsubTopic(name, v string) check {
+	return func() error {
+		if _, err := wire.ParseTopic(v); err != nil {
+			return refuseFlag(name, "%v", err)
+		}
+		return nil
+	}
+}
+
+// pubsubSubscription accepts a subscription name, projects/P/subscriptions/S.
+func pubsubSubscription(name, v string) check {
+	return func() error {
+		if _, err := wire.ParseSubscription(v); err != nil {
+			return refuseFlag(name, "%v", err)
+		}
+		return nil
 	}
 }
 
