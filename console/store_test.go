@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -238,4 +240,25 @@ func FuzzMessageRecord(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A typed record file is read after its header; a file whose header names another type
+// than its name's is skipped whole, neither ingested nor counted as malformed.
+func TestIngestTypedFiles(t *testing.T) {
+	dir := t.TempDir()
+	traces := frames(t, lookupTrace("customer-9")...)
+	typed := func(m proto.Message) []byte { return recfile.Header(m.ProtoReflect().Descriptor().FullName()) }
+	os.WriteFile(filepath.Join(dir, "traces.binpb"), append(typed(&pb.TraceEvent{}), traces...), 0o644)
+	os.WriteFile(filepath.Join(dir, "finals.binpb"), append(typed(&pb.TraceEvent{}), traces...), 0o644)
+	st := openStore(t, filepath.Join(t.TempDir(), "console.db"))
+	want := len(lookupTrace("customer-9"))
+	if n := scan(t, st, dir); n != want {
+		t.Fatalf("%d records, want the %d of the typed traces file only", n, want)
+	}
+	if o := overview(t, st); o.Malformed != 0 || o.Totals.Finals != 0 {
+		t.Fatalf("malformed %d, finals %d: the mistyped file was read", o.Malformed, o.Totals.Finals)
+	}
+	if n := scan(t, st, dir); n != 0 {
+		t.Fatalf("a second scan added %d", n)
+	}
 }
