@@ -15,7 +15,7 @@ const (
 	stPlain   = iota // between tokens
 	stString         // inside a string
 	stEscape         // after a backslash
-	stUnicode        // inside \uXXXX
+	stUnicode        // inside a \u escape, reading its four hex digits
 	stNumber         // inside a number token written as it is
 	stInteger        // inside a number token written as an integer field's decimal string
 )
