@@ -1,7 +1,6 @@
 package statedir
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,8 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 )
 
 // File and marker names inside a state directory.
@@ -135,26 +136,25 @@ func (d *Dir) Commit(c *Capture) (Marker, error) {
 	}
 	recs := c.records()
 	m := Marker{State: StateDrained, Generation: next, Keys: len(recs)}
-	opts := protodelim.MarshalOptions{MarshalOptions: proto.MarshalOptions{Deterministic: true}}
-	err := writeAtomic(filepath.Join(g, SnapshotsName), func(w *bufio.Writer) error {
-		for _, r := range recs {
-			if _, err := opts.MarshalTo(w, r.Snapshot); err != nil {
-				return err
-			}
+	snaps := recfile.Header((&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
+	envs := recfile.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName())
+	var err error
+	for _, r := range recs {
+		var b []byte
+		if b, err = (proto.MarshalOptions{Deterministic: true}).Marshal(r.Snapshot); err != nil {
+			break
 		}
-		return nil
-	})
+		snaps = append(binary.AppendUvarint(snaps, uint64(len(b))), b...)
+		for _, e := range r.Envelopes {
+			envs = append(binary.AppendUvarint(envs, uint64(len(e))), e...)
+			m.Envelopes++
+		}
+	}
 	if err == nil {
-		err = writeAtomic(filepath.Join(g, EnvelopesName), func(w *bufio.Writer) error {
-			for _, r := range recs {
-				for _, e := range r.Envelopes {
-					w.Write(binary.AppendUvarint(nil, uint64(len(e))))
-					w.Write(e)
-					m.Envelopes++
-				}
-			}
-			return nil
-		})
+		err = recfile.WriteAtomic(filepath.Join(g, SnapshotsName), snaps, 0o644)
+	}
+	if err == nil {
+		err = recfile.WriteAtomic(filepath.Join(g, EnvelopesName), envs, 0o644)
 	}
 	if err == nil {
 		err = syncDir(g)
@@ -186,39 +186,10 @@ func (d *Dir) writeMarker(m Marker) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(d.path, MarkerName), func(w *bufio.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	}); err != nil {
+	if err := recfile.WriteAtomic(filepath.Join(d.path, MarkerName), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	return syncDir(d.path)
-}
-
-// writeAtomic writes path through a temporary file in the same directory, synced, then
-// renamed over path: a reader sees the old file or the whole new one.
-func writeAtomic(path string, fill func(*bufio.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after the rename, a no-op
-	w := bufio.NewWriter(f)
-	err = fill(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func syncDir(path string) error {

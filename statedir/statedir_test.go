@@ -1,16 +1,15 @@
 package statedir_test
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/statedir"
 )
 
@@ -24,15 +23,19 @@ func readSnaps(t *testing.T, path string) []*pb.StateSnapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs, err := recfile.Records(path, b, (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []*pb.StateSnapshot
-	r := bufio.NewReader(bytes.NewReader(b))
-	for {
+	for _, r := range recs {
 		s := &pb.StateSnapshot{}
-		if err := protodelim.UnmarshalFrom(r, s); err != nil {
-			return out
+		if err := proto.Unmarshal(r, s); err != nil {
+			t.Fatal(err)
 		}
 		out = append(out, s)
 	}
+	return out
 }
 
 // A drained directory is restored; a run that never commits leaves the marker running, the
@@ -77,7 +80,8 @@ func TestBeginCommitAndIncompleteDrain(t *testing.T) {
 	if len(got) != 2 || !proto.Equal(got[0], snap("a", 7)) || !proto.Equal(got[1], snap("b", 2)) {
 		t.Fatalf("snapshots %v", got)
 	}
-	if b, _ := os.ReadFile(envs); !bytes.Equal(b, []byte{3, 0x0a, 0x01, 'a'}) {
+	wantEnvs := append(recfile.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName()), 3, 0x0a, 0x01, 'a')
+	if b, _ := os.ReadFile(envs); !bytes.Equal(b, wantEnvs) {
 		t.Fatalf("envelopes %x", b)
 	}
 
