@@ -125,7 +125,7 @@ func runStreaming(e *env, runner string, opts pipeline.Options) int {
 				e.errorf("pipeline failed: %v", r.err)
 				return 1
 			}
-			if code := sd.commit(e); code != 0 {
+			if code := sd.commit(e, run.Status().Watermark); code != 0 {
 				return code
 			}
 			fmt.Fprintf(e.stdout, "drained after %s on %s\n", time.Since(start).Round(time.Millisecond), runner)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/statedir"
@@ -65,6 +66,7 @@ func beginStateDir(e *env, runner string, opts *pipeline.Options) (*stateRun, in
 	sr := &stateRun{path: path, dir: d, cap: statedir.NewCapture()}
 	opts.Restore, opts.Pending = d.Restore()
 	opts.Capture = sr.cap.ID()
+	opts.PubSub.StartWatermark = d.Watermark()
 	if d.Last.Generation > 0 {
 		fmt.Fprintf(e.stderr, "restoring %d keys and %d envelopes from %s\n", d.Last.Keys, d.Last.Envelopes, path)
 	}
@@ -78,12 +80,13 @@ func (s *stateRun) freeze() {
 	}
 }
 
-// commit writes what the drained run recorded into the directory.
-func (s *stateRun) commit(e *env) int {
+// commit writes what the drained run recorded into the directory, with the input's
+// watermark at the drain.
+func (s *stateRun) commit(e *env, watermark time.Time) int {
 	if s == nil {
 		return 0
 	}
-	m, err := s.dir.Commit(s.cap)
+	m, err := s.dir.Commit(s.cap, watermark)
 	if err != nil {
 		e.errorf("writing the state: %v", err)
 		return 1

@@ -31,98 +31,8 @@ import (
 // activation to its final reply, exports show both keys' counters carried over, and no run
 // dead-letters anything (without --state_dir the drain fails the suspension closed).
 func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
-	srv := pstest.NewServer()
-	defer srv.Close()
-	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
-	ctx := context.Background()
-	const (
-		in     = "projects/p/topics/in"
-		sub    = "projects/p/subscriptions/in"
-		finals = "projects/p/topics/finals"
-		ints   = "projects/p/topics/intents"
-		errs   = "projects/p/topics/errors"
-		snaps  = "projects/p/topics/snapshots"
-	)
-	for _, topic := range []string{in, finals, ints, errs, snaps} {
-		if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub, Topic: in, AckDeadlineSeconds: 10}); err != nil {
-		t.Fatal(err)
-	}
-	ring := t.TempDir() + "/ring.json"
-	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
-	if err := os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+secret+`"}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kr, err := intent.LoadKeyring("file:" + ring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signed, err := signDemoAnswers(ctx, support.Name, support.Envelopes, kr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(signed))
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(sc.Bytes()))
-	}
-	publish := func(ls ...[]byte) {
-		for _, l := range ls {
-			srv.Publish(in, l, map[string]string{wire.AttrContentType: wire.ContentTypeJSON})
-		}
-	}
-	t.Cleanup(func() {
-		for _, f := range []string{"input_subscription", "intents_topic", "finals_topic", "errors_topic", "snapshots_topic", "status_interval", "agent", "keyring", "state_dir", "agent_config"} {
-			flag.Set(f, flag.Lookup(f).DefValue)
-		}
-	})
-	// customer-2 writes again while it waits: that event waits in the key's inbox, through
-	// the restart, and runs after the resumed activation (its model answer added here).
-	script := filepath.Join(t.TempDir(), "script.jsonl")
-	extra := `{"entity":"customer-2","seq":1,"step":0,"response":{"case":"support.reply","fields":{"support.reply.text":"You are welcome."}},"input_tokens":190,"output_tokens":5}`
-	if err := os.WriteFile(script, append(bytes.Clone(support.ModelScript), []byte("\n"+extra+"\n")...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "config.json")
-	if err := os.WriteFile(config, []byte(`{"script":"`+script+`"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	thanks := []byte(`{"entityKey":"Y3VzdG9tZXItMg==","eventTimeMs":"1767225630000","externalEvent":"VGhhbmtzIQ=="}`)
-	dir := filepath.Join(t.TempDir(), "state")
-	run := func(until func() bool) (string, string) {
-		t.Helper()
-		type result struct {
-			code        int
-			out, errOut string
-		}
-		done := make(chan result, 1)
-		go func() {
-			code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input_subscription", sub,
-				"--intents_topic", ints, "--finals_topic", finals, "--errors_topic", errs, "--snapshots_topic", snaps,
-				"--status_interval", "100ms", "--keyring", "file:"+ring, "--state_dir", dir, "--agent_config", config)
-			done <- result{code, out, errOut}
-		}()
-		deadline := time.After(120 * time.Second)
-		for !until() {
-			select {
-			case r := <-done:
-				t.Fatalf("run ended early: exit %d\n%s\n%s", r.code, r.out, r.errOut)
-			case <-deadline:
-				t.Fatal("no outputs within 120s")
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-		syscall.Kill(os.Getpid(), syscall.SIGINT)
-		r := <-done
-		if r.code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", r.code, r.out, r.errOut)
-		}
-		return r.out, r.errOut
-	}
-
+	h := newStateDirHarness(t)
+	srv, in, finals, ints, errs, snaps, lines, thanks, dir, run, publish := h.srv, h.in, h.finals, h.ints, h.errs, h.snaps, h.lines, h.thanks, h.dir, h.run, h.publish
 	// Run 1: customer-1 gets its reply, customer-2 suspends on its lookup intent.
 	publish(lines[0], lines[1], thanks)
 	out, errOut := run(func() bool { return allAcked(srv, in, 3) && count(srv, finals) == 1 && count(srv, ints) == 1 })
@@ -181,6 +91,144 @@ func TestRunStateDirKeepsStateAcrossRestarts(t *testing.T) {
 	}
 }
 
+// Envelopes the drain kept in the ordering buffer, not yet due, run after the restart even
+// when no message arrives: the restarted reader's watermark starts where the drained run's
+// stood and advances at the wall clock's pace (without it, the watermark waits for a message
+// and the envelope never runs).
+func TestRunStateDirRunsWaitingEnvelopesWithoutNewMessages(t *testing.T) {
+	h := newStateDirHarness(t)
+	// With an 8 s resolution customer-1's event, 1 ms past a bucket's start, waits in the
+	// buffer for 8 s after it is pulled: the drain keeps it there.
+	event := bytes.Replace(h.lines[0], []byte(`"1767225600000"`), []byte(`"1767225600001"`), 1)
+	if bytes.Equal(event, h.lines[0]) {
+		t.Fatalf("the demo's first line changed: %s", h.lines[0])
+	}
+	h.publish(event)
+	out, errOut := h.run(func() bool { return allAcked(h.srv, h.in, 1) }, "--order_resolution_ms", "8000")
+	if !strings.Contains(out, "state of 1 keys and 1 envelopes written to "+h.dir) || count(h.srv, h.finals) != 0 {
+		t.Fatalf("first run: %d finals\nstdout: %s\nstderr: %s", count(h.srv, h.finals), out, errOut)
+	}
+	out, errOut = h.run(func() bool { return count(h.srv, h.finals) == 1 }, "--order_resolution_ms", "8000")
+	if !strings.Contains(errOut, "restoring 1 keys and 1 envelopes from "+h.dir) {
+		t.Errorf("second run's stderr:\n%s", errOut)
+	}
+	if !strings.Contains(out, "state of 1 keys and 0 envelopes") || count(h.srv, h.errs) != 0 {
+		t.Errorf("second run: %d dead letters\nstdout: %s", count(h.srv, h.errs), out)
+	}
+}
+
+// stateDirHarness is a pstest server with the support demo's topics, its signed demo lines,
+// a keyring, a model script and a state directory, and a way to run `run --state_dir` on them
+// until a condition holds and then interrupt it.
+type stateDirHarness struct {
+	srv                                *pstest.Server
+	in, sub, finals, ints, errs, snaps string
+	lines                              [][]byte
+	thanks                             []byte
+	dir                                string
+	run                                func(until func() bool, extra ...string) (string, string)
+}
+
+func (h *stateDirHarness) publish(ls ...[]byte) {
+	for _, l := range ls {
+		h.srv.Publish(h.in, l, map[string]string{wire.AttrContentType: wire.ContentTypeJSON})
+	}
+}
+
+func newStateDirHarness(t *testing.T) *stateDirHarness {
+
+	srv := pstest.NewServer()
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
+	ctx := context.Background()
+	const (
+		in     = "projects/p/topics/in"
+		sub    = "projects/p/subscriptions/in"
+		finals = "projects/p/topics/finals"
+		ints   = "projects/p/topics/intents"
+		errs   = "projects/p/topics/errors"
+		snaps  = "projects/p/topics/snapshots"
+	)
+	for _, topic := range []string{in, finals, ints, errs, snaps} {
+		if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub, Topic: in, AckDeadlineSeconds: 10}); err != nil {
+		t.Fatal(err)
+	}
+	ring := t.TempDir() + "/ring.json"
+	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
+	if err := os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+secret+`"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kr, err := intent.LoadKeyring("file:" + ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := signDemoAnswers(ctx, support.Name, support.Envelopes, kr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(signed))
+	for sc.Scan() {
+		lines = append(lines, bytes.Clone(sc.Bytes()))
+	}
+	t.Cleanup(func() {
+		for _, f := range []string{"input_subscription", "intents_topic", "finals_topic", "errors_topic", "snapshots_topic", "status_interval", "agent", "keyring", "state_dir", "agent_config", "order_resolution_ms"} {
+			flag.Set(f, flag.Lookup(f).DefValue)
+		}
+	})
+	// customer-2 writes again while it waits: that event waits in the key's inbox, through
+	// the restart, and runs after the resumed activation (its model answer added here).
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	extra := `{"entity":"customer-2","seq":1,"step":0,"response":{"case":"support.reply","fields":{"support.reply.text":"You are welcome."}},"input_tokens":190,"output_tokens":5}`
+	if err := os.WriteFile(script, append(bytes.Clone(support.ModelScript), []byte("\n"+extra+"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(config, []byte(`{"script":"`+script+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	thanks := []byte(`{"entityKey":"Y3VzdG9tZXItMg==","eventTimeMs":"1767225630000","externalEvent":"VGhhbmtzIQ=="}`)
+	dir := filepath.Join(t.TempDir(), "state")
+	run := func(until func() bool, extra ...string) (string, string) {
+		t.Helper()
+		type result struct {
+			code        int
+			out, errOut string
+		}
+		done := make(chan result, 1)
+		go func() {
+			args := append([]string{"run", "--agent", support.Name, "--input_subscription", sub,
+				"--intents_topic", ints, "--finals_topic", finals, "--errors_topic", errs, "--snapshots_topic", snaps,
+				"--status_interval", "100ms", "--keyring", "file:" + ring, "--state_dir", dir, "--agent_config", config}, extra...)
+			code, out, errOut := runCLI(t, "", args...)
+			done <- result{code, out, errOut}
+		}()
+		deadline := time.After(120 * time.Second)
+		for !until() {
+			select {
+			case r := <-done:
+				t.Fatalf("run ended early: exit %d\n%s\n%s", r.code, r.out, r.errOut)
+			case <-deadline:
+				t.Fatal("no outputs within 120s")
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		r := <-done
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.out, r.errOut)
+		}
+		return r.out, r.errOut
+	}
+
+	return &stateDirHarness{srv: srv, in: in, sub: sub, finals: finals, ints: ints, errs: errs, snaps: snaps,
+		lines: lines, thanks: thanks, dir: dir, run: run}
+}
+
 func assertMarker(t *testing.T, dir string, want statedir.Marker) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, statedir.MarkerName))
@@ -192,6 +240,10 @@ func assertMarker(t *testing.T, dir string, want statedir.Marker) {
 		t.Fatal(err)
 	}
 	m.Time = ""
+	if m.WatermarkMs <= 0 {
+		t.Errorf("marker %+v: no watermark", m)
+	}
+	m.WatermarkMs = 0 // the wall clock's
 	if m != want {
 		t.Errorf("marker %+v, want %+v", m, want)
 	}

@@ -36,6 +36,12 @@ type Options struct {
 	// IdleLag holds the watermark this far behind the event time it extrapolates while the
 	// subscription is idle; default 0.
 	IdleLag time.Duration
+	// StartWatermark is where the watermark starts when the reader has pulled nothing yet:
+	// while the subscription stays idle it advances from there at the wall clock's pace.
+	// Zero keeps it where it is until the first message. A restarted run sets it to the
+	// watermark its previous run drained at, so the envelopes that run left waiting come due
+	// without a new message (run --state_dir).
+	StartWatermark time.Time
 
 	// Native selects Beam's pubsubio (only Dataflow runs it) instead of this package's
 	// reader and publisher.

@@ -41,6 +41,7 @@ type pullFn struct {
 	PullTimeoutMs, AckExtensionMs   int64
 	PollIntervalMs                  int64
 	MaxHoldMs, IdleLagMs            int64
+	StartWatermarkMs                int64 // Options.StartWatermark; 0 for none
 	EventTimeAttribute, EnvelopeIDs string
 	Run                             string
 
@@ -53,6 +54,16 @@ type pullFn struct {
 	// subscription is idle the watermark advances from there at the wall clock's pace.
 	newestMs int64
 	newestAt time.Time
+	// startedAt is when the reader first found the subscription idle before any message:
+	// the start watermark advances from then.
+	startedAt time.Time
+}
+
+func startMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 func newPullFn(o Options) *pullFn {
@@ -61,6 +72,7 @@ func newPullFn(o Options) *pullFn {
 		MaxMessages: o.MaxMessages, PullTimeoutMs: o.PullTimeout.Milliseconds(), PollIntervalMs: o.PollInterval.Milliseconds(),
 		AckExtensionMs: o.AckExtension.Milliseconds(), MaxHoldMs: o.MaxHold.Milliseconds(),
 		IdleLagMs: o.IdleLag.Milliseconds(), EventTimeAttribute: o.EventTimeAttribute,
+		StartWatermarkMs: startMs(o.StartWatermark),
 		EnvelopeIDs: o.EnvelopeIDAttribute, Run: o.Run,
 	}
 }
@@ -214,10 +226,17 @@ func (f *pullFn) pull(ctx context.Context, sub string) ([]*pubsubpb.ReceivedMess
 }
 
 // idle advances the watermark of an idle subscription from the newest event time pulled, at
-// the wall clock's pace, less IdleLag; before the first message it stays where it is.
+// the wall clock's pace, less IdleLag. Before the first message it advances the same way
+// from StartWatermarkMs, counted from the first idle pull, or stays where it is without one.
 func (f *pullFn) idle(we *sdf.ManualWatermarkEstimator, run *Run) {
 	f.mu.Lock()
 	newest, at := f.newestMs, f.newestAt
+	if at.IsZero() && f.StartWatermarkMs != 0 {
+		if f.startedAt.IsZero() {
+			f.startedAt = time.Now()
+		}
+		newest, at = f.StartWatermarkMs+f.IdleLagMs, f.startedAt // the start is already lagged
+	}
 	f.mu.Unlock()
 	if at.IsZero() {
 		return

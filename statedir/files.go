@@ -38,6 +38,10 @@ type Marker struct {
 	Generation int64  `json:"generation"`
 	Keys       int    `json:"keys"`
 	Envelopes  int    `json:"envelopes"`
+	// WatermarkMs is the input's watermark when the run drained (milliseconds since the
+	// epoch; 0 when it had none): the restarted reader starts there, so the envelopes the
+	// drain kept come due without a new message.
+	WatermarkMs int64 `json:"watermark_ms,omitempty"`
 	// Time is when the marker was written (wall clock, for people; nothing reads it).
 	Time string `json:"time,omitempty"`
 }
@@ -57,8 +61,8 @@ func ParseMarker(b []byte) (Marker, error) {
 	switch {
 	case m.State != StateRunning && m.State != StateDrained:
 		return Marker{}, fmt.Errorf("%s: unknown state %q", MarkerName, m.State)
-	case m.Generation < 0 || m.Keys < 0 || m.Envelopes < 0:
-		return Marker{}, fmt.Errorf("%s: negative generation or count", MarkerName)
+	case m.Generation < 0 || m.Keys < 0 || m.Envelopes < 0 || m.WatermarkMs < 0:
+		return Marker{}, fmt.Errorf("%s: negative generation, count or watermark", MarkerName)
 	case m.State == StateDrained && m.Generation == 0:
 		return Marker{}, fmt.Errorf("%s: drained without a generation", MarkerName)
 	}
@@ -111,6 +115,14 @@ func Begin(path string) (*Dir, error) {
 // if none) is lost.
 func (d *Dir) Incomplete() bool { return d.Last.State == StateRunning }
 
+// Watermark is the input's watermark when the last completed drain ran (zero for none).
+func (d *Dir) Watermark() time.Time {
+	if d.Last.WatermarkMs == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(d.Last.WatermarkMs)
+}
+
 // Restore returns the files of the last completed drain (snapshots, envelopes), or empty
 // strings when there was none.
 func (d *Dir) Restore() (snapshots, envelopes string) {
@@ -124,8 +136,9 @@ func (d *Dir) Restore() (snapshots, envelopes string) {
 func (d *Dir) gen(n int64) string { return filepath.Join(d.path, fmt.Sprintf("%s%06d", genPrefix, n)) }
 
 // Commit writes what c recorded as a new generation and then marks the directory drained
-// with it; the older generations are removed afterwards.
-func (d *Dir) Commit(c *Capture) (Marker, error) {
+// with it and with the input's watermark at the drain (zero: none, the last drain's is
+// kept); the older generations are removed afterwards.
+func (d *Dir) Commit(c *Capture, watermark time.Time) (Marker, error) {
 	next := d.Last.Generation + 1
 	g := d.gen(next)
 	if err := os.RemoveAll(g); err != nil { // a commit that stopped half-way
@@ -135,7 +148,10 @@ func (d *Dir) Commit(c *Capture) (Marker, error) {
 		return Marker{}, err
 	}
 	recs := c.records()
-	m := Marker{State: StateDrained, Generation: next, Keys: len(recs)}
+	m := Marker{State: StateDrained, Generation: next, Keys: len(recs), WatermarkMs: d.Last.WatermarkMs}
+	if !watermark.IsZero() {
+		m.WatermarkMs = max(m.WatermarkMs, watermark.UnixMilli())
+	}
 	snaps := recfile.Header((&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
 	envs := recfile.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName())
 	var err error

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -60,11 +61,12 @@ func TestBeginCommitAndIncompleteDrain(t *testing.T) {
 	c.Put([]byte("b"), statedir.Record{Snapshot: snap("b", 1)})
 	c.Put([]byte("a"), statedir.Record{Snapshot: snap("a", 7), Envelopes: [][]byte{{0x0a, 0x01, 'a'}}})
 	c.Put([]byte("b"), statedir.Record{Snapshot: snap("b", 2)}) // the last record wins
-	m, err := d.Commit(c)
+	wm := time.UnixMilli(1767225600000)
+	m, err := d.Commit(c, wm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Keys != 2 || m.Envelopes != 1 || m.Generation != 1 || m.State != statedir.StateDrained {
+	if m.Keys != 2 || m.Envelopes != 1 || m.Generation != 1 || m.State != statedir.StateDrained || m.WatermarkMs != wm.UnixMilli() {
 		t.Fatalf("marker %+v", m)
 	}
 
@@ -74,6 +76,9 @@ func TestBeginCommitAndIncompleteDrain(t *testing.T) {
 	}
 	if d2.Incomplete() {
 		t.Fatal("the last run drained")
+	}
+	if !d2.Watermark().Equal(wm) {
+		t.Fatalf("watermark %v, want the drained run's %v", d2.Watermark(), wm)
 	}
 	snaps, envs := d2.Restore()
 	got := readSnaps(t, snaps)
@@ -95,8 +100,8 @@ func TestBeginCommitAndIncompleteDrain(t *testing.T) {
 	if s, _ := d3.Restore(); s != snaps {
 		t.Fatalf("restores %q, want the last drain's %q", s, snaps)
 	}
-	if _, err := d3.Commit(statedir.NewCapture()); err != nil {
-		t.Fatal(err)
+	if m, err := d3.Commit(statedir.NewCapture(), time.Time{}); err != nil || m.WatermarkMs != wm.UnixMilli() {
+		t.Fatalf("a drain without a watermark: %+v, %v; want the last drain's watermark kept", m, err)
 	}
 	entries, _ := os.ReadDir(dir)
 	var names []string
@@ -114,6 +119,7 @@ func TestBeginRefusesABrokenDirectory(t *testing.T) {
 		{"unknown state", `{"state":"halfway"}`},
 		{"unknown field", `{"state":"running","extra":1}`},
 		{"missing generation", `{"state":"drained","generation":4}`},
+		{"negative watermark", `{"state":"drained","generation":1,"watermark_ms":-5}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -131,12 +137,13 @@ func FuzzParseMarker(f *testing.F) {
 	f.Add([]byte(`{"state":"drained","generation":3,"keys":2,"envelopes":1,"time":"2026-01-01T00:00:00Z"}`))
 	f.Add([]byte(`{"state":"running"}`))
 	f.Add([]byte(`{"state":"drained","generation":-1}`))
+	f.Add([]byte(`{"state":"drained","generation":2,"watermark_ms":1767225600000}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := statedir.ParseMarker(b)
 		if err != nil {
 			return
 		}
-		if m.State != statedir.StateRunning && m.State != statedir.StateDrained || m.Generation < 0 {
+		if m.State != statedir.StateRunning && m.State != statedir.StateDrained || m.Generation < 0 || m.WatermarkMs < 0 {
 			t.Fatalf("accepted %+v", m)
 		}
 	})
