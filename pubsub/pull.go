@@ -73,7 +73,7 @@ func newPullFn(o Options) *pullFn {
 		AckExtensionMs: o.AckExtension.Milliseconds(), MaxHoldMs: o.MaxHold.Milliseconds(),
 		IdleLagMs: o.IdleLag.Milliseconds(), EventTimeAttribute: o.EventTimeAttribute,
 		StartWatermarkMs: startMs(o.StartWatermark),
-		EnvelopeIDs: o.EnvelopeIDAttribute, Run: o.Run,
+		EnvelopeIDs:      o.EnvelopeIDAttribute, Run: o.Run,
 	}
 }
 
