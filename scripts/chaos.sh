@@ -52,14 +52,22 @@ export PUBSUB_EMULATOR_HOST
 log "Pub/Sub on $PUBSUB_EMULATOR_HOST, redis on 127.0.0.1:$rport, work in $work"
 
 pipeline_pid=
+runs=0
 start_pipeline() {
 	"$bin" run --agent chaos --input_subscription $P/subscriptions/in --intents_topic $P/topics/intents \
 		--finals_topic $P/topics/finals --errors_topic $P/topics/errors --keyring "file:$work/ring.json" \
 		--state_dir "$work/state" --status_interval 5s >> "$work/pipeline.log" 2>&1 &
 	pipeline_pid=$!
 	pids+=("$pipeline_pid")
+	runs=$((runs + 1))
 }
 drain_pipeline() {
+	# A SIGTERM before the run handles signals would kill it instead of draining it: wait for
+	# its start line (one per run started so far).
+	for _ in $(seq 1200); do
+		(( $(grep -c "^streaming from" "$work/pipeline.log" || true) >= runs )) && break
+		sleep 0.1
+	done
 	kill -TERM "$pipeline_pid"
 	wait "$pipeline_pid" || { log "the pipeline's drain failed (see $work/pipeline.log)"; tail -20 "$work/pipeline.log" >&2; exit 1; }
 }
