@@ -243,6 +243,13 @@ type Turn struct {
 	raw   []model.ToolCall
 }
 
+// Message is the turn as the conversation's assistant message: its text and its tool calls
+// with their arguments exactly as the model sent them (what RunTools continues with), for a
+// handler or a framework adapter that builds the next request itself.
+func (t *Turn) Message() model.Message {
+	return model.Message{Role: model.RoleAssistant, Content: t.Text, ToolCalls: t.raw}
+}
+
 // ToolCall is one admitted tool call of a turn.
 type ToolCall struct {
 	ID   string
@@ -359,7 +366,7 @@ func (hc *Context) RunTools(turn *Turn, decls []ToolDecl) ([]model.Message, erro
 			content[at[k]] = resultContent(r)
 		}
 	}
-	msgs := []model.Message{{Role: model.RoleAssistant, Content: turn.Text, ToolCalls: turn.raw}}
+	msgs := []model.Message{turn.Message()}
 	for i, call := range turn.Calls {
 		msgs = append(msgs, model.Message{Role: model.RoleTool, Content: content[i], ToolCallID: call.ID})
 	}
