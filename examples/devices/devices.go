@@ -116,9 +116,8 @@ func DispatchArgs() (*interaction.Schema, error) {
 // SystemPrompt instructs the model.
 const SystemPrompt = `You watch temperature sensors. A reading outside the normal band arrived. Look the device up, then either dispatch a technician (devices.dispatch) or explain why not. End with a one-sentence summary for the operator.`
 
-// Lookup is devices.lookup, an inline read-only tool: the device's row, or an error for an
-// unknown device.
-func Lookup(_ context.Context, args []byte) ([]byte, error) {
+// lookup is devices.lookup: the device's row, or an error for an unknown device.
+func lookup(_ context.Context, args []byte) ([]byte, error) {
 	var a struct {
 		DeviceID uint64 `json:"device_id,string"`
 	}
@@ -132,18 +131,12 @@ func Lookup(_ context.Context, args []byte) ([]byte, error) {
 	return json.Marshal(d)
 }
 
-// Decls declares the agent's two tools to the model: the inline devices.lookup and the
-// side-effecting devices.dispatch.
-func Decls(lookupArgs, dispatchArgs *interaction.Schema) []agent.ToolDecl {
-	return []agent.ToolDecl{
-		{Name: ToolLookup, Description: "Looks a device up: its model and site.", Args: lookupArgs, Inline: Lookup},
-		{Name: ToolDispatch, Description: "Dispatches a technician to a device.", Args: dispatchArgs},
-	}
-}
-
 // Handler is the agent, instructed by prompt (SystemPrompt, or a configured one).
 func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
-	decls := Decls(lookupArgs, dispatchArgs)
+	decls := []agent.ToolDecl{
+		{Name: ToolLookup, Description: "Looks a device up: its model and site.", Args: lookupArgs, Inline: lookup},
+		{Name: ToolDispatch, Description: "Dispatches a technician to a device.", Args: dispatchArgs},
+	}
 	return func(hc *agent.Context, tr agent.Trigger) error {
 		r, err := ParseReading(tr.Event)
 		if err != nil {
@@ -159,7 +152,7 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.
 		if err != nil {
 			return err
 		}
-		msgs := []model.Message{{Role: model.RoleSystem, Content: prompt}, {Role: model.RoleUser, Content: Anomaly(r, recent)}}
+		msgs := []model.Message{{Role: model.RoleSystem, Content: prompt}, {Role: model.RoleUser, Content: anomaly(r, recent)}}
 		for range MaxTurns {
 			turn, err := hc.Chat(agent.Chat{Messages: msgs, Tools: decls})
 			if err != nil {
@@ -178,8 +171,8 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.
 	}
 }
 
-// Anomaly is the user message of an anomaly: the reading and the recent ones, oldest first.
-func Anomaly(r Reading, recent [][]byte) string {
+// anomaly is the user message of an anomaly: the reading and the recent ones, oldest first.
+func anomaly(r Reading, recent [][]byte) string {
 	parts := make([]string, len(recent))
 	for i, e := range recent {
 		parts[i] = string(e)
