@@ -69,7 +69,7 @@ var script = map[int64][]llmtest.Reply{
 		{ToolCalls: []llmtest.ToolCall{dispatchCall("call_dispatch")}, InputTokens: 230, OutputTokens: 40},
 		{Text: resumedText, InputTokens: 300, OutputTokens: 30},
 	},
-	budgetMilliC: {{Text: finalText, InputTokens: 2 * maxTokens, OutputTokens: 20}},
+	budgetMilliC:      {{Text: finalText, InputTokens: 2 * maxTokens, OutputTokens: 20}},
 	hostileToolMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: "devices.selfdestruct", Arguments: `{"device_id":` + DeviceText + `}`}}}},
 	hostileArgsMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: devices.ToolDispatch,
 		Arguments: `{"device_id":` + DeviceText + `,"reason":"r","priority":"override"}`}}}},
