@@ -26,6 +26,12 @@ const (
 	ToolDispatch = "devices.dispatch"
 )
 
+// The tools' descriptions, as the model is shown them.
+const (
+	LookupDescription   = "Looks a device up: its model and site."
+	DispatchDescription = "Dispatches a technician to a device."
+)
+
 // The normal band of a reading, in milli-°C, and the memory ring of recent readings.
 const (
 	BandLowMilliC  = -20000
@@ -116,8 +122,9 @@ func DispatchArgs() (*interaction.Schema, error) {
 // SystemPrompt instructs the model.
 const SystemPrompt = `You watch temperature sensors. A reading outside the normal band arrived. Look the device up, then either dispatch a technician (devices.dispatch) or explain why not. End with a one-sentence summary for the operator.`
 
-// lookup is devices.lookup: the device's row, or an error for an unknown device.
-func lookup(_ context.Context, args []byte) ([]byte, error) {
+// Lookup is devices.lookup, an inline read-only tool: the device's row of Devices, or an
+// error for an unknown device.
+func Lookup(_ context.Context, args []byte) ([]byte, error) {
 	var a struct {
 		DeviceID uint64 `json:"device_id,string"`
 	}
@@ -134,8 +141,8 @@ func lookup(_ context.Context, args []byte) ([]byte, error) {
 // Handler is the agent, instructed by prompt (SystemPrompt, or a configured one).
 func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
 	decls := []agent.ToolDecl{
-		{Name: ToolLookup, Description: "Looks a device up: its model and site.", Args: lookupArgs, Inline: lookup},
-		{Name: ToolDispatch, Description: "Dispatches a technician to a device.", Args: dispatchArgs},
+		{Name: ToolLookup, Description: LookupDescription, Args: lookupArgs, Inline: Lookup},
+		{Name: ToolDispatch, Description: DispatchDescription, Args: dispatchArgs},
 	}
 	return func(hc *agent.Context, tr agent.Trigger) error {
 		r, err := ParseReading(tr.Event)
@@ -152,7 +159,7 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.
 		if err != nil {
 			return err
 		}
-		msgs := []model.Message{{Role: model.RoleSystem, Content: prompt}, {Role: model.RoleUser, Content: anomaly(r, recent)}}
+		msgs := []model.Message{{Role: model.RoleSystem, Content: prompt}, {Role: model.RoleUser, Content: Anomaly(r, recent)}}
 		for range MaxTurns {
 			turn, err := hc.Chat(agent.Chat{Messages: msgs, Tools: decls})
 			if err != nil {
@@ -171,8 +178,9 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.
 	}
 }
 
-// anomaly is the user message of an anomaly: the reading and the recent ones, oldest first.
-func anomaly(r Reading, recent [][]byte) string {
+// Anomaly is the user message of an anomaly: the reading and the recent ones (the ring's
+// entries), oldest first.
+func Anomaly(r Reading, recent [][]byte) string {
 	parts := make([]string, len(recent))
 	for i, e := range recent {
 		parts[i] = string(e)
