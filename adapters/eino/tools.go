@@ -19,34 +19,47 @@ import (
 
 // Tool is an Eino invokable tool answered by the runtime: an inline read-only tool
 // (decl.Inline set) through agent.Context.Inline, a side-effecting one through
-// agent.Context.Tool (a signed intent; the activation suspends until its result), an
-// approval-gated one through agent.Context.Approved.
+// agent.Context.Tool (a signed intent; the activation suspends until its result), a gated one
+// through agent.Context.Approved when its Gate says the call needs an approval.
 type Tool struct {
-	decl  agent.ToolDecl
-	gated bool
-	info  *schema.ToolInfo
-	adm   *negotiate.Admitter
+	decl agent.ToolDecl
+	gate *Gate
+	info *schema.ToolInfo
+	adm  *negotiate.Admitter
 }
 
 var _ tool.InvokableTool = (*Tool)(nil)
 
-// NewTool returns the Eino tool of decl.
-func NewTool(decl agent.ToolDecl) (*Tool, error) { return newTool(decl, false) }
+// Gate puts a side-effecting tool behind a human approval: an APPROVAL intent, then, once
+// approved, the TOOL intent (agent.Context.Approved).
+type Gate struct {
+	// Needed decides in code whether a call needs the approval (for example only above a
+	// threshold), from the run's Context (its trigger) and the call's canonical arguments; it
+	// must be deterministic. Nil gates every call.
+	Needed func(hc *agent.Context, argsJSON string) bool
+	// Denied is the tool message that answers the model when the call was not approved;
+	// empty means Rejected.
+	Denied string
+}
 
-// NewGatedTool returns the Eino tool of decl whose every call first asks a human for approval
-// (an APPROVAL intent, then the TOOL intent); a rejected call answers the model with
-// Rejected. decl must not be inline.
-func NewGatedTool(decl agent.ToolDecl) (*Tool, error) {
+// Rejected is the default tool message of a call whose approval was denied.
+const Rejected = "REJECTED: the call was not approved"
+
+// NewTool returns the Eino tool of decl.
+func NewTool(decl agent.ToolDecl) (*Tool, error) { return newTool(decl, nil) }
+
+// NewGatedTool returns the Eino tool of decl behind gate; decl must not be inline.
+func NewGatedTool(decl agent.ToolDecl, gate Gate) (*Tool, error) {
 	if decl.Inline != nil {
 		return nil, fmt.Errorf("eino adapter: tool %s is inline; only a side-effecting tool is gated", decl.Name)
 	}
-	return newTool(decl, true)
+	if gate.Denied == "" {
+		gate.Denied = Rejected
+	}
+	return newTool(decl, &gate)
 }
 
-// Rejected is what a gated tool answers the model when its call was not approved.
-const Rejected = "REJECTED: the call was not approved"
-
-func newTool(decl agent.ToolDecl, gated bool) (*Tool, error) {
+func newTool(decl agent.ToolDecl, gate *Gate) (*Tool, error) {
 	if decl.Name == "" || decl.Args == nil {
 		return nil, fmt.Errorf("eino adapter: a tool needs a name and an argument schema")
 	}
@@ -63,7 +76,7 @@ func newTool(decl agent.ToolDecl, gated bool) (*Tool, error) {
 		return nil, fmt.Errorf("eino adapter: tool %s: %w", decl.Name, err)
 	}
 	info := &schema.ToolInfo{Name: decl.Name, Desc: decl.Description, ParamsOneOf: schema.NewParamsOneOfByJSONSchema(js)}
-	return &Tool{decl: decl, gated: gated, info: info, adm: adm}, nil
+	return &Tool{decl: decl, gate: gate, info: info, adm: adm}, nil
 }
 
 // Decl returns the tool's runtime declaration (for NewModel).
@@ -92,13 +105,13 @@ func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) 
 			return "error: " + ie.Message, nil
 		}
 		return string(res), err
-	case t.gated:
+	case t.gate != nil && (t.gate.Needed == nil || t.gate.Needed(hc, args)):
 		res, approved, err := hc.Approved(t.decl.Name, args)
 		if err != nil {
 			return "", err
 		}
 		if !approved {
-			return Rejected, nil
+			return t.gate.Denied, nil
 		}
 		return content(res), nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,20 +22,46 @@ const Name = "devices-eino"
 
 func init() { agent.Register(Name, New) }
 
+// Denied is the tool message of a dispatch whose approval was denied.
+const Denied = "REJECTED: the dispatch was not approved"
+
+// Config is the factory's configuration: the native devices agent's (script, model_id,
+// prompt), a token budget, and an approval gate on dispatches for readings at or above a
+// threshold.
+type Config struct {
+	devices.Config
+	// MaxTokens is the activation's token budget (agent.Limits.MaxTokens); 0 means none.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// ApproveOverMilliC > 0 gates devices.dispatch behind an approval when the reading is at
+	// or above it.
+	ApproveOverMilliC int64 `json:"approve_over_milli_c,omitempty"`
+}
+
 // Handler is the devices agent with its model loop written as an Eino ReAct agent, compiled
 // once: a quiet reading updates the ring and ends (no model call, no Eino run); an anomaly
 // runs the ReAct agent, whose tool calls reach devices.lookup (inline) and devices.dispatch
-// (a signed intent) through Eino's tools node.
-func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) (agent.Handler, error) {
-	decls := devices.Decls(lookupArgs, dispatchArgs)
-	tools := make([]*eino.Tool, len(decls))
-	for i, d := range decls {
-		t, err := eino.NewTool(d)
-		if err != nil {
-			return nil, err
-		}
-		tools[i] = t
+// (a signed intent, behind an approval when cfg gates the reading) through Eino's tools node.
+func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Handler, error) {
+	prompt := devices.SystemPrompt
+	if cfg.Prompt != "" {
+		prompt = cfg.Prompt
 	}
+	lookup, err := eino.NewTool(agent.ToolDecl{Name: devices.ToolLookup, Description: devices.LookupDescription, Args: lookupArgs, Inline: devices.Lookup})
+	if err != nil {
+		return nil, err
+	}
+	dispatchDecl := agent.ToolDecl{Name: devices.ToolDispatch, Description: devices.DispatchDescription, Args: dispatchArgs}
+	dispatch, err := eino.NewTool(dispatchDecl)
+	if cfg.ApproveOverMilliC > 0 {
+		dispatch, err = eino.NewGatedTool(dispatchDecl, eino.Gate{Needed: func(hc *agent.Context, _ string) bool {
+			r, err := devices.ParseReading(hc.Trigger().Event)
+			return err == nil && r.MilliC >= cfg.ApproveOverMilliC
+		}, Denied: Denied})
+	}
+	if err != nil {
+		return nil, err
+	}
+	tools := []*eino.Tool{lookup, dispatch}
 	// Each model turn is one step of the ReAct graph and each tools round another: the step
 	// limit allows devices.MaxTurns turns with their tools, as the native agent does.
 	ra, err := react.NewAgent(context.Background(), &react.AgentConfig{
@@ -68,8 +95,7 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) (agent
 	}), nil
 }
 
-// New is the agent's factory; config is empty or a JSON devices.Config (script, model_id,
-// prompt), as for the native agent.
+// New is the agent's factory; config is empty or a JSON Config.
 func New(config []byte) (*agent.Agent, error) {
 	def, err := Definition(config)
 	if err != nil {
@@ -81,9 +107,11 @@ func New(config []byte) (*agent.Agent, error) {
 // Definition is the native devices agent's definition (model, tools, limits) with the Eino
 // handler.
 func Definition(config []byte) (agent.Definition, error) {
-	var cfg devices.Config
-	if len(config) > 0 {
-		if err := json.Unmarshal(config, &cfg); err != nil {
+	var cfg Config
+	if len(bytes.TrimSpace(config)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(config))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
 			return agent.Definition{}, fmt.Errorf("%s agent config: %w", Name, err)
 		}
 	}
@@ -95,11 +123,7 @@ func Definition(config []byte) (agent.Definition, error) {
 		}
 		script = b
 	}
-	prompt := devices.SystemPrompt
-	if cfg.Prompt != "" {
-		prompt = cfg.Prompt
-	}
-	def, err := devices.DefinitionWith(script, prompt)
+	def, err := devices.Definition(script)
 	if err != nil {
 		return agent.Definition{}, err
 	}
@@ -111,10 +135,11 @@ func Definition(config []byte) (agent.Definition, error) {
 	if err != nil {
 		return agent.Definition{}, err
 	}
-	if def.Handler, err = Handler(prompt, la, da); err != nil {
+	if def.Handler, err = Handler(cfg, la, da); err != nil {
 		return agent.Definition{}, err
 	}
 	def.Name = Name
+	def.Limits.MaxTokens = cfg.MaxTokens
 	if cfg.ModelID != "" {
 		def.ModelID = cfg.ModelID
 	}
