@@ -39,11 +39,11 @@ func envelopes(tb testing.TB) []*pb.AgentEnvelope {
 	return out
 }
 
-// run feeds the demo traffic to a, one store per key, and returns each envelope's result.
-func run(tb testing.TB, a *agent.Agent, kr *intent.Keyring) []*agent.Result {
+// run feeds envs to a, one store per key, and returns each envelope's result.
+func run(a *agent.Agent, kr *intent.Keyring, envs []*pb.AgentEnvelope) []*agent.Result {
 	stores := map[string]agent.MapStore{}
 	var res []*agent.Result
-	for _, env := range envelopes(tb) {
+	for _, env := range envs {
 		k := string(env.GetEntityKey())
 		if stores[k] == nil {
 			stores[k] = agent.MapStore{}
@@ -85,7 +85,7 @@ func TestSameAsNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	kr := keyring(t)
-	want, got := run(t, native, kr), run(t, withEino, kr)
+	want, got := run(native, kr, envelopes(t)), run(withEino, kr, envelopes(t))
 	calls := []int{0, 0, 0, 2, 1, 0}
 	for i := range want {
 		w, g := want[i], got[i]
