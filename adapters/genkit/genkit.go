@@ -86,7 +86,7 @@ func New(ctx context.Context, tools ...Tool) (*Agent, error) {
 		}
 		s := &spec{Tool: t, adm: adm}
 		a.tools, a.byNm[d.Name] = append(a.tools, s), s
-		a.refs = append(a.refs, gk.DefineToolWithInputSchema(a.g, d.Name, d.Description, input, s.run))
+		a.refs = append(a.refs, gk.DefineTool(a.g, d.Name, d.Description, s.run, ai.WithInputSchema(input)))
 	}
 	a.model = gk.DefineModel(a.g, ModelName, &ai.ModelOptions{Label: "beamagents runtime",
 		Supports: &ai.ModelSupports{Multiturn: true, SystemRole: true, Tools: true}}, a.generate)
