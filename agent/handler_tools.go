@@ -292,9 +292,13 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 			return nil, hc.fails(err)
 		}
 	}
-	resp, err := model.DecodeTurn(text)
-	if err != nil {
-		return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d: the answer is not a turn", req.Step))
+	// Without tools the answer is recorded as its text (model.CacheBytes), with tools as a
+	// canonical turn.
+	resp := &model.Response{Text: text}
+	if len(req.Tools) > 0 {
+		if resp, err = model.DecodeTurn(text); err != nil {
+			return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d: the answer is not a turn", req.Step))
+		}
 	}
 	turn, err := admitTurn(resp, uses)
 	if err != nil {

@@ -22,3 +22,12 @@ func TestConformance(t *testing.T) {
 		conformance.TokenBudgetExceeded: "the devices example sets no token budget",
 	}})
 }
+
+// The bundled command (cmd/beamagents) and its devices agent pass the end-to-end check the
+// adapters' example binaries run.
+func TestCheckBinary(t *testing.T) {
+	conformance.CheckBinary(t, conformance.Build(t, "../../../cmd/beamagents", "."), "devices")
+}
+
+// The native handler against itself: the ratio's baseline (about 1).
+func BenchmarkOverhead(b *testing.B) { conformance.Bench(b, conformance.NativeAgent) }
