@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -140,4 +143,42 @@ func msgs[M proto.Message](in []M) []proto.Message {
 		out[i] = m
 	}
 	return out
+}
+
+// A model that never stops calling tools ends in budget_exceeded after devices.MaxTurns
+// model calls, as the native agent does.
+func TestTurnLimitAsNative(t *testing.T) {
+	var script strings.Builder
+	for step := 2; step <= 10; step += 2 {
+		fmt.Fprintf(&script, `{"entity":"dev-17","seq":0,"step":%d,"tool_calls":[{"id":"call_%d","name":"devices.lookup","arguments":{"device_id":17}}],"input_tokens":10,"output_tokens":5}`+"\n", step, step)
+	}
+	path := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := []byte(`{"script":"` + path + `"}`)
+	native, err := devices.New(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapted, err := New(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &pb.AgentEnvelope{EntityKey: []byte("dev-17"), EventTimeMs: 1767225600000,
+		Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(`{"device_id":"17","milli_c":-30000}`)}}
+	kr := keyring(t)
+	want, got := run(native, kr, []*pb.AgentEnvelope{env})[0], run(adapted, kr, []*pb.AgentEnvelope{env})[0]
+	if len(got.DeadLetters) != 1 || len(want.DeadLetters) != 1 {
+		t.Fatalf("dead letters %v, native %v", got.DeadLetters, want.DeadLetters)
+	}
+	if r := got.DeadLetters[0].GetReason(); r != string(agent.ReasonBudgetExceeded) || r != want.DeadLetters[0].GetReason() {
+		t.Errorf("reason %s, native %s", r, want.DeadLetters[0].GetReason())
+	}
+	if got.ModelCalls != devices.MaxTurns || want.ModelCalls != devices.MaxTurns {
+		t.Errorf("%d model calls, native %d, want %d", got.ModelCalls, want.ModelCalls, devices.MaxTurns)
+	}
+	if len(got.Writes) != 0 || len(got.Finals) != 0 {
+		t.Errorf("a failed activation wrote %d cells and %d finals", len(got.Writes), len(got.Finals))
+	}
 }
