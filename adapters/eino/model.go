@@ -2,6 +2,7 @@ package eino
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	einomodel "github.com/cloudwego/eino/components/model"
@@ -49,13 +50,21 @@ func (m *Model) WithTools(infos []*schema.ToolInfo) (einomodel.ToolCallingChatMo
 	return &Model{known: m.known, bound: bound}, nil
 }
 
-// Generate asks the model through Context.Chat. Options that change the request (model,
-// temperature, tools) are not honoured: the agent's definition fixes them, so the replay
-// cache key is the runtime's.
-func (m *Model) Generate(ctx context.Context, input []*schema.Message, _ ...einomodel.Option) (*schema.Message, error) {
+// ErrUnsupported matches the failure of a call with an option that would change the request.
+var ErrUnsupported = errors.New("eino adapter: unsupported")
+
+// Generate asks the model through Context.Chat. An option that would change the request
+// (model, temperature, top p, max tokens, stop words, tools, tool choice) fails the
+// activation: the agent's definition fixes the request, the same on every run and in the
+// replay-cache key.
+func (m *Model) Generate(ctx context.Context, input []*schema.Message, opts ...einomodel.Option) (*schema.Message, error) {
 	hc, err := from(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if o := einomodel.GetCommonOptions(nil, opts...); o.Temperature != nil || o.MaxTokens != nil || o.Model != nil || o.TopP != nil ||
+		o.Stop != nil || o.Tools != nil || o.ToolChoice != nil || o.AllowedToolNames != nil {
+		return nil, hc.Fail(agent.ReasonInternalPanic, "%v: a model option that changes the request", ErrUnsupported)
 	}
 	msgs, err := toRuntime(input)
 	if err != nil {
