@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"strconv"
-
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/interaction"
@@ -21,20 +19,10 @@ func NewNative(config []byte) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	def, err := devices.Definition(devices.ModelScript)
+	def, err := devices.DefinitionOf(NativeAgent, devices.ModelScript, func(la, da *interaction.Schema) agent.Handler { return nativeHandler(cfg, la, da) })
 	if err != nil {
 		return nil, err
 	}
-	la, err := devices.LookupArgs()
-	if err != nil {
-		return nil, err
-	}
-	da, err := devices.DispatchArgs()
-	if err != nil {
-		return nil, err
-	}
-	def.Name = NativeAgent
-	def.Handler = nativeHandler(cfg, la, da)
 	def.Limits.MaxTokens = cfg.MaxTokens
 	if cfg.ModelID != "" {
 		def.ModelID = cfg.ModelID
@@ -45,23 +33,10 @@ func NewNative(config []byte) (*agent.Agent, error) {
 // nativeHandler is devices.Handler with the approval gate: a turn that calls no gated tool
 // is answered by RunTools exactly as the devices agent does.
 func nativeHandler(cfg Config, la, da *interaction.Schema) agent.Handler {
-	decls := []agent.ToolDecl{
-		{Name: devices.ToolLookup, Description: devices.LookupDescription, Args: la, Inline: devices.Lookup},
-		{Name: devices.ToolDispatch, Description: devices.DispatchDescription, Args: da},
-	}
+	decls := devices.ToolDecls(la, da)
 	return func(hc *agent.Context, tr agent.Trigger) error {
-		r, err := devices.ParseReading(tr.Event)
-		if err != nil {
-			return hc.Fail(agent.ReasonEnvelopeInvalid, "%v", err)
-		}
-		if err := hc.Append(devices.RingKey, []byte(strconv.FormatInt(r.MilliC, 10)), devices.RingSize); err != nil {
-			return err
-		}
-		if r.Quiet() {
-			return nil
-		}
-		recent, err := hc.Ring(devices.RingKey)
-		if err != nil {
+		r, recent, err := devices.Observe(hc, tr)
+		if err != nil || r.Quiet() {
 			return err
 		}
 		msgs := []model.Message{{Role: model.RoleSystem, Content: devices.SystemPrompt}, {Role: model.RoleUser, Content: devices.Anomaly(r, recent)}}

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/tools"
@@ -59,20 +58,10 @@ func New(config []byte) (*agent.Agent, error) {
 		}
 		script = b
 	}
-	def, err := devices.Definition(script)
+	def, err := devices.DefinitionOf(Name, script, func(la, da *interaction.Schema) agent.Handler { return Handler(cfg, la, da) })
 	if err != nil {
 		return nil, err
 	}
-	la, err := devices.LookupArgs()
-	if err != nil {
-		return nil, err
-	}
-	da, err := devices.DispatchArgs()
-	if err != nil {
-		return nil, err
-	}
-	def.Name = Name
-	def.Handler = Handler(cfg, la, da)
 	def.Limits.MaxTokens = cfg.MaxTokens
 	if cfg.ModelID != "" {
 		def.ModelID = cfg.ModelID
@@ -84,25 +73,13 @@ func New(config []byte) (*agent.Agent, error) {
 // for the model's turns.
 func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
 	return func(hc *agent.Context, tr agent.Trigger) error {
-		r, err := devices.ParseReading(tr.Event)
-		if err != nil {
-			return hc.Fail(agent.ReasonEnvelopeInvalid, "%v", err)
-		}
-		if err := hc.Append(devices.RingKey, []byte(strconv.FormatInt(r.MilliC, 10)), devices.RingSize); err != nil {
-			return err
-		}
-		if r.Quiet() {
-			return nil
-		}
-		recent, err := hc.Ring(devices.RingKey)
-		if err != nil {
+		r, recent, err := devices.Observe(hc, tr)
+		if err != nil || r.Quiet() {
 			return err
 		}
 		gated := cfg.ApproveOverMilliC > 0 && r.MilliC >= cfg.ApproveOverMilliC
-		llm, bound := lc.Bind(hc,
-			lc.ToolSpec{ToolDecl: agent.ToolDecl{Name: devices.ToolLookup, Description: devices.LookupDescription, Args: lookupArgs, Inline: devices.Lookup}},
-			lc.ToolSpec{ToolDecl: agent.ToolDecl{Name: devices.ToolDispatch, Description: devices.DispatchDescription, Args: dispatchArgs}, Approval: gated, Denied: Denied},
-		)
+		decls := devices.ToolDecls(lookupArgs, dispatchArgs)
+		llm, bound := lc.Bind(hc, lc.ToolSpec{ToolDecl: decls[0]}, lc.ToolSpec{ToolDecl: decls[1], Approval: gated, Denied: Denied})
 		ts := make([]tools.Tool, len(bound))
 		for i, t := range bound {
 			ts[i] = t
