@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
@@ -46,11 +45,12 @@ func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Ha
 	if cfg.Prompt != "" {
 		prompt = cfg.Prompt
 	}
-	lookup, err := eino.NewTool(agent.ToolDecl{Name: devices.ToolLookup, Description: devices.LookupDescription, Args: lookupArgs, Inline: devices.Lookup})
+	decls := devices.ToolDecls(lookupArgs, dispatchArgs)
+	lookup, err := eino.NewTool(decls[0])
 	if err != nil {
 		return nil, err
 	}
-	dispatchDecl := agent.ToolDecl{Name: devices.ToolDispatch, Description: devices.DispatchDescription, Args: dispatchArgs}
+	dispatchDecl := decls[1]
 	dispatch, err := eino.NewTool(dispatchDecl)
 	if cfg.ApproveOverMilliC > 0 {
 		dispatch, err = eino.NewGatedTool(dispatchDecl, eino.Gate{Needed: func(hc *agent.Context, _ string) bool {
@@ -73,18 +73,8 @@ func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Ha
 		return nil, err
 	}
 	return eino.Handler(func(ctx context.Context, hc *agent.Context, tr agent.Trigger) error {
-		r, err := devices.ParseReading(tr.Event)
-		if err != nil {
-			return hc.Fail(agent.ReasonEnvelopeInvalid, "%v", err)
-		}
-		if err := hc.Append(devices.RingKey, []byte(strconv.FormatInt(r.MilliC, 10)), devices.RingSize); err != nil {
-			return err
-		}
-		if r.Quiet() {
-			return nil
-		}
-		recent, err := hc.Ring(devices.RingKey)
-		if err != nil {
+		r, recent, err := devices.Observe(hc, tr)
+		if err != nil || r.Quiet() {
 			return err
 		}
 		answer, err := ra.Generate(ctx, []*schema.Message{schema.SystemMessage(prompt), schema.UserMessage(devices.Anomaly(r, recent))})
@@ -123,22 +113,18 @@ func Definition(config []byte) (agent.Definition, error) {
 		}
 		script = b
 	}
-	def, err := devices.Definition(script)
+	var herr error
+	def, err := devices.DefinitionOf(Name, script, func(la, da *interaction.Schema) agent.Handler {
+		h, err := Handler(cfg, la, da)
+		herr = err
+		return h
+	})
+	if err == nil {
+		err = herr
+	}
 	if err != nil {
 		return agent.Definition{}, err
 	}
-	la, err := devices.LookupArgs()
-	if err != nil {
-		return agent.Definition{}, err
-	}
-	da, err := devices.DispatchArgs()
-	if err != nil {
-		return agent.Definition{}, err
-	}
-	if def.Handler, err = Handler(cfg, la, da); err != nil {
-		return agent.Definition{}, err
-	}
-	def.Name = Name
 	def.Limits.MaxTokens = cfg.MaxTokens
 	if cfg.ModelID != "" {
 		def.ModelID = cfg.ModelID

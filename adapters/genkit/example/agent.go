@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/firebase/genkit/go/ai"
 
@@ -46,7 +45,8 @@ func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Ha
 	if cfg.Prompt != "" {
 		prompt = cfg.Prompt
 	}
-	dispatch := genkit.Tool{Decl: agent.ToolDecl{Name: devices.ToolDispatch, Description: devices.DispatchDescription, Args: dispatchArgs}}
+	decls := devices.ToolDecls(lookupArgs, dispatchArgs)
+	dispatch := genkit.Tool{Decl: decls[1]}
 	if cfg.ApproveOverMilliC > 0 {
 		dispatch.Gate = &genkit.Gate{Needed: func(hc *agent.Context, _ string) bool {
 			r, err := devices.ParseReading(hc.Trigger().Event)
@@ -54,24 +54,13 @@ func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Ha
 		}, Denied: Denied}
 	}
 	ga, err := genkit.New(context.Background(),
-		genkit.Tool{Decl: agent.ToolDecl{Name: devices.ToolLookup, Description: devices.LookupDescription, Args: lookupArgs, Inline: devices.Lookup}},
-		dispatch)
+		genkit.Tool{Decl: decls[0]}, dispatch)
 	if err != nil {
 		return nil, err
 	}
 	return ga.Handler(func(ctx context.Context, hc *agent.Context, tr agent.Trigger) error {
-		r, err := devices.ParseReading(tr.Event)
-		if err != nil {
-			return hc.Fail(agent.ReasonEnvelopeInvalid, "%v", err)
-		}
-		if err := hc.Append(devices.RingKey, []byte(strconv.FormatInt(r.MilliC, 10)), devices.RingSize); err != nil {
-			return err
-		}
-		if r.Quiet() {
-			return nil
-		}
-		recent, err := hc.Ring(devices.RingKey)
-		if err != nil {
+		r, recent, err := devices.Observe(hc, tr)
+		if err != nil || r.Quiet() {
 			return err
 		}
 		// Genkit counts tool rounds: devices.MaxTurns model turns allow one round fewer.
@@ -113,22 +102,18 @@ func Definition(config []byte) (agent.Definition, error) {
 		}
 		script = b
 	}
-	def, err := devices.Definition(script)
+	var herr error
+	def, err := devices.DefinitionOf(Name, script, func(la, da *interaction.Schema) agent.Handler {
+		h, err := Handler(cfg, la, da)
+		herr = err
+		return h
+	})
+	if err == nil {
+		err = herr
+	}
 	if err != nil {
 		return agent.Definition{}, err
 	}
-	la, err := devices.LookupArgs()
-	if err != nil {
-		return agent.Definition{}, err
-	}
-	da, err := devices.DispatchArgs()
-	if err != nil {
-		return agent.Definition{}, err
-	}
-	if def.Handler, err = Handler(cfg, la, da); err != nil {
-		return agent.Definition{}, err
-	}
-	def.Name = Name
 	def.Limits.MaxTokens = cfg.MaxTokens
 	if cfg.ModelID != "" {
 		def.ModelID = cfg.ModelID
