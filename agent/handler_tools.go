@@ -243,6 +243,13 @@ type Turn struct {
 	raw   []model.ToolCall
 }
 
+// Message is the turn as the conversation's assistant message: its text and its tool calls
+// with their arguments exactly as the model sent them (what RunTools continues with), for a
+// handler or a framework adapter that builds the next request itself.
+func (t *Turn) Message() model.Message {
+	return model.Message{Role: model.RoleAssistant, Content: t.Text, ToolCalls: t.raw}
+}
+
 // ToolCall is one admitted tool call of a turn.
 type ToolCall struct {
 	ID   string
@@ -285,9 +292,13 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 			return nil, hc.fails(err)
 		}
 	}
-	resp, err := model.DecodeTurn(text)
-	if err != nil {
-		return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d: the answer is not a turn", req.Step))
+	// Without tools the answer is recorded as its text (model.CacheBytes), with tools as a
+	// canonical turn.
+	resp := &model.Response{Text: text}
+	if len(req.Tools) > 0 {
+		if resp, err = model.DecodeTurn(text); err != nil {
+			return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d: the answer is not a turn", req.Step))
+		}
 	}
 	turn, err := admitTurn(resp, uses)
 	if err != nil {
@@ -359,7 +370,7 @@ func (hc *Context) RunTools(turn *Turn, decls []ToolDecl) ([]model.Message, erro
 			content[at[k]] = resultContent(r)
 		}
 	}
-	msgs := []model.Message{{Role: model.RoleAssistant, Content: turn.Text, ToolCalls: turn.raw}}
+	msgs := []model.Message{turn.Message()}
 	for i, call := range turn.Calls {
 		msgs = append(msgs, model.Message{Role: model.RoleTool, Content: content[i], ToolCallID: call.ID})
 	}

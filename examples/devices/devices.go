@@ -26,6 +26,12 @@ const (
 	ToolDispatch = "devices.dispatch"
 )
 
+// The tools' descriptions, as the model is shown them.
+const (
+	LookupDescription   = "Looks a device up: its model and site."
+	DispatchDescription = "Dispatches a technician to a device."
+)
+
 // The normal band of a reading, in milli-°C, and the memory ring of recent readings.
 const (
 	BandLowMilliC  = -20000
@@ -116,8 +122,9 @@ func DispatchArgs() (*interaction.Schema, error) {
 // SystemPrompt instructs the model.
 const SystemPrompt = `You watch temperature sensors. A reading outside the normal band arrived. Look the device up, then either dispatch a technician (devices.dispatch) or explain why not. End with a one-sentence summary for the operator.`
 
-// lookup is devices.lookup: the device's row, or an error for an unknown device.
-func lookup(_ context.Context, args []byte) ([]byte, error) {
+// Lookup is devices.lookup, an inline read-only tool: the device's row of Devices, or an
+// error for an unknown device.
+func Lookup(_ context.Context, args []byte) ([]byte, error) {
 	var a struct {
 		DeviceID uint64 `json:"device_id,string"`
 	}
@@ -133,26 +140,13 @@ func lookup(_ context.Context, args []byte) ([]byte, error) {
 
 // Handler is the agent, instructed by prompt (SystemPrompt, or a configured one).
 func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
-	decls := []agent.ToolDecl{
-		{Name: ToolLookup, Description: "Looks a device up: its model and site.", Args: lookupArgs, Inline: lookup},
-		{Name: ToolDispatch, Description: "Dispatches a technician to a device.", Args: dispatchArgs},
-	}
+	decls := ToolDecls(lookupArgs, dispatchArgs)
 	return func(hc *agent.Context, tr agent.Trigger) error {
-		r, err := ParseReading(tr.Event)
-		if err != nil {
-			return hc.Fail(agent.ReasonEnvelopeInvalid, "%v", err)
-		}
-		if err := hc.Append(RingKey, []byte(strconv.FormatInt(r.MilliC, 10)), RingSize); err != nil {
+		r, recent, err := Observe(hc, tr)
+		if err != nil || r.Quiet() {
 			return err
 		}
-		if r.Quiet() {
-			return nil
-		}
-		recent, err := hc.Ring(RingKey)
-		if err != nil {
-			return err
-		}
-		msgs := []model.Message{{Role: model.RoleSystem, Content: prompt}, {Role: model.RoleUser, Content: anomaly(r, recent)}}
+		msgs := []model.Message{{Role: model.RoleSystem, Content: prompt}, {Role: model.RoleUser, Content: Anomaly(r, recent)}}
 		for range MaxTurns {
 			turn, err := hc.Chat(agent.Chat{Messages: msgs, Tools: decls})
 			if err != nil {
@@ -171,8 +165,28 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.
 	}
 }
 
-// anomaly is the user message of an anomaly: the reading and the recent ones, oldest first.
-func anomaly(r Reading, recent [][]byte) string {
+// Observe decodes the trigger's reading (an undecodable one fails the activation as
+// envelope_invalid) and appends it to the ring of recent readings; for an anomaly it also
+// returns the ring's entries, oldest first. A quiet reading needs nothing more: the handler
+// returns.
+func Observe(hc *agent.Context, tr agent.Trigger) (Reading, [][]byte, error) {
+	r, err := ParseReading(tr.Event)
+	if err != nil {
+		return Reading{}, nil, hc.Fail(agent.ReasonEnvelopeInvalid, "%v", err)
+	}
+	if err := hc.Append(RingKey, []byte(strconv.FormatInt(r.MilliC, 10)), RingSize); err != nil {
+		return r, nil, err
+	}
+	if r.Quiet() {
+		return r, nil, nil
+	}
+	recent, err := hc.Ring(RingKey)
+	return r, recent, err
+}
+
+// Anomaly is the user message of an anomaly: the reading and the recent ones (the ring's
+// entries), oldest first.
+func Anomaly(r Reading, recent [][]byte) string {
 	parts := make([]string, len(recent))
 	for i, e := range recent {
 		parts[i] = string(e)
@@ -227,6 +241,23 @@ func Definition(script []byte) (agent.Definition, error) { return DefinitionWith
 
 // DefinitionWith is Definition with the system prompt prompt.
 func DefinitionWith(script []byte, prompt string) (agent.Definition, error) {
+	return DefinitionOf(Name, script, func(la, da *interaction.Schema) agent.Handler { return Handler(prompt, la, da) })
+}
+
+// ToolDecls declares the agent's two tools to the model: devices.lookup inline, devices.dispatch
+// side-effecting.
+func ToolDecls(lookupArgs, dispatchArgs *interaction.Schema) []agent.ToolDecl {
+	return []agent.ToolDecl{
+		{Name: ToolLookup, Description: LookupDescription, Args: lookupArgs, Inline: Lookup},
+		{Name: ToolDispatch, Description: DispatchDescription, Args: dispatchArgs},
+	}
+}
+
+// DefinitionOf is the definition of a devices agent named name, answered by a scripted model
+// from script, whose handler handler builds from the tools' argument schemas: the model,
+// tools and limits every implementation of the devices agent shares (written with another
+// framework, for example).
+func DefinitionOf(name string, script []byte, handler func(lookupArgs, dispatchArgs *interaction.Schema) agent.Handler) (agent.Definition, error) {
 	m, err := model.ParseScript(script)
 	if err != nil {
 		return agent.Definition{}, err
@@ -240,8 +271,8 @@ func DefinitionWith(script []byte, prompt string) (agent.Definition, error) {
 		return agent.Definition{}, err
 	}
 	return agent.Definition{
-		Name:    Name,
-		Handler: Handler(prompt, la, da),
+		Name:    name,
+		Handler: handler(la, da),
 		Model:   m,
 		ModelID: "devices-scripted-1",
 		Tools:   map[string]agent.ToolSpec{ToolDispatch: {Args: da}},

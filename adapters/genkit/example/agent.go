@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/firebase/genkit/go/ai"
+
+	"github.com/beamagents/beamagents/adapters/genkit"
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/examples/devices"
+	"github.com/beamagents/beamagents/interaction"
+)
+
+// Name is the agent's registered name.
+const Name = "devices-genkit"
+
+func init() { agent.Register(Name, New) }
+
+// Denied is the tool message of a dispatch whose approval was denied.
+const Denied = "REJECTED: the dispatch was not approved"
+
+// Config is the factory's configuration: the native devices agent's (script, model_id,
+// prompt), a token budget, and an approval gate on dispatches for readings at or above a
+// threshold.
+type Config struct {
+	devices.Config
+	// MaxTokens is the activation's token budget (agent.Limits.MaxTokens); 0 means none.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// ApproveOverMilliC > 0 gates devices.dispatch behind an approval when the reading is at
+	// or above it.
+	ApproveOverMilliC int64 `json:"approve_over_milli_c,omitempty"`
+}
+
+// Handler is the devices agent with its model loop written as a Genkit generate call (Genkit
+// runs the tool loop), built once: a quiet reading updates the ring and ends (no model call,
+// no Genkit call); an anomaly runs Genkit's loop, whose tool calls reach devices.lookup
+// (inline) and devices.dispatch (a signed intent, behind an approval when cfg gates the
+// reading) through Genkit's tools.
+func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Handler, error) {
+	prompt := devices.SystemPrompt
+	if cfg.Prompt != "" {
+		prompt = cfg.Prompt
+	}
+	decls := devices.ToolDecls(lookupArgs, dispatchArgs)
+	dispatch := genkit.Tool{Decl: decls[1]}
+	if cfg.ApproveOverMilliC > 0 {
+		dispatch.Gate = &genkit.Gate{Needed: func(hc *agent.Context, _ string) bool {
+			r, err := devices.ParseReading(hc.Trigger().Event)
+			return err == nil && r.MilliC >= cfg.ApproveOverMilliC
+		}, Denied: Denied}
+	}
+	ga, err := genkit.New(context.Background(),
+		genkit.Tool{Decl: decls[0]}, dispatch)
+	if err != nil {
+		return nil, err
+	}
+	return ga.Handler(func(ctx context.Context, hc *agent.Context, tr agent.Trigger) error {
+		r, recent, err := devices.Observe(hc, tr)
+		if err != nil || r.Quiet() {
+			return err
+		}
+		// Genkit counts tool rounds: devices.MaxTurns model turns allow one round fewer.
+		resp, err := ga.Generate(ctx,
+			ai.WithMessages(ai.NewSystemTextMessage(prompt), ai.NewUserTextMessage(devices.Anomaly(r, recent))),
+			ai.WithMaxTurns(devices.MaxTurns-1))
+		if err != nil {
+			return err
+		}
+		return hc.Reply(resp.Text())
+	}), nil
+}
+
+// New is the agent's factory; config is empty or a JSON Config.
+func New(config []byte) (*agent.Agent, error) {
+	def, err := Definition(config)
+	if err != nil {
+		return nil, err
+	}
+	return agent.New(def)
+}
+
+// Definition is the native devices agent's definition (model, tools, limits) with the Genkit
+// handler.
+func Definition(config []byte) (agent.Definition, error) {
+	var cfg Config
+	if len(bytes.TrimSpace(config)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(config))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			return agent.Definition{}, fmt.Errorf("%s agent config: %w", Name, err)
+		}
+	}
+	script := devices.ModelScript
+	if cfg.Script != "" {
+		b, err := os.ReadFile(cfg.Script)
+		if err != nil {
+			return agent.Definition{}, err
+		}
+		script = b
+	}
+	var herr error
+	def, err := devices.DefinitionOf(Name, script, func(la, da *interaction.Schema) agent.Handler {
+		h, err := Handler(cfg, la, da)
+		herr = err
+		return h
+	})
+	if err == nil {
+		err = herr
+	}
+	if err != nil {
+		return agent.Definition{}, err
+	}
+	def.Limits.MaxTokens = cfg.MaxTokens
+	if cfg.ModelID != "" {
+		def.ModelID = cfg.ModelID
+	}
+	return def, nil
+}
