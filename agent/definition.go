@@ -270,6 +270,10 @@ type Agent struct {
 	uses       *sync.Map                      // *interaction.Schema → *schemaUse, for a handler's other schemas
 	boundaries map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
 	schema     *migrate.Registry              // the state schema: def.StateSchema or the default
+	// handler is the agent's code: def.Handler, or runBindings for a bindings agent (bindings
+	// set), whose suspensions keep their journal as an AgentResume.
+	handler  Handler
+	bindings bool
 }
 
 // schemaUse is how model output is admitted by one schema: its admitter, its provider
@@ -318,7 +322,8 @@ func New(def Definition) (*Agent, error) {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
 	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, schema: schema, uses: &sync.Map{}}
+	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, schema: schema, uses: &sync.Map{}, bindings: true}
+	a.handler = a.runBindings
 	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
 	if a.prompt == nil {
 		a.prompt = DefaultPrompt("")

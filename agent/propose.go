@@ -123,11 +123,11 @@ func (act *activation) charge(step uint32, a statecodec.Answer, attrs map[string
 	if budget <= 0 {
 		return nil
 	}
-	act.resume.Tokens += a.InputTokens + a.OutputTokens
-	if act.resume.Tokens > budget {
-		return fail(ReasonBudgetExceeded, nil, "step %d: the activation used %d tokens; its token budget (MaxTokens) is %d", step, act.resume.Tokens, budget)
+	act.journal.Tokens += a.InputTokens + a.OutputTokens
+	if act.journal.Tokens > budget {
+		return fail(ReasonBudgetExceeded, nil, "step %d: the activation used %d tokens; its token budget (MaxTokens) is %d", step, act.journal.Tokens, budget)
 	}
-	attrs[tracing.AttrTokens] = itoa(act.resume.Tokens)
+	attrs[tracing.AttrTokens] = itoa(act.journal.Tokens)
 	return nil
 }
 
@@ -135,10 +135,10 @@ func (act *activation) charge(step uint32, a statecodec.Answer, attrs map[string
 // never streamed: its answer is admitted call by call once complete.
 func (act *activation) call(req *model.Request, u *schemaUse) (*model.Response, error) {
 	c, a := act.c, act.c.a
-	if act.resume.ModelCalls >= a.limits.MaxModelCalls {
+	if act.journal.ModelCalls >= a.limits.MaxModelCalls {
 		return nil, fail(ReasonBudgetExceeded, nil, "activation reached its %d-call model budget", a.limits.MaxModelCalls)
 	}
-	act.resume.ModelCalls++
+	act.journal.ModelCalls++
 	c.res.ModelCalls++
 	ctx := c.ctx
 	if ctx == nil {
