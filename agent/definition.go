@@ -216,7 +216,9 @@ type Definition struct {
 	// Model answers the agent's requests. If it implements model.Streamer and Stream is set,
 	// the response is streamed; under the FAIL_FAST output protocol each chunk goes through
 	// the streaming decoder (interaction/stream) and the call is cancelled at the first byte
-	// that proves the proposal wrong. Acceptance is always the same admission of the whole text.
+	// that proves the proposal wrong. A native-tool call (Context.Chat) is streamed when Model
+	// implements model.ToolStreamer, each call's arguments refused at their first wrong byte
+	// (docs/agents.md). Acceptance is always the same admission of the whole text.
 	Model  model.Model
 	Stream bool
 	// ModelID is the provider's model id, part of every request and of the replay-cache key.
