@@ -216,7 +216,9 @@ type Definition struct {
 	// Model answers the agent's requests. If it implements model.Streamer and Stream is set,
 	// the response is streamed; under the FAIL_FAST output protocol each chunk goes through
 	// the streaming decoder (interaction/stream) and the call is cancelled at the first byte
-	// that proves the proposal wrong. Acceptance is always the same admission of the whole text.
+	// that proves the proposal wrong. A native-tool call (Context.Chat) is streamed when Model
+	// implements model.ToolStreamer, each call's arguments refused at their first wrong byte
+	// (docs/agents.md). Acceptance is always the same admission of the whole text.
 	Model  model.Model
 	Stream bool
 	// ModelID is the provider's model id, part of every request and of the replay-cache key.
@@ -270,6 +272,10 @@ type Agent struct {
 	uses       *sync.Map                      // *interaction.Schema → *schemaUse, for a handler's other schemas
 	boundaries map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
 	schema     *migrate.Registry              // the state schema: def.StateSchema or the default
+	// handler is the agent's code: def.Handler, or runBindings for a bindings agent (bindings
+	// set), whose suspensions keep their journal as an AgentResume.
+	handler  Handler
+	bindings bool
 }
 
 // schemaUse is how model output is admitted by one schema: its admitter, its provider
@@ -318,7 +324,8 @@ func New(def Definition) (*Agent, error) {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
 	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, schema: schema, uses: &sync.Map{}}
+	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, schema: schema, uses: &sync.Map{}, bindings: true}
+	a.handler = a.runBindings
 	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
 	if a.prompt == nil {
 		a.prompt = DefaultPrompt("")

@@ -58,6 +58,10 @@
 // to Limits.MaxEscalations times, then fails closed. A TTL firing drops an idle key's memory
 // and replay cache; seq is kept forever so intent ids never repeat.
 //
+// A bindings agent runs as a handler too (runBindings: one position per step), so there is one
+// activation mechanism; its suspensions keep their journal as an AgentResume (adapter
+// beamagents.agent.v1), mapped one to one to the handler journal.
+//
 // Handler agents (Definition.Handler) are Go code over a Context instead of bindings: each of
 // their operations (model calls, native-tool chats, tool and approval intents, inline
 // read-only tools, memory and rings) takes the next position of the activation and is

@@ -262,7 +262,7 @@ func newHandlerAgent(def Definition) (*Agent, error) {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
 	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), schema: schema, uses: &sync.Map{}, boundaries: map[string]*negotiate.Boundary{}}
+	a := &Agent{def: def, limits: def.Limits.resolved(), schema: schema, uses: &sync.Map{}, boundaries: map[string]*negotiate.Boundary{}, handler: def.Handler}
 	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
 	if def.Schema != nil {
 		u, err := a.newUse(def.Schema, def.OutputProtocol)

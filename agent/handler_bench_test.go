@@ -29,7 +29,8 @@ func roundTrip(b *testing.B, a *agent.Agent, resultStep uint32) {
 }
 
 // BenchmarkHandlerVsBindings: the same work (two model calls, one tool intent, its result, a
-// final reply) by the bindings agent and by a handler agent written on the handler API
+// final reply) by the bindings agent (the runtime's bindings handler: a step per position, its
+// journal kept as an AgentResume) and by a handler agent written with the public operations
 // (propose, tool, propose, reply), interleaved in one loop; handler/bindings is the ratio of
 // their times.
 func BenchmarkHandlerVsBindings(b *testing.B) {

@@ -288,7 +288,7 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 	text := e.GetResult()
 	var attrs map[string]string
 	if !replayed {
-		if text, attrs, err = act.ask(req, key, nil); err != nil {
+		if text, attrs, err = act.ask(req, key, streamed{tools: uses}); err != nil {
 			return nil, hc.fails(err)
 		}
 	}

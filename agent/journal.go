@@ -68,14 +68,22 @@ func argsDigest(op pb.JournalEntry_Op, name string, args [][]byte) []byte {
 	return h.Sum(nil)
 }
 
-// startHandler runs a new handler activation for trigger.
-func (act *activation) startHandler(trigger *pb.AgentEnvelope) error {
-	act.journal = &pb.HandlerJournal{JournalVersion: journalVersion, Trigger: trigger, TraceId: act.tr.id}
-	return act.handle()
+// adapter is the Continuation.adapter of the agent's suspensions: a handler agent keeps a
+// HandlerJournal, a bindings agent an AgentResume (bindingsAdapter).
+func (a *Agent) adapter() string {
+	if a.bindings {
+		return bindingsAdapter
+	}
+	return handlerAdapter
 }
 
-// resumeJournal reads the journal of a suspended handler activation.
-func (act *activation) resumeJournal(snapshot []byte) error {
+// decodeJournal reads the journal of a suspended activation, in the agent's form.
+func (act *activation) decodeJournal(snapshot []byte) error {
+	if act.c.a.bindings {
+		j, err := journalOfResume(snapshot)
+		act.journal = j
+		return err
+	}
 	j := &pb.HandlerJournal{}
 	if err := proto.Unmarshal(snapshot, j); err != nil {
 		return fail(ReasonStateCorrupt, err, "handler journal")
@@ -87,7 +95,6 @@ func (act *activation) resumeJournal(snapshot []byte) error {
 		return fail(ReasonStateCorrupt, nil, "handler journal version %d", v)
 	}
 	act.journal = j
-	act.resume = &pb.AgentResume{Trigger: j.GetTrigger(), TraceId: j.GetTraceId(), ModelCalls: j.GetModelCalls(), Tokens: j.GetTokens()}
 	return nil
 }
 
@@ -95,15 +102,18 @@ func (act *activation) resumeJournal(snapshot []byte) error {
 // activation.
 func (act *activation) handle() error {
 	c, v := act.c, act.v
-	if err := v.need(memoryCell, cacheCell); err != nil {
-		return err
+	// A bindings step reads the memory and the cache when it asks the model, not before.
+	if !c.a.bindings {
+		if err := v.need(memoryCell, cacheCell); err != nil {
+			return err
+		}
 	}
 	env := act.journal.GetTrigger()
 	hc := &Context{act: act, j: act.journal, trigger: Trigger{
 		EntityKey: c.entity, Seq: act.seq, EventTimeMs: env.GetEventTimeMs(), Event: env.GetExternalEvent(),
 	}}
 	replaying := len(act.journal.Entries)
-	err := protect(func() error { return c.a.def.Handler(hc, hc.trigger) })
+	err := protect(func() error { return c.a.handler(hc, hc.trigger) })
 	var typed *Error
 	switch {
 	case hc.failure != nil:
@@ -145,7 +155,7 @@ func (act *activation) suspendJournal(hc *Context) error {
 	}
 	last := hc.fresh[len(hc.fresh)-1]
 	cont, err := v.contOpts().Suspend(statecodec.Suspension{
-		Seq: act.seq, StepIndex: last.StepIndex, PendingIntentIDs: ids, Adapter: handlerAdapter,
+		Seq: act.seq, StepIndex: last.StepIndex, PendingIntentIDs: ids, Adapter: act.c.a.adapter(),
 		Snapshot: snap, SuspendedAtMs: c.now, DeadlineMs: last.ExpiresAtMs,
 	})
 	if err != nil {
@@ -163,10 +173,12 @@ func (act *activation) suspendJournal(hc *Context) error {
 	return nil
 }
 
-// journalBytes encodes the journal with the activation's budgets, within its byte limit.
+// journalBytes encodes the journal, in the agent's form; a handler's within its byte limit.
 func (act *activation) journalBytes() ([]byte, error) {
 	j := act.journal
-	j.ModelCalls, j.Tokens = act.resume.GetModelCalls(), act.resume.GetTokens()
+	if act.c.a.bindings {
+		return resumeOfJournal(j)
+	}
 	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(j)
 	if err != nil {
 		return nil, fail(ReasonStateCorrupt, err, "encoding the handler journal")

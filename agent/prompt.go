@@ -54,35 +54,41 @@ func text(b []byte) string {
 	return "base64:" + base64.StdEncoding.EncodeToString(b)
 }
 
+// promptInput is what the prompt builder sees for a bindings agent's step: the journal's
+// steps so far (one position each) and the key's memory as it is now.
 func (act *activation) promptInput(step uint32) *PromptInput {
 	in := &PromptInput{
 		EntityKey: act.c.entity,
 		Seq:       act.seq,
 		Step:      step,
-		Trigger:   act.resume.GetTrigger().GetExternalEvent(),
+		Trigger:   act.journal.GetTrigger().GetExternalEvent(),
 	}
 	for k, val := range act.v.memory.All() {
 		in.Memory = append(in.Memory, MemoryItem{Key: k, Value: val})
 	}
-	for _, r := range act.resume.GetSteps() {
-		in.Steps = append(in.Steps, act.stepView(r))
+	for i, e := range act.journal.GetEntries() {
+		in.Steps = append(in.Steps, act.stepView(uint32(i), e))
 	}
 	return in
 }
 
-func (act *activation) stepView(r *pb.StepRecord) StepView {
-	sv := StepView{Step: r.GetStepIndex(), CaseID: r.GetCaseId(), Proposal: r.GetProposal(), Tool: act.c.a.def.Bindings[r.GetCaseId()].Tool}
+// stepView shows a bindings step: its entry's subject is the step's case.
+func (act *activation) stepView(step uint32, e *pb.JournalEntry) StepView {
+	sv := StepView{Step: step, CaseID: e.GetName(), Tool: act.c.a.def.Bindings[e.GetName()].Tool}
+	if e.GetOp() == pb.JournalEntry_PROPOSE {
+		sv.Proposal = string(e.GetResult())
+	}
 	switch {
-	case r.GetResult() != nil:
-		sv.Outcome = strings.ToLower(strings.TrimPrefix(r.GetResult().GetStatus().String(), "STATUS_"))
-		sv.Payload = r.GetResult().GetPayload()
-		sv.Message = r.GetResult().GetErrorMessage()
-	case r.GetApproval() != nil:
+	case e.GetToolResult() != nil:
+		sv.Outcome = strings.ToLower(strings.TrimPrefix(e.GetToolResult().GetStatus().String(), "STATUS_"))
+		sv.Payload = e.GetToolResult().GetPayload()
+		sv.Message = e.GetToolResult().GetErrorMessage()
+	case e.GetApproval() != nil:
 		sv.Outcome = "denied"
-		if r.GetApproval().GetApproved() {
+		if e.GetApproval().GetApproved() {
 			sv.Outcome = "approved"
 		}
-		sv.Message = r.GetApproval().GetApprover()
+		sv.Message = e.GetApproval().GetApprover()
 	}
 	return sv
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -32,7 +33,7 @@ func (act *activation) propose(step uint32) (*interaction.Value, error) {
 
 // admitted asks the model for req's answer (key is its cache key) and admits it under u.
 func (act *activation) admitted(req *model.Request, key string, u *schemaUse) (*interaction.Value, error) {
-	text, attrs, err := act.ask(req, key, u)
+	text, attrs, err := act.ask(req, key, streamed{proposal: u})
 	if err != nil {
 		return nil, err
 	}
@@ -49,9 +50,9 @@ func (act *activation) admitted(req *model.Request, key string, u *schemaUse) (*
 
 // ask answers req (whose cache key is key) through the replay cache, calling the model on a
 // miss within the activation's budgets, and returns the answer as the cache records it
-// (model.CacheBytes) with the LLM_CALL attributes so far. u, when set, is the schema a
-// streamed answer is admitted by chunk by chunk.
-func (act *activation) ask(req *model.Request, key string, u *schemaUse) ([]byte, map[string]string, error) {
+// (model.CacheBytes) with the LLM_CALL attributes so far. adm is how a streamed answer is
+// admitted as it arrives.
+func (act *activation) ask(req *model.Request, key string, adm streamed) ([]byte, map[string]string, error) {
 	c, a, v := act.c, act.c.a, act.v
 	step := req.Step
 	if n := model.RequestBytes(req); n > a.limits.MaxRequestBytes {
@@ -71,7 +72,7 @@ func (act *activation) ask(req *model.Request, key string, u *schemaUse) ([]byte
 	attrs[tracing.AttrBilled] = strconv.FormatBool(!hit)
 	text, answer := lk.Response, lk.Answer
 	if !hit {
-		resp, err := act.call(req, u)
+		resp, err := act.call(req, adm)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -123,22 +124,28 @@ func (act *activation) charge(step uint32, a statecodec.Answer, attrs map[string
 	if budget <= 0 {
 		return nil
 	}
-	act.resume.Tokens += a.InputTokens + a.OutputTokens
-	if act.resume.Tokens > budget {
-		return fail(ReasonBudgetExceeded, nil, "step %d: the activation used %d tokens; its token budget (MaxTokens) is %d", step, act.resume.Tokens, budget)
+	act.journal.Tokens += a.InputTokens + a.OutputTokens
+	if act.journal.Tokens > budget {
+		return fail(ReasonBudgetExceeded, nil, "step %d: the activation used %d tokens; its token budget (MaxTokens) is %d", step, act.journal.Tokens, budget)
 	}
-	attrs[tracing.AttrTokens] = itoa(act.resume.Tokens)
+	attrs[tracing.AttrTokens] = itoa(act.journal.Tokens)
 	return nil
 }
 
-// call makes one model call within the activation's budget. A request with native tools is
-// never streamed: its answer is admitted call by call once complete.
-func (act *activation) call(req *model.Request, u *schemaUse) (*model.Response, error) {
+// streamed is how a streamed answer is admitted as it arrives: a proposal by its schema's
+// admission, a native-tool answer call by call by the declared tools' argument admissions.
+type streamed struct {
+	proposal *schemaUse
+	tools    map[string]*schemaUse
+}
+
+// call makes one model call within the activation's budget.
+func (act *activation) call(req *model.Request, adm streamed) (*model.Response, error) {
 	c, a := act.c, act.c.a
-	if act.resume.ModelCalls >= a.limits.MaxModelCalls {
+	if act.journal.ModelCalls >= a.limits.MaxModelCalls {
 		return nil, fail(ReasonBudgetExceeded, nil, "activation reached its %d-call model budget", a.limits.MaxModelCalls)
 	}
-	act.resume.ModelCalls++
+	act.journal.ModelCalls++
 	c.res.ModelCalls++
 	ctx := c.ctx
 	if ctx == nil {
@@ -147,8 +154,11 @@ func (act *activation) call(req *model.Request, u *schemaUse) (*model.Response, 
 	if a.def.Model == nil {
 		return nil, fail(ReasonModelError, nil, "step %d: the agent has no model", req.Step)
 	}
+	if s, ok := a.def.Model.(model.ToolStreamer); ok && a.def.Stream && len(req.Tools) > 0 {
+		return act.streamTools(ctx, s, req, adm.tools)
+	}
 	if s, ok := a.def.Model.(model.Streamer); ok && a.def.Stream && len(req.Tools) == 0 {
-		return act.stream(ctx, s, req, u)
+		return act.stream(ctx, s, req, adm.proposal)
 	}
 	resp, err := a.def.Model.Generate(ctx, req)
 	if err != nil {
@@ -173,6 +183,53 @@ func (act *activation) stream(ctx context.Context, s model.Streamer, req *model.
 	switch {
 	case errors.As(err, &refusal):
 		return nil, fail(ReasonProposalRefused, refusal, "step %d: stream cancelled after %d bytes", req.Step, st.Buffered())
+	case err != nil:
+		return nil, fail(ReasonModelError, err, "step %d", req.Step)
+	}
+	return resp, nil
+}
+
+// streamTools makes a streaming model call with native tools. Each call's argument deltas are
+// pushed, behind the record prefix {"fields": that the whole-call admission adds too, to the
+// push-style admission of its tool's argument schema, and the call is cancelled at the first
+// refused byte (or at the first delta of a call of an undeclared tool), which fails the
+// activation as proposal_refused; a tool whose schema cannot be streamed is admitted once
+// complete. The answer is still admitted whole, turn by turn, by the caller.
+func (act *activation) streamTools(ctx context.Context, s model.ToolStreamer, req *model.Request, uses map[string]*schemaUse) (*model.Response, error) {
+	type callStream struct {
+		st   *negotiate.Stream // nil: admitted once complete
+		name string
+	}
+	calls := map[int]*callStream{}
+	var refused error
+	onDelta := func(d model.ToolDelta) error {
+		cs, ok := calls[d.Index]
+		if !ok {
+			u, declared := uses[d.Name]
+			if !declared {
+				refused = fmt.Errorf("tool call %d names the undeclared tool %q", d.Index, d.Name)
+				return refused
+			}
+			cs = &callStream{name: d.Name}
+			if st, err := u.admitter.NewStream(); err == nil {
+				cs.st = st
+				cs.st.Push([]byte(`{"fields":`)) // the prefix alone is never refused
+			}
+			calls[d.Index] = cs
+		}
+		if cs.st == nil {
+			return nil
+		}
+		if err := cs.st.Push(d.Arguments); err != nil {
+			refused = fmt.Errorf("arguments of tool call %d (%s), cancelled after %d bytes: %w", d.Index, cs.name, cs.st.Buffered(), err)
+			return refused
+		}
+		return nil
+	}
+	resp, err := s.StreamTools(ctx, req, onDelta)
+	switch {
+	case refused != nil:
+		return nil, fail(ReasonProposalRefused, refused, "step %d", req.Step)
 	case err != nil:
 		return nil, fail(ReasonModelError, err, "step %d", req.Step)
 	}

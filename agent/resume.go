@@ -47,20 +47,11 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 		attrs[tracing.AttrErrorType] = r.GetStatus().String()
 	}
 	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, attrs)
-	return act.resolve(ti, func() error {
-		if act.journal != nil {
-			return act.handle()
-		}
-		return act.steps(ti.GetStepIndex() + 1)
-	})
+	return act.resolve(ti, act.handle)
 }
 
-// recordResult records tool result r of intent id in the resume state or the journal.
+// recordResult records tool result r of intent id in the journal.
 func (act *activation) recordResult(id string, r *pb.ToolResult) error {
-	if act.journal == nil {
-		act.record(id).Result = proto.CloneOf(r)
-		return nil
-	}
 	e, err := act.entry(id)
 	if err != nil {
 		return err
@@ -69,8 +60,8 @@ func (act *activation) recordResult(id string, r *pb.ToolResult) error {
 	return nil
 }
 
-// approval decides a pending APPROVAL intent: approved emits the gated tool intent at the
-// next step and waits for its result; rejected resumes the activation with the decision.
+// approval records the decision on a pending APPROVAL intent and resumes the activation with
+// it (approved, the agent emits the gated tool intent at the next step).
 func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) error {
 	if err := v.need(contCell, pendingCell); err != nil {
 		return err
@@ -87,45 +78,22 @@ func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) er
 	if err != nil {
 		return err
 	}
-	var rec *pb.StepRecord
-	if act.journal != nil {
-		e, err := act.entry(id)
-		if err != nil {
-			return err
-		}
-		e.Approval = proto.CloneOf(ap)
-	} else {
-		rec = act.record(id)
-		rec.Approval = proto.CloneOf(ap)
+	e, err := act.entry(id)
+	if err != nil {
+		return err
 	}
+	e.Approval = proto.CloneOf(ap)
 	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, map[string]string{
 		tracing.AttrOperationName: tracing.OpApproval,
 		tracing.AttrToolName:      ti.GetToolName(),
 		tracing.AttrIntentID:      id,
 		tracing.AttrApproved:      strconv.FormatBool(ap.GetApproved()),
 	})
-	next := ti.GetStepIndex() + 1
-	return act.resolve(ti, func() error {
-		if act.journal != nil {
-			return act.handle()
-		}
-		if !ap.GetApproved() {
-			return act.steps(next)
-		}
-		if next >= c.a.limits.MaxSteps {
-			return fail(ReasonBudgetExceeded, nil, "no step left for the approved call of %s", ti.GetToolName())
-		}
-		gated, err := act.newIntent(next, ti.GetToolName(), ti.GetArgsJson(), pb.ToolIntent_TOOL, c.a.limits.ToolTimeoutMs)
-		if err != nil {
-			return err
-		}
-		act.resume.Steps = append(act.resume.Steps, &pb.StepRecord{StepIndex: next, CaseId: rec.GetCaseId(), IntentId: gated.IntentId})
-		return act.suspend(next, gated)
-	})
+	return act.resolve(ti, act.handle)
 }
 
 // resolve removes ti from the pending set; when nothing else is pending the suspension ends
-// and then runs, else the updated resume state is kept in the continuation.
+// and then runs, else the updated journal is kept in the continuation.
 func (act *activation) resolve(ti *pb.ToolIntent, then func() error) error {
 	v := act.v
 	v.pending.Remove(ti.GetIntentId())
@@ -139,33 +107,15 @@ func (act *activation) resolve(ti *pb.ToolIntent, then func() error) error {
 	return then()
 }
 
-// keepWaiting stores the updated resume state in the continuation.
+// keepWaiting stores the updated journal in the continuation.
 func (act *activation) keepWaiting() error {
-	var snap []byte
-	var err error
-	if act.journal != nil {
-		snap, err = act.journalBytes()
-	} else if snap, err = (proto.MarshalOptions{Deterministic: true}).Marshal(act.resume); err != nil {
-		err = fail(ReasonStateCorrupt, err, "encoding resume state")
-	}
+	snap, err := act.journalBytes()
 	if err != nil {
 		return err
 	}
 	act.v.cont.SetSnapshot(snap)
 	act.tr.finish(tracing.StatusSuspended, act.v.cont.StepIndex(), act.c.now)
 	return nil
-}
-
-// record returns the step record of intent id, adding one if the resume state lacks it.
-func (act *activation) record(id string) *pb.StepRecord {
-	for _, r := range act.resume.Steps {
-		if r.GetIntentId() == id {
-			return r
-		}
-	}
-	r := &pb.StepRecord{IntentId: id}
-	act.resume.Steps = append(act.resume.Steps, r)
-	return r
 }
 
 // deadline handles the deadline firing: escalate (re-emit the pending intents with the next

@@ -238,8 +238,14 @@ func TestScenarios(t *testing.T) {
 
 func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 	t.Helper()
+	return runScenarioFrom(t, sc, sc.store(t), 0, nil)
+}
+
+// runScenarioFrom runs the scenario's inputs from input from on state st; after, when set, is
+// called with the state after each input.
+func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, after func(i int, st agent.MapStore)) ([]byte, []agent.Reason) {
+	t.Helper()
 	a := newTestAgentWith(t, sc.script(t), sc)
-	st := sc.store(t)
 	deps := agent.Deps{Keyring: testKeyring(t)}
 	if sc.NoKeyring {
 		deps.Keyring = nil
@@ -254,6 +260,9 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 	var out bytes.Buffer
 	var reasons []agent.Reason
 	for i, in := range sc.Inputs {
+		if i < from {
+			continue
+		}
 		var res *agent.Result
 		var err error
 		switch {
@@ -296,6 +305,9 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
 		checkTraceIdentity(t, res.Traces)
 		renderResult(&out, res)
 		st.Apply(res)
+		if after != nil {
+			after(i, st)
+		}
 	}
 	out.WriteString("== final state\n")
 	for _, c := range agent.Cells() {

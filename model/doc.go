@@ -1,7 +1,8 @@
 // Package model is the runtime's view of a language model: a request (messages, the proposal's
 // provider JSON Schema, sampling parameters and the identity of the asking activation step), a
 // response (text and token usage), the Model interface providers implement, the optional
-// Streamer interface for providers that stream, and the replay-cache key.
+// Streamer and ToolStreamer interfaces for providers that stream (proposals, native-tool
+// answers), and the replay-cache key.
 //
 // Invariants:
 //   - A Request is plain data. CacheKey is a pure function of it: SHA-256 over a canonical,

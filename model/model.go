@@ -100,3 +100,22 @@ type Streamer interface {
 	Model
 	Stream(ctx context.Context, req *Request, onChunk func([]byte) error) (*Response, error)
 }
+
+// ToolDelta is one streamed piece of a native tool call's arguments: Arguments continues the
+// arguments of call Index (its position in the answer, from 0), whose provider id and tool
+// name are ID and Name on every delta of the call.
+type ToolDelta struct {
+	Index     int
+	ID, Name  string
+	Arguments []byte
+}
+
+// ToolStreamer is implemented by models that stream an answer to a request with native tools
+// (Request.Tools). onDelta sees each piece of each call's arguments in order as the provider
+// sends it; when it returns an error the provider call is cancelled and StreamTools returns
+// that error (wrapped). On success the Response is the whole answer, as Generate returns it:
+// the text and every call with its arguments exactly as sent.
+type ToolStreamer interface {
+	Model
+	StreamTools(ctx context.Context, req *Request, onDelta func(ToolDelta) error) (*Response, error)
+}

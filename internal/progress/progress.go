@@ -83,6 +83,18 @@ func (c counted) Stream(ctx context.Context, req *model.Request, onChunk func([]
 	return c.Streamer.Stream(ctx, req, onChunk)
 }
 
+// StreamTools streams a native-tool answer through the wrapped model when it can; else the
+// answer comes whole, admitted once complete.
+func (c counted) StreamTools(ctx context.Context, req *model.Request, onDelta func(model.ToolDelta) error) (*model.Response, error) {
+	ts, ok := c.Streamer.(model.ToolStreamer)
+	if !ok {
+		return c.Generate(ctx, req)
+	}
+	inFlight.Add(1)
+	defer done()
+	return ts.StreamTools(ctx, req, onDelta)
+}
+
 func done() {
 	inFlight.Add(-1)
 	modelCalls.Add(1)

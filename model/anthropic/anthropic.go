@@ -1,8 +1,10 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -255,7 +257,7 @@ func toolsAnswer(msg *ant.Message) (*model.Response, error) {
 // Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
 // chunk). onChunk sees each input_json_delta; its error cancels the request.
 func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
-	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls are answered whole
+	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls stream through StreamTools
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			return nil, err
@@ -273,6 +275,122 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 		return m.streamOnce(actx, params, t.profile.Name, onChunk)
 	}, judge)
 	return resp, err
+}
+
+// StreamTools makes a streaming call with native tools (or, with Config.NoStream, a plain one
+// whose calls are delivered one delta each). onDelta sees each input_json_delta of each
+// tool_use block; its error cancels the request.
+func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta func(model.ToolDelta) error) (*model.Response, error) {
+	if m.cfg.NoStream {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range resp.ToolCalls {
+			if err := onDelta(model.ToolDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments)}); err != nil {
+				return nil, provider.Cancelled(err)
+			}
+		}
+		return resp, nil
+	}
+	params, _, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
+		return m.streamToolsOnce(actx, params, onDelta)
+	}, judge)
+	return resp, err
+}
+
+// streamToolsOnce reads one streamed answer with native tools: its text blocks and its
+// tool_use blocks, whose input is the concatenation of their input_json_delta pieces (the
+// block's start input when it had none), as toolsAnswer reads a whole answer.
+func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams, onDelta func(model.ToolDelta) error) (*model.Response, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := m.client.Messages.NewStreaming(ctx, params)
+	defer st.Close()
+	resp := &model.Response{}
+	type block struct {
+		call  int // the block's call index, or -1 for a text block
+		start string
+		got   bool
+	}
+	blocks := map[int64]*block{}
+	seen := false
+	for st.Next() {
+		ev := st.Current()
+		switch ev.Type {
+		case "message_start":
+			resp.Model = ev.Message.Model
+			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+		case "content_block_start":
+			b := &block{call: -1}
+			if ev.ContentBlock.Type == "tool_use" {
+				b.call, b.start = len(resp.ToolCalls), ev.ContentBlock.JSON.Input.Raw()
+				resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name})
+			}
+			blocks[ev.Index] = b
+		case "content_block_delta":
+			b := blocks[ev.Index]
+			switch {
+			case b == nil:
+				return nil, provider.Typed(model.CodeMalformed, fmt.Sprintf("content_block_delta of block %d before its start", ev.Index), nil)
+			case ev.Delta.Type == "text_delta" && b.call < 0:
+				resp.Text = append(resp.Text, ev.Delta.Text...)
+				seen = seen || ev.Delta.Text != ""
+			case ev.Delta.Type == "input_json_delta" && b.call >= 0 && ev.Delta.PartialJSON != "":
+				c := &resp.ToolCalls[b.call]
+				c.Arguments += ev.Delta.PartialJSON
+				b.got, seen = true, true
+				if err := onDelta(model.ToolDelta{Index: b.call, ID: c.ID, Name: c.Name, Arguments: []byte(ev.Delta.PartialJSON)}); err != nil {
+					cancel() // closes the connection before the rest is read
+					return nil, provider.Cancelled(err)
+				}
+			}
+		case "content_block_stop":
+			if b := blocks[ev.Index]; b != nil && b.call >= 0 {
+				resp.ToolCalls[b.call].Arguments = streamedInput(b.start, resp.ToolCalls[b.call].Arguments, b.got)
+			}
+		case "message_delta":
+			resp.FinishReason = string(ev.Delta.StopReason)
+			resp.Usage.OutputTokens = ev.Usage.OutputTokens
+			if ev.Usage.InputTokens > 0 {
+				resp.Usage.InputTokens = ev.Usage.InputTokens
+			}
+		}
+	}
+	if err := st.Err(); err != nil {
+		if seen {
+			v := judge(ctx, err)
+			v.Err.Detail += " after the stream had begun"
+			return nil, v.Err
+		}
+		return nil, err
+	}
+	switch {
+	case resp.FinishReason == string(ant.StopReasonRefusal):
+		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
+	case len(resp.Text) == 0 && len(resp.ToolCalls) == 0:
+		return nil, provider.Typed(model.CodeRefusal, "the answer has no text and no tool call (stop reason "+resp.FinishReason+")", nil)
+	}
+	return resp, nil
+}
+
+// streamedInput is a streamed tool_use block's input in the form of a whole answer's: the
+// API sends a whole answer's input as a JSON object it serialized, compact, so the joined
+// partial_json pieces are compacted (whitespace only: every digit and escape is kept); a
+// block without pieces has its start's input.
+func streamedInput(start, joined string, got bool) string {
+	if !got {
+		return start
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(joined)) != nil {
+		return joined // not JSON: the runtime's admission refuses it as sent
+	}
+	return b.String()
 }
 
 func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, toolName string, onChunk func([]byte) error) (*model.Response, error) {

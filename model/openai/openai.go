@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -194,7 +195,7 @@ func completion(c *oai.ChatCompletion) (*model.Response, error) {
 // Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
 // chunk). onChunk sees each content delta; its error cancels the request.
 func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
-	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls are answered whole
+	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls stream through StreamTools
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			return nil, err
@@ -210,17 +211,52 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 	}
 	params.StreamOptions.IncludeUsage = oai.Bool(true)
 	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
-		return m.streamOnce(actx, params, onChunk)
+		return m.streamOnce(actx, params, onChunk, nil)
 	}, judge)
 	return resp, err
 }
 
-func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewParams, onChunk func([]byte) error) (*model.Response, error) {
+// StreamTools makes a streaming call with native tools (or, with Config.NoStream, a plain one
+// whose calls are delivered one delta each). onDelta sees each tool_calls[].function.arguments
+// delta; its error cancels the request.
+func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta func(model.ToolDelta) error) (*model.Response, error) {
+	if m.cfg.NoStream {
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return resp, deliverWhole(resp, onDelta)
+	}
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	params.StreamOptions.IncludeUsage = oai.Bool(true)
+	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
+		return m.streamOnce(actx, params, func([]byte) error { return nil }, onDelta)
+	}, judge)
+	return resp, err
+}
+
+// deliverWhole hands a whole answer's calls to onDelta, one delta per call.
+func deliverWhole(resp *model.Response, onDelta func(model.ToolDelta) error) error {
+	for i, c := range resp.ToolCalls {
+		if err := onDelta(model.ToolDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments)}); err != nil {
+			return provider.Cancelled(err)
+		}
+	}
+	return nil
+}
+
+// streamOnce reads one streamed answer: onChunk sees each content delta, onDelta (for a
+// request with native tools) each tool-call arguments delta.
+func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewParams, onChunk func([]byte) error, onDelta func(model.ToolDelta) error) (*model.Response, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st := m.client.Chat.Completions.NewStreaming(ctx, params)
 	defer st.Close()
 	var text strings.Builder
+	var calls streamedCalls
 	resp := &model.Response{}
 	for st.Next() {
 		ch := st.Current()
@@ -240,6 +276,19 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 		if c.Delta.Refusal != "" {
 			return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
 		}
+		for _, d := range c.Delta.ToolCalls {
+			if err := calls.add(d); err != nil {
+				return nil, err
+			}
+			delta := calls.delta(d)
+			if onDelta == nil || len(delta.Arguments) == 0 {
+				continue
+			}
+			if err := onDelta(delta); err != nil {
+				cancel() // closes the connection before the rest is read
+				return nil, provider.Cancelled(err)
+			}
+		}
 		if c.Delta.Content == "" {
 			continue
 		}
@@ -250,7 +299,7 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 		}
 	}
 	if err := st.Err(); err != nil {
-		if text.Len() > 0 {
+		if text.Len() > 0 || len(calls) > 0 {
 			// The caller has seen text; another attempt would repeat it.
 			v := judge(ctx, err)
 			v.Err.Detail += " after the stream had begun"
@@ -258,11 +307,43 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 		}
 		return nil, err
 	}
-	if text.Len() == 0 {
+	if text.Len() == 0 && len(calls) == 0 {
 		return nil, provider.Typed(model.CodeRefusal, "the answer has no content (finish reason "+resp.FinishReason+")", nil)
 	}
 	resp.Text = []byte(text.String())
+	resp.ToolCalls = calls.done()
 	return resp, nil
+}
+
+// streamedCalls accumulates the tool calls of a streamed answer by index: the first delta of
+// a call names its id and function, the following ones continue its arguments.
+type streamedCalls []*model.ToolCall
+
+func (s *streamedCalls) add(d oai.ChatCompletionChunkChoiceDeltaToolCall) error {
+	i := int(d.Index)
+	switch {
+	case i == len(*s):
+		*s = append(*s, &model.ToolCall{ID: d.ID, Name: d.Function.Name})
+	case i < 0 || i > len(*s):
+		return provider.Typed(model.CodeMalformed, fmt.Sprintf("tool call delta of index %d after %d calls", i, len(*s)), nil)
+	}
+	c := (*s)[i]
+	c.Arguments += d.Function.Arguments
+	return nil
+}
+
+// delta is d as the call's ToolDelta (the call's id and name as its first delta named them).
+func (s streamedCalls) delta(d oai.ChatCompletionChunkChoiceDeltaToolCall) model.ToolDelta {
+	c := s[d.Index]
+	return model.ToolDelta{Index: int(d.Index), ID: c.ID, Name: c.Name, Arguments: []byte(d.Function.Arguments)}
+}
+
+func (s streamedCalls) done() []model.ToolCall {
+	var out []model.ToolCall
+	for _, c := range s {
+		out = append(out, *c)
+	}
+	return out
 }
 
 // judge classifies an attempt's error: the SDK's API error carries the HTTP status and

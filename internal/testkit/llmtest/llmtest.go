@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Reply is the server's answer to one request.
@@ -37,7 +38,8 @@ type Reply struct {
 	// ToolCalls answers with native tool calls (with Text, if any, as the message's text):
 	// OpenAI tool_calls (finish reason tool_calls), Anthropic tool_use blocks (stop reason
 	// tool_use). Arguments are sent as written: OpenAI's as the arguments string, Anthropic's
-	// as the raw input object.
+	// as the raw input object. Streamed, each call's arguments go in ChunkBytes pieces:
+	// OpenAI tool_calls[].function.arguments deltas, Anthropic input_json_delta events.
 	ToolCalls []ToolCall
 
 	tool string // the forced tool's name (Anthropic), from the request
@@ -279,7 +281,7 @@ func (s *Server) window() int {
 // isDelta reports whether an event carries answer text (the events a client acknowledges).
 func isDelta(e []byte) bool {
 	return bytes.Contains(e, []byte(`"content":`)) && !bytes.Contains(e, []byte(`"content":""`)) && !bytes.Contains(e, []byte(`"finish_reason":"`)) ||
-		bytes.Contains(e, []byte(`input_json_delta`))
+		bytes.Contains(e, []byte(`input_json_delta`)) || bytes.Contains(e, []byte(`"arguments":"`)) && !bytes.Contains(e, []byte(`"arguments":""`))
 }
 
 func (s *Server) chunks(rep Reply) []string {
@@ -292,9 +294,14 @@ func (s *Server) chunks(rep Reply) []string {
 	}
 	var out []string
 	for t := rep.Text; len(t) > 0; {
-		c := t[:min(n, len(t))]
-		t = t[len(c):]
-		out = append(out, c)
+		// A piece ends on a character boundary, as every provider's deltas do: each event is
+		// JSON, whose strings hold whole characters.
+		cut := min(n, len(t))
+		for cut < len(t) && !utf8.RuneStart(t[cut]) {
+			cut++
+		}
+		out = append(out, t[:cut])
+		t = t[cut:]
 	}
 	return out
 }
@@ -388,7 +395,16 @@ func (s *Server) events(rep Reply) [][]byte {
 	for _, c := range s.chunks(rep) {
 		ev = append(ev, chunk(map[string]any{"content": c}, nil))
 	}
-	ev = append(ev, chunk(map[string]any{}, "stop"))
+	finish := "stop"
+	for i, call := range rep.ToolCalls {
+		finish = "tool_calls"
+		ev = append(ev, chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": call.ID, "type": "function",
+			"function": map[string]any{"name": call.Name, "arguments": ""}}}}, nil))
+		for _, a := range s.chunks(Reply{Text: call.Arguments, ChunkBytes: rep.ChunkBytes}) {
+			ev = append(ev, chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": a}}}}, nil))
+		}
+	}
+	ev = append(ev, chunk(map[string]any{}, finish))
 	ev = append(ev, data(map[string]any{"id": "chatcmpl-01", "object": "chat.completion.chunk", "created": 1767225600, "model": rep.Model,
 		"choices": []any{}, "usage": map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
 	return append(ev, []byte("data: [DONE]\n\n"))
@@ -403,7 +419,12 @@ func (s *Server) anthropicEvents(rep Reply) [][]byte {
 		"model": rep.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": 1}}})}
 	stop := "tool_use"
-	if rep.Refusal != "" {
+	if len(rep.ToolCalls) > 0 || rep.tool == "" && rep.Refusal == "" && rep.Text != "" {
+		ev = append(ev, s.anthropicToolEvents(rep, event)...)
+		if len(rep.ToolCalls) == 0 {
+			stop = "end_turn"
+		}
+	} else if rep.Refusal != "" {
 		stop = "refusal"
 		ev = append(ev, event("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}}),
 			event("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": rep.Refusal}}),
@@ -419,6 +440,30 @@ func (s *Server) anthropicEvents(rep Reply) [][]byte {
 	}
 	ev = append(ev, event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rep.OutputTokens}}),
 		event("message_stop", map[string]any{}))
+	return ev
+}
+
+// anthropicToolEvents are the content blocks of an answer to a request with native tools: its
+// text, then one tool_use block per call, its input streamed as input_json_delta pieces.
+func (s *Server) anthropicToolEvents(rep Reply, event func(string, map[string]any) []byte) [][]byte {
+	var ev [][]byte
+	index := 0
+	if rep.Text != "" {
+		ev = append(ev, event("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "text", "text": ""}}))
+		for _, c := range s.chunks(Reply{Text: rep.Text, ChunkBytes: rep.ChunkBytes}) {
+			ev = append(ev, event("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "text_delta", "text": c}}))
+		}
+		ev = append(ev, event("content_block_stop", map[string]any{"index": index}))
+		index++
+	}
+	for _, call := range rep.ToolCalls {
+		ev = append(ev, event("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": map[string]any{}}}))
+		for _, a := range s.chunks(Reply{Text: call.Arguments, ChunkBytes: rep.ChunkBytes}) {
+			ev = append(ev, event("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": a}}))
+		}
+		ev = append(ev, event("content_block_stop", map[string]any{"index": index}))
+		index++
+	}
 	return ev
 }
 
