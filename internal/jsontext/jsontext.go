@@ -44,6 +44,7 @@ func (k Kind) String() string { return kindNames[k] }
 type Node struct {
 	Kind    Kind
 	Offset  int  // byte offset of the value's first byte
+	End     int  // byte offset just past the value's last byte
 	Frac    bool // a number with a fraction part
 	Exp     bool // a number with an exponent part
 	Text    string
@@ -139,6 +140,15 @@ func (p *parser) space() {
 }
 
 func (p *parser) value() (*Node, *SyntaxError) {
+	n, err := p.token()
+	if err == nil {
+		n.End = p.i
+	}
+	return n, err
+}
+
+// token reads the value at p.i.
+func (p *parser) token() (*Node, *SyntaxError) {
 	if p.i >= len(p.s) {
 		return nil, p.fail("unexpected end of input")
 	}
