@@ -113,6 +113,7 @@ func TestBeginRefusesABrokenDirectory(t *testing.T) {
 		{"not json", "{"},
 		{"unknown state", `{"state":"halfway"}`},
 		{"unknown field", `{"state":"running","extra":1}`},
+		{"data after the marker", `{"state":"running"} {}`},
 		{"missing generation", `{"state":"drained","generation":4}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,9 @@ type DecodeOptions struct {
 	// DisallowUnknownFields refuses an object member that names no field of the struct it
 	// fills (as encoding/json's Decoder.DisallowUnknownFields does).
 	DisallowUnknownFields bool
+	// UseNumber stores a number in an any as a json.Number with its exact token, not a
+	// float64 (as encoding/json's Decoder.UseNumber does).
+	UseNumber bool
 }
 
 // A DecodeError reports a JSON text that parses but does not fit the Go value: a member of
@@ -52,13 +55,14 @@ func Decode(text string, v any, o DecodeOptions) error {
 	if err != nil {
 		return err
 	}
-	d := &decoder{text: text, strict: o.DisallowUnknownFields}
+	d := &decoder{text: text, strict: o.DisallowUnknownFields, numbers: o.UseNumber}
 	return d.value(n, rv.Elem(), "")
 }
 
 type decoder struct {
-	text   string
-	strict bool
+	text    string
+	strict  bool
+	numbers bool // UseNumber
 }
 
 var (
@@ -110,8 +114,11 @@ func (d *decoder) value(n *Node, v reflect.Value, path string) error {
 		if v.NumMethod() != 0 {
 			break
 		}
-		v.Set(reflect.ValueOf(generic(n)))
-		return nil
+		g, err := d.generic(n, path)
+		if err == nil {
+			v.Set(reflect.ValueOf(g))
+		}
+		return err
 	case reflect.Struct:
 		return d.object(n, v, path)
 	case reflect.Map:
@@ -229,30 +236,48 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
-// generic is n as encoding/json stores it in an any.
-func generic(n *Node) any {
+// generic is n as encoding/json stores it in an any (n is not null).
+func (d *decoder) generic(n *Node, path string) (any, error) {
 	switch n.Kind {
 	case Object:
 		m := make(map[string]any, len(n.Members))
 		for _, mem := range n.Members {
-			m[mem.Key] = generic(mem.Value)
+			var err error
+			if m[mem.Key], err = d.member(mem.Value, join(path, mem.Key)); err != nil {
+				return nil, err
+			}
 		}
-		return m
+		return m, nil
 	case Array:
 		a := make([]any, len(n.Elems))
 		for i, e := range n.Elems {
-			a[i] = generic(e)
+			var err error
+			if a[i], err = d.member(e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return nil, err
+			}
 		}
-		return a
+		return a, nil
 	case String:
-		return n.Text
+		return n.Text, nil
 	case Number:
-		f, _ := strconv.ParseFloat(n.Text, 64) // a token always parses; a huge one is ±Inf
-		return f
-	case True, False:
-		return n.Kind == True
+		if d.numbers {
+			return json.Number(n.Text), nil
+		}
+		f, err := strconv.ParseFloat(n.Text, 64)
+		if err != nil {
+			return nil, d.fail(n, path, "number %s does not fit float64", n.Text)
+		}
+		return f, nil
 	}
-	return nil
+	return n.Kind == True, nil
+}
+
+// member is a value inside an any: nil for null.
+func (d *decoder) member(n *Node, path string) (any, error) {
+	if n.Kind == Null {
+		return nil, nil
+	}
+	return d.generic(n, path)
 }
 
 // A field is one settable struct field and the member name that fills it.

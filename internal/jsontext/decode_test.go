@@ -64,6 +64,7 @@ func TestDecode(t *testing.T) {
 		{name: "fraction for an int", text: `{"i":1.0}`, decodeErr: true},
 		{name: "negative for a uint", text: `{"U":-1}`, decodeErr: true},
 		{name: "float out of range", text: `{"f":1e400}`, decodeErr: true},
+		{name: "float out of range in an any", text: `{"a":[1e400]}`, decodeErr: true},
 		{name: "number for a string", text: `{"s":1}`, decodeErr: true},
 		{name: "string for a bool", text: `{"b":"true"}`, decodeErr: true},
 		{name: "object for a list", text: `{"l":{}}`, decodeErr: true},
@@ -98,6 +99,18 @@ func TestDecode(t *testing.T) {
 				t.Fatalf("Decode = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// UseNumber keeps a number's token in an any, as encoding/json's Decoder.UseNumber does.
+func TestDecodeUseNumber(t *testing.T) {
+	var got map[string]any
+	if err := Decode(`{"n":9007199254740993,"l":[1e400,-0.0],"o":{"z":null}}`, &got, DecodeOptions{UseNumber: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"n": json.Number("9007199254740993"), "l": []any{json.Number("1e400"), json.Number("-0.0")}, "o": map[string]any{"z": nil}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Decode = %#v, want %#v", got, want)
 	}
 }
 
@@ -166,6 +179,16 @@ func FuzzDecode(f *testing.F) {
 		}
 		if err == nil && got.R != nil && !bytes.Equal(got.R, want.R) {
 			t.Fatalf("raw %q, encoding/json %q", got.R, want.R)
+		}
+		var gotAny, wantAny any
+		err = Decode(text, &gotAny, DecodeOptions{UseNumber: strict})
+		dec = json.NewDecoder(strings.NewReader(text))
+		if strict {
+			dec.UseNumber()
+		}
+		werr = dec.Decode(&wantAny)
+		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(gotAny, wantAny) {
+			t.Fatalf("Decode(%q) into any = %#v, %v; encoding/json %#v, %v", text, gotAny, err, wantAny, werr)
 		}
 	})
 }

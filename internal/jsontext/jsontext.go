@@ -7,7 +7,10 @@
 // names a member twice, and a record of every deviation from the canonical form that
 // canonjson writes (insignificant whitespace, a string or key not escaped canonically). The
 // strict value decoder, the provider-text reader, the provider schema profiles and the tests
-// all read JSON through it.
+// all read JSON through it. Decode fills a Go value from a parsed text with encoding/json's
+// rules: the configuration documents (keyrings, model scripts, fallback lists, drain
+// markers, update manifests), the recorded turns and the providers' tool schemas are read
+// with it.
 package jsontext
 
 import (
