@@ -3,13 +3,13 @@ package agent
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
@@ -320,7 +320,7 @@ func admitTurn(resp *model.Response, uses map[string]*schemaUse) (*Turn, error) 
 			return nil, fmt.Errorf("tool call %d names the undeclared tool %q", i, call.Name)
 		}
 		args := bytes.TrimSpace([]byte(call.Arguments))
-		if !json.Valid(args) || len(args) == 0 || args[0] != '{' {
+		if n, _, err := jsontext.Parse(string(args), jsontext.Options{}); err != nil || n.Kind != jsontext.Object {
 			return nil, fmt.Errorf("arguments of tool call %d (%s) are not one JSON object", i, call.Name)
 		}
 		// The arguments are the record's fields object; its value is {"fields":…}.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -25,6 +24,7 @@ import (
 	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/pipeline"
 	bapubsub "github.com/beamagents/beamagents/pubsub"
 	"github.com/beamagents/beamagents/pubsub/wire"
@@ -305,7 +305,7 @@ func replyText(f *pb.FinalReply) string {
 			Fields map[string]any `json:"fields"`
 		} `json:"value"`
 	}
-	if json.Unmarshal([]byte(f.GetMessage()), &doc) == nil {
+	if jsontext.Decode(f.GetMessage(), &doc, jsontext.DecodeOptions{}) == nil {
 		var parts []string
 		for _, v := range doc.Value.Fields {
 			if s, ok := v.(string); ok {

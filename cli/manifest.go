@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
@@ -84,7 +84,7 @@ func checkManifest(e *env, m *pipeline.Manifest, pinnedFile, mappingFile string)
 	if mappingFile != "" {
 		b, err := recfile.ReadCapped(mappingFile, maxConfigBytes)
 		if err == nil {
-			err = json.Unmarshal(b, &mapping)
+			err = jsontext.Decode(string(b), &mapping, jsontext.DecodeOptions{})
 		}
 		if err != nil {
 			e.errorf("%s: %v", mappingFile, err)

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
@@ -103,9 +102,7 @@ func fallbacks(list, file string) ([]hosted.Fallback, error) {
 		BaseURL  string `json:"base_url"`
 		APIKey   string `json:"api_key"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&listed); err != nil {
+	if err := jsontext.Decode(string(b), &listed, jsontext.DecodeOptions{DisallowUnknownFields: true}); err != nil {
 		return nil, fmt.Errorf("--model_fallback_file %s: %w", file, err)
 	}
 	for _, f := range listed {

@@ -82,9 +82,12 @@ func runPipeline(e *env, args []string) int {
 		return 2
 	}
 	opts := pipeline.Options{
-		Agent: *runFlags.agent, Input: *runFlags.input, OutputDir: *runFlags.outputDir, Keyring: *runFlags.keyring,
-		InputFormat: transforms.Format(*runFlags.format), Ordering: transforms.Ordering(*runFlags.ordering),
-		Restore: *runFlags.restore, AllowUnsignedIntents: *runCheckFlags.allowUnsigned, Mode: runMode(),
+		Options: transforms.Options{
+			Agent: *runFlags.agent, Keyring: *runFlags.keyring, Ordering: transforms.Ordering(*runFlags.ordering),
+			AllowUnsignedIntents: *runCheckFlags.allowUnsigned,
+		},
+		Input: *runFlags.input, OutputDir: *runFlags.outputDir, InputFormat: transforms.Format(*runFlags.format),
+		Restore: *runFlags.restore, Mode: runMode(),
 	}
 	if code, ok := checkFlags(e, runChecks(opts)...); !ok {
 		return code
@@ -256,8 +259,8 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 		return pipeline.Options{}, nil, err
 	}
 	return pipeline.Options{
-		Agent: demo.Agent, Input: in, OutputDir: filepath.Join(dir, "output"), Keyring: "file:" + ringPath,
-		VerifyResults: "require",
+		Options: transforms.Options{Agent: demo.Agent, Keyring: "file:" + ringPath, VerifyResults: "require"},
+		Input:   in, OutputDir: filepath.Join(dir, "output"),
 	}, kr, nil
 }
 

@@ -271,7 +271,7 @@ func TestStateDirStartup(t *testing.T) {
 		{"file input", "prism", pipeline.Options{Input: "in.jsonl"}, 2, "needs --input_subscription"},
 		{"remote runner", "dataflow", streaming, 2, "--runner prism"},
 		{"with a restore", "prism", pipeline.Options{InputSubscription: "projects/p/subscriptions/s", Restore: "x"}, 2, "--restore"},
-		{"arrival order", "prism", pipeline.Options{InputSubscription: "projects/p/subscriptions/s", Ordering: transforms.ArrivalOrder}, 2, "event-time ordering"},
+		{"arrival order", "prism", pipeline.Options{Options: transforms.Options{Ordering: transforms.ArrivalOrder}, InputSubscription: "projects/p/subscriptions/s"}, 2, "event-time ordering"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer

@@ -21,6 +21,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -64,8 +65,8 @@ func runOutputs(b *testing.B, n int) string {
 		input := filepath.Join(dir, "in.binpb")
 		os.WriteFile(input, in, 0o644)
 		_, runErr = pipeline.Run(context.Background(), "prism", pipeline.Options{
-			Agent: support.Name, Config: fmt.Appendf(nil, `{"script":%q}`, script), Input: input,
-			OutputDir: filepath.Join(dir, "out"), Mode: pipeline.Batch, AllowUnsignedIntents: true,
+			Options: transforms.Options{Agent: support.Name, Config: fmt.Appendf(nil, `{"script":%q}`, script), AllowUnsignedIntents: true},
+			Input:   input, OutputDir: filepath.Join(dir, "out"), Mode: pipeline.Batch,
 		})
 	})
 	if runErr != nil {

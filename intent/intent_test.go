@@ -252,6 +252,7 @@ func TestKeyringParse(t *testing.T) {
 		{"empty id", `{"active":"","keys":[{"id":"","secret":"` + b64(key1) + `"}]}`, false},
 		{"unknown member", `{"active":"a","keys":[],"extra":1}`, false},
 		{"not json", `active=a`, false},
+		{"data after the document", `{"active":"a","keys":[{"id":"a","secret":"` + b64(key1) + `"}]} {}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := intent.ParseKeyring([]byte(tc.doc))
@@ -286,6 +287,30 @@ func TestLoadKeyring(t *testing.T) {
 	for _, ref := range []string{"", "env:", "env:BEAMAGENTS_UNSET_VAR", "file:/nonexistent/ring.json", "vault:x", "a.json"} {
 		if _, err := intent.LoadKeyring(ref); !errors.Is(err, intent.ErrKeyring) {
 			t.Errorf("LoadKeyring(%q) = %v, want ErrKeyring", ref, err)
+		}
+	}
+}
+
+// CheckKeyringRef admits the forms LoadKeyring reads and refuses the others without reading
+// anything or repeating the reference.
+func TestCheckKeyringRef(t *testing.T) {
+	for _, tc := range []struct {
+		ref string
+		ok  bool
+	}{
+		{"env:BEAMAGENTS_UNSET_VAR", true},
+		{"file:/nonexistent/ring.json", true},
+		{"gcpsm:projects/p/secrets/s/versions/latest", true},
+		{"", false}, {"env:", false}, {"file:", false}, {"vault:x", false}, {"a.json", false},
+		{"gcpsm:projects/p/secrets/s", false},
+		{`{"active":"a","keys":[]}`, false},
+	} {
+		err := intent.CheckKeyringRef(tc.ref)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckKeyringRef(%q) = %v, want ok=%v", tc.ref, err, tc.ok)
+		}
+		if err != nil && (!errors.Is(err, intent.ErrKeyring) || len(tc.ref) > len("file:") && strings.Contains(err.Error(), tc.ref)) {
+			t.Errorf("CheckKeyringRef(%q) = %v, want an ErrKeyring that does not repeat it", tc.ref, err)
 		}
 	}
 }

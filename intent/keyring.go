@@ -3,12 +3,12 @@ package intent
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/internal/secretref"
 )
 
@@ -67,9 +67,7 @@ type keyringDoc struct {
 // ParseKeyring parses a keyring document (see Keyring). Errors never quote key material.
 func ParseKeyring(data []byte) (*Keyring, error) {
 	var doc keyringDoc
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
+	if err := jsontext.Decode(string(data), &doc, jsontext.DecodeOptions{DisallowUnknownFields: true}); err != nil {
 		return nil, keyringErr("not a keyring document (want {\"active\":…,\"keys\":[{\"id\":…,\"secret\":…}]})")
 	}
 	keys := make(map[string][]byte, len(doc.Keys))
@@ -91,29 +89,42 @@ func ParseKeyring(data []byte) (*Keyring, error) {
 // Google Cloud Secret Manager (read once per process). Call it where the keys are used (on the worker), so
 // that key material never travels inside a pipeline.
 func LoadKeyring(ref string) (*Keyring, error) {
+	if err := CheckKeyringRef(ref); err != nil {
+		return nil, err
+	}
 	if secretref.Is(ref) {
 		return loadSecretKeyring(ref)
 	}
-	kind, arg, ok := strings.Cut(ref, ":")
-	if !ok || arg == "" {
-		return nil, keyringErr("%s", notARef)
-	}
-	switch kind {
-	case "env":
+	kind, arg, _ := strings.Cut(ref, ":")
+	if kind == "env" {
 		v, ok := os.LookupEnv(arg)
 		if !ok || v == "" {
 			return nil, keyringErr("environment variable %s is not set", envName(arg))
 		}
 		return ParseKeyring([]byte(v))
-	case "file":
-		b, err := os.ReadFile(arg)
-		if err != nil {
-			return nil, keyringErr("reading %s: %v", arg, err)
-		}
-		return ParseKeyring(b)
-	default:
-		return nil, keyringErr("%s", notARef)
 	}
+	b, err := os.ReadFile(arg) // file:, the one other form CheckKeyringRef admits
+	if err != nil {
+		return nil, keyringErr("reading %s: %v", arg, err)
+	}
+	return ParseKeyring(b)
+}
+
+// CheckKeyringRef checks the form of a keyring reference (see LoadKeyring) without reading
+// it: where a pipeline is built, before the workers load it. A CodeKeyring error never
+// repeats the reference, which may be a keyring pasted by mistake.
+func CheckKeyringRef(ref string) error {
+	if secretref.Is(ref) {
+		if err := secretref.Check(ref); err != nil {
+			return keyringErr("%v", err)
+		}
+		return nil
+	}
+	kind, arg, ok := strings.Cut(ref, ":")
+	if !ok || arg == "" || kind != "env" && kind != "file" {
+		return keyringErr("%s", notARef)
+	}
+	return nil
 }
 
 // envName is arg as an error names it: a variable name, or its shape when it is not one

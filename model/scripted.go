@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+
+	"github.com/beamagents/beamagents/internal/jsontext"
 )
 
 // Scripted is a replay source standing in for a model: it answers each request with a response
@@ -79,13 +81,8 @@ func ParseScript(data []byte) (*Scripted, error) {
 
 func parseRule(text []byte) (scriptRule, error) {
 	var r scriptRule
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := jsontext.Decode(string(text), &r, jsontext.DecodeOptions{DisallowUnknownFields: true}); err != nil {
 		return r, err
-	}
-	if dec.More() {
-		return r, fmt.Errorf("trailing data after the rule")
 	}
 	if r.Response != nil && r.ResponseText != nil || r.Response == nil && r.ResponseText == nil && len(r.ToolCalls) == 0 {
 		return r, fmt.Errorf("want exactly one of response and response_text, or tool_calls")

@@ -1,8 +1,9 @@
 package model
 
 import (
-	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/beamagents/beamagents/internal/jsontext"
 )
 
 // turnDomain versions the canonical turn encoding.
@@ -37,7 +38,7 @@ func DecodeTurn(b []byte) (*Response, error) {
 	if !utf8.Valid(b) {
 		return nil, &Error{Code: CodeMalformed, Detail: "turn is not valid UTF-8"}
 	}
-	if err := json.Unmarshal(b, &t); err != nil || t.Turn != turnDomain {
+	if err := jsontext.Decode(string(b), &t, jsontext.DecodeOptions{}); err != nil || t.Turn != turnDomain {
 		return nil, &Error{Code: CodeMalformed, Detail: "not a canonical turn", Err: err}
 	}
 	resp := &Response{Text: []byte(t.Text)}

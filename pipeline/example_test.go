@@ -5,12 +5,13 @@ import (
 
 	"github.com/beamagents/beamagents/examples/support"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 // The --update manifest of the support pipeline: its one stateful step, with its state cells
 // and timer family, read from the pipeline proto the SDK would submit.
 func ExampleBuildManifest() {
-	m, err := pipeline.BuildManifest(pipeline.Options{Agent: support.Name, Input: "in/*.jsonl", OutputDir: "out", Shards: 8})
+	m, err := pipeline.BuildManifest(pipeline.Options{Options: transforms.Options{Agent: support.Name}, Input: "in/*.jsonl", OutputDir: "out", Shards: 8})
 	if err != nil {
 		panic(err)
 	}

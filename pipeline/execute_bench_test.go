@@ -31,7 +31,8 @@ func BenchmarkPortablePath(b *testing.B) {
 			defer func() { *jobopts.Endpoint, *jobopts.EnvironmentType = old, oldEnv }()
 			for b.Loop() {
 				if _, err := pipeline.Run(context.Background(), bc.runner, pipeline.Options{
-					Agent: "support-any", Input: in, OutputDir: filepath.Join(b.TempDir(), "out"), Shards: 2,
+					Options: transforms.Options{Agent: "support-any"},
+					Input:   in, OutputDir: filepath.Join(b.TempDir(), "out"), Shards: 2,
 				}); err != nil {
 					b.Fatal(err)
 				}

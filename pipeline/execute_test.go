@@ -79,7 +79,7 @@ func TestStreamingThroughJobServiceCancels(t *testing.T) {
 	now := time.Now()
 	seq := periodic.Sequence(s, beam.Create(s, periodic.NewSequenceDefinition(now, now.Add(time.Hour), 50*time.Millisecond)))
 	records := beam.ParDo(s, tickEnvelope, seq)
-	if err := pipeline.BuildFrom(s, pipeline.Options{Agent: "support-any", OutputDir: out, Shards: 2, Window: time.Second}, transforms.Binary, records); err != nil {
+	if err := pipeline.BuildFrom(s, pipeline.Options{Options: transforms.Options{Agent: "support-any"}, OutputDir: out, Shards: 2, Window: time.Second}, transforms.Binary, records); err != nil {
 		t.Fatal(err)
 	}
 

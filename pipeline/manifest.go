@@ -11,6 +11,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/internal/jsontext"
 )
 
 // A Manifest is what an in-place update (Dataflow's --update) needs to find unchanged in a
@@ -152,7 +154,7 @@ func (m *Manifest) MarshalIndent() []byte {
 // ParseManifest reads a manifest written by MarshalIndent.
 func ParseManifest(b []byte) (*Manifest, error) {
 	m := &Manifest{}
-	if err := json.Unmarshal(b, m); err != nil {
+	if err := jsontext.Decode(string(b), m, jsontext.DecodeOptions{}); err != nil {
 		return nil, fmt.Errorf("update manifest: %w", err)
 	}
 	return m, nil

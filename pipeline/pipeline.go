@@ -9,24 +9,19 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/pubsub"
 	"github.com/beamagents/beamagents/transforms"
 )
 
-// Options describe a whole pipeline: envelopes from files, one registered agent, and a file
-// sink per output.
+// Options describe a whole pipeline: envelopes from files or Pub/Sub, one registered agent,
+// and a file or Pub/Sub sink per output. The embedded transforms.Options configure RunAgent
+// (the agent and its configuration, the keyring, ordering, result verification, the
+// launch-time model, the state capture); the fields below are the pipeline's own.
 type Options struct {
-	// Agent, Config, Keyring, Ordering and OrderResolutionMs configure RunAgent.
-	Agent             string
-	Config            []byte
-	Keyring           string
-	Ordering          transforms.Ordering
-	OrderResolutionMs int64
+	transforms.Options
 
 	// Input is a file glob of envelope records; InputFormat is transforms.JSON (JSON Lines of
 	// protojson AgentEnvelopes) or transforms.Binary (varint-length-delimited binary
@@ -41,27 +36,12 @@ type Options struct {
 
 	// Pending is an optional file glob of binary envelope records run as input beside the
 	// others: with Restore, the envelopes that drained keys had not run yet (`run
-	// --state_dir`, package statedir). Capture is the id of a process-local
-	// statedir.Capture that RunAgent records every key's state into, for a restart; it
-	// takes effect only where the workers run in this process (Prism).
+	// --state_dir`, package statedir, whose Capture the embedded Options.Capture names).
 	Pending string
-	Capture string
 
 	// OutputDir receives, per output, NAME.binpb and NAME.jsonl (see WriteRecords), or with
 	// Shards > 0 the shards of each output (see WriteShards).
 	OutputDir string
-
-	// AllowUnsignedIntents emits intents unsigned when there is no Keyring, which consumers
-	// verifying in intent.ModePermissive or intent.ModeOff accept and intent.ModeRequire
-	// refuses. Without it, every intent of a run without a Keyring is a signing_failed dead
-	// letter (`beamagents run` refuses to start such a run).
-	AllowUnsignedIntents bool
-
-	// VerifyResults is how RunAgent verifies tool results and approvals against Keyring
-	// before they may resume an activation: "off" (or empty), "permissive" or "require"
-	// (transforms.Options.VerifyResults). A refused one is a result_refused or
-	// approval_refused dead letter.
-	VerifyResults string
 
 	// Shards > 0 writes each output as that many shards written in parallel (WriteShards)
 	// instead of one sorted file gathered on one worker (WriteRecords, the default, for demos
@@ -77,10 +57,6 @@ type Options struct {
 	// Mode is Streaming (the default: RunAgent, keyed state and timers) or Batch (the bounded
 	// fast path: transforms.RunAgentBatch, the same outputs for a bounded input).
 	Mode Mode
-
-	// Model chooses the model when the pipeline is launched (see transforms.Options.Model);
-	// the zero value keeps the agent's own.
-	Model hosted.Options
 
 	// InputSubscription (projects/P/subscriptions/S) adds a Pub/Sub input, which makes the
 	// pipeline a streaming one; the topics (projects/P/topics/T) add Pub/Sub outputs. Each is
@@ -144,22 +120,20 @@ func (o Options) check() error {
 	case (o.Capture != "" || o.Pending != "") && (o.Ordering == transforms.ArrivalOrder || o.Mode == Batch):
 		return fmt.Errorf("pipeline: keeping state across restarts needs the streaming mode with event-time ordering")
 	}
-	if err := o.Model.Check(); err != nil {
+	if err := o.Options.Check(); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	return nil
 }
 
 // Build adds the pipeline to s: read → decode → RunAgent → sinks. Every record ends in exactly
-// one output; undecodable ones in dead_letters. The agent is built once here, so an unknown
-// agent or an invalid definition (an unbound case, a tool binding whose negotiation refuses,
-// with its delta) stops the pipeline before it is submitted rather than on the workers.
+// one output; undecodable ones in dead_letters. The options are checked first, the embedded
+// transforms.Options by their own Check (which builds the agent), so an unknown agent or an
+// invalid definition (an unbound case, a tool binding whose negotiation refuses, with its
+// delta) stops the pipeline before any step is added rather than on the workers.
 func Build(s beam.Scope, o Options) error {
 	if err := o.check(); err != nil {
 		return err
-	}
-	if _, err := agent.Build(o.Agent, o.Config); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
 	}
 	var keyed beam.PCollection
 	var deads []beam.PCollection
@@ -205,11 +179,7 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 	if o.Mode == Batch {
 		run = transforms.TryRunAgentBatch
 	}
-	out, err := run(s, transforms.Options{
-		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Model: o.Model,
-		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
-		AllowUnsignedIntents: o.AllowUnsignedIntents, VerifyResults: o.VerifyResults, Capture: o.Capture,
-	}, keyed)
+	out, err := run(s, o.Options, keyed)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -45,12 +46,12 @@ func init() {
 // A tool binding that FAIL_FAST refuses stops the pipeline at build time, listing the delta.
 func TestBuildRefusesAFailFastDelta(t *testing.T) {
 	_, s := beam.NewPipelineWithRoot()
-	err := pipeline.Build(s, pipeline.Options{Agent: "support-fail-fast", Input: "in.jsonl", OutputDir: "out"})
+	err := pipeline.Build(s, pipeline.Options{Options: transforms.Options{Agent: "support-fail-fast"}, Input: "in.jsonl", OutputDir: "out"})
 	if !errors.Is(err, agent.ErrDefinition) || !strings.Contains(err.Error(), "negotiate_fail_fast") ||
 		!strings.Contains(err.Error(), "type_mismatch(max_bytes)") || !strings.Contains(err.Error(), "payments.refund.order_id") {
 		t.Fatalf("Build = %v", err)
 	}
-	if err := pipeline.Build(s, pipeline.Options{Agent: "no-such-agent", Input: "in.jsonl", OutputDir: "out"}); !errors.Is(err, agent.ErrDefinition) {
+	if err := pipeline.Build(s, pipeline.Options{Options: transforms.Options{Agent: "no-such-agent"}, Input: "in.jsonl", OutputDir: "out"}); !errors.Is(err, agent.ErrDefinition) {
 		t.Fatalf("unknown agent: %v", err)
 	}
 }
@@ -70,7 +71,8 @@ func runSupport(t *testing.T, input, restore string) (string, *pipeline.Result) 
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	res, err := pipeline.Run(context.Background(), "", pipeline.Options{
-		Agent: support.Name, Keyring: writeKeyring(t, dir), Input: input, Restore: restore, OutputDir: out,
+		Options: transforms.Options{Agent: support.Name, Keyring: writeKeyring(t, dir)},
+		Input:   input, Restore: restore, OutputDir: out,
 	})
 	if err != nil {
 		t.Fatal(err)

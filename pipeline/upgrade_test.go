@@ -21,6 +21,7 @@ import (
 	"github.com/beamagents/beamagents/internal/testkit/testschema"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 // "support-v2" is the next version of the support agent: a new build whose model id changed
@@ -90,7 +91,8 @@ func runAgentCounted(t *testing.T, name, input, restore string) (string, map[str
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	res, err := pipeline.Run(context.Background(), "", pipeline.Options{
-		Agent: name, Keyring: writeKeyring(t, dir), Input: input, Restore: restore, OutputDir: out,
+		Options: transforms.Options{Agent: name, Keyring: writeKeyring(t, dir)},
+		Input:   input, Restore: restore, OutputDir: out,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ import (
 	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 // srv is the in-memory Pub/Sub server every test talks to over loopback; the client library
@@ -120,8 +121,8 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) options(t testing.TB, keyring string) pipeline.Options {
 	return pipeline.Options{
-		Agent: support.Name, Keyring: keyring, InputSubscription: e.sub,
-		IntentsTopic: e.intents, TracesTopic: e.traces, FinalsTopic: e.finals,
+		Options:           transforms.Options{Agent: support.Name, Keyring: keyring},
+		InputSubscription: e.sub, IntentsTopic: e.intents, TracesTopic: e.traces, FinalsTopic: e.finals,
 		SnapshotsTopic: e.snapshots, ErrorsTopic: e.errorsTopic,
 	}
 }
@@ -243,7 +244,7 @@ func fileRunAgent(t testing.TB, keyring, agentName string, input []byte) map[str
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if _, err := pipeline.Run(context.Background(), "prism", pipeline.Options{Agent: agentName, Keyring: keyring, Input: in, OutputDir: out}); err != nil {
+	if _, err := pipeline.Run(context.Background(), "prism", pipeline.Options{Options: transforms.Options{Agent: agentName, Keyring: keyring}, Input: in, OutputDir: out}); err != nil {
 		t.Fatal(err)
 	}
 	recs := map[string][][]byte{}

@@ -16,6 +16,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 var updateManifest = flag.Bool("update", false, "rewrite testdata/update_manifest.json (this breaks pipeline --update compatibility: say so in the change)")
@@ -42,7 +43,7 @@ func chain(p *pipepb.Pipeline, id string) string {
 // and timer family. Pinned in testdata/update_manifest.json.
 func TestUpdateManifest(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
-	if err := pipeline.Build(s, pipeline.Options{Agent: support.Name, InputSubscription: "projects/p/subscriptions/s", IntentsTopic: "projects/p/topics/i"}); err != nil {
+	if err := pipeline.Build(s, pipeline.Options{Options: transforms.Options{Agent: support.Name}, InputSubscription: "projects/p/subscriptions/s", IntentsTopic: "projects/p/topics/i"}); err != nil {
 		t.Fatal(err)
 	}
 	edges, _, err := p.Build()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/beamagents/beamagents/examples/support"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 // urns builds the pipeline of o and counts its transforms by URN, with the ParDo
@@ -40,7 +41,7 @@ func urns(t *testing.T, o pipeline.Options) (map[string]int, map[string]bool) {
 // it, the splittable reader and the publishing DoFns, which any runner runs. (Dataflow itself
 // cannot run here; this checks the graph that would be submitted.)
 func TestDataflowUsesNativePubSub(t *testing.T) {
-	o := pipeline.Options{Agent: support.Name, InputSubscription: "projects/p/subscriptions/s",
+	o := pipeline.Options{Options: transforms.Options{Agent: support.Name}, InputSubscription: "projects/p/subscriptions/s",
 		IntentsTopic: "projects/p/topics/i", ErrorsTopic: "projects/p/topics/e"}
 	const readURN, writeURN = "beam:transform:pubsub_read:v1", "beam:transform:pubsub_write:v1"
 

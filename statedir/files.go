@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/internal/recfile"
 )
 
@@ -50,13 +51,8 @@ type Marker struct {
 // count are errors.
 func ParseMarker(b []byte) (Marker, error) {
 	var m Marker
-	d := json.NewDecoder(strings.NewReader(string(b)))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&m); err != nil {
+	if err := jsontext.Decode(string(b), &m, jsontext.DecodeOptions{DisallowUnknownFields: true}); err != nil {
 		return Marker{}, fmt.Errorf("%s: %w", MarkerName, err)
-	}
-	if d.More() {
-		return Marker{}, fmt.Errorf("%s: data after the marker", MarkerName)
 	}
 	switch {
 	case m.State != StateRunning && m.State != StateDrained:

@@ -118,6 +118,7 @@ func TestBeginRefusesABrokenDirectory(t *testing.T) {
 		{"not json", "{"},
 		{"unknown state", `{"state":"halfway"}`},
 		{"unknown field", `{"state":"running","extra":1}`},
+		{"data after the marker", `{"state":"running"} {}`},
 		{"missing generation", `{"state":"drained","generation":4}`},
 		{"negative watermark", `{"state":"drained","generation":1,"watermark_ms":-5}`},
 	} {

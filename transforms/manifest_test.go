@@ -28,7 +28,7 @@ const (
 // manifestConfigs are the pipeline configurations whose --update contract is pinned: the
 // default (sorted single-file outputs) and the production one (sharded outputs).
 func manifestConfigs() map[string]pipeline.Options {
-	base := pipeline.Options{Agent: support.Name, Input: "in/*.jsonl", OutputDir: "out", Restore: "snap/*.binpb"}
+	base := pipeline.Options{Options: transforms.Options{Agent: support.Name}, Input: "in/*.jsonl", OutputDir: "out", Restore: "snap/*.binpb"}
 	sharded := base
 	sharded.Shards = 4
 	return map[string]pipeline.Options{"default": base, "sharded": sharded}

@@ -48,10 +48,15 @@ type Options struct {
 	// event-time ordering resolution, default DefaultOrderMs.
 	Ordering          Ordering
 	OrderResolutionMs int64
-	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps).
+	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps),
+	// which consumers verifying in intent.ModePermissive or intent.ModeOff accept and
+	// intent.ModeRequire refuses. Without it, every intent of a run without a Keyring is a
+	// signing_failed dead letter.
 	AllowUnsignedIntents bool
-	// VerifyResults is how tool results and approvals are verified against Keyring: "off"
-	// (or empty), "permissive" or "require" (intent.ParseMode; agent.Deps.VerifyResults).
+	// VerifyResults is how tool results and approvals are verified against Keyring before
+	// they may resume an activation: "off" (or empty), "permissive" or "require"
+	// (intent.ParseMode; agent.Deps.VerifyResults). A refused one is a result_refused or
+	// approval_refused dead letter.
 	VerifyResults string
 
 	// BatchWorkers is how many groups of keys of a bundle RunAgentBatch runs at once: 0 means
@@ -93,10 +98,18 @@ func (o Options) concurrency() int {
 }
 
 // Check validates o at pipeline construction: the agent is registered and builds from its
-// configuration, the ordering and the model options are valid. The keyring is a reference
-// resolved on the workers, so only its form is checked here.
+// configuration, the ordering, the result verification and the model options are valid. The
+// keyring is a reference resolved on the workers, so only its form is checked here.
 func (o Options) Check() error {
 	if _, err := agent.Build(o.Agent, o.Config); err != nil {
+		return err
+	}
+	if o.Keyring != "" {
+		if err := intent.CheckKeyringRef(o.Keyring); err != nil {
+			return err
+		}
+	}
+	if _, err := verifyMode(o.VerifyResults, o.Keyring != ""); err != nil {
 		return err
 	}
 	switch o.Ordering {
@@ -292,7 +305,7 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 			return nil, err
 		}
 	}
-	if rt.deps.VerifyResults, err = resultsMode(verifyResults, rt.deps.Keyring); err != nil {
+	if rt.deps.VerifyResults, err = verifyMode(verifyResults, rt.deps.Keyring != nil); err != nil {
 		return nil, err
 	}
 	c := func(n string) beam.Counter { return beam.NewCounter("beamagents", n) }
@@ -303,8 +316,8 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 	return rt, nil
 }
 
-// resultsMode parses Options.VerifyResults: nil for off, else the mode, which needs a keyring.
-func resultsMode(s string, kr *intent.Keyring) (*intent.Mode, error) {
+// verifyMode parses Options.VerifyResults: nil for off, else the mode, which needs a keyring.
+func verifyMode(s string, keyring bool) (*intent.Mode, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -314,7 +327,7 @@ func resultsMode(s string, kr *intent.Keyring) (*intent.Mode, error) {
 		return nil, err
 	case m == intent.ModeOff:
 		return nil, nil
-	case kr == nil:
+	case !keyring:
 		return nil, fmt.Errorf("verifying results in mode %s needs a keyring", m)
 	}
 	return &m, nil

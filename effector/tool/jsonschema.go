@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"encoding/json"
 	"math"
 	"regexp"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/jsontext"
 )
 
 // FromJSONSchema derives a tool's argument schema from the JSON Schema of its input (an MCP
@@ -37,7 +37,7 @@ import (
 // ErrDeclaration: the runtime does not approximate a schema.
 func FromJSONSchema(typeID string, schema []byte) (*interaction.Schema, error) {
 	var root map[string]any
-	if err := json.Unmarshal(schema, &root); err != nil {
+	if err := jsontext.Decode(string(schema), &root, jsontext.DecodeOptions{}); err != nil {
 		return nil, declErr(typeID, err, "input schema is not a JSON object")
 	}
 	b := &schemaBuilder{typeID: typeID}

@@ -15,6 +15,7 @@ import (
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -75,8 +76,11 @@ func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
 	t.Setenv("QUICKSTART_KEYRING", `{"active":"k1","keys":[{"id":"k1","secret":"c2l4dGVlbi1ieXRlcy1zZWNyZXQtZm9yLWEtdGVzdCE="}]}`)
 	out := filepath.Join(dir, "out")
 	_, err := pipeline.Run(context.Background(), "prism", pipeline.Options{
-		Agent: Name, Input: in, OutputDir: out, Keyring: "env:QUICKSTART_KEYRING",
-		Model: hosted.Options{Provider: hosted.OpenAI, Name: "local-model", BaseURL: srv.BaseURL(), APIKey: "env:QUICKSTART_KEY"},
+		Options: transforms.Options{
+			Agent: Name, Keyring: "env:QUICKSTART_KEYRING",
+			Model: hosted.Options{Provider: hosted.OpenAI, Name: "local-model", BaseURL: srv.BaseURL(), APIKey: "env:QUICKSTART_KEY"},
+		},
+		Input: in, OutputDir: out,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,10 @@
 // names a member twice, and a record of every deviation from the canonical form that
 // canonjson writes (insignificant whitespace, a string or key not escaped canonically). The
 // strict value decoder, the provider-text reader, the provider schema profiles and the tests
-// all read JSON through it.
+// all read JSON through it. Decode fills a Go value from a parsed text with encoding/json's
+// rules: the configuration documents (keyrings, model scripts, fallback lists, drain
+// markers, update manifests), the recorded turns and the providers' tool schemas are read
+// with it.
 package jsontext
 
 import (
@@ -44,6 +47,7 @@ func (k Kind) String() string { return kindNames[k] }
 type Node struct {
 	Kind    Kind
 	Offset  int  // byte offset of the value's first byte
+	End     int  // byte offset just past the value's last byte
 	Frac    bool // a number with a fraction part
 	Exp     bool // a number with an exponent part
 	Text    string
@@ -139,6 +143,15 @@ func (p *parser) space() {
 }
 
 func (p *parser) value() (*Node, *SyntaxError) {
+	n, err := p.token()
+	if err == nil {
+		n.End = p.i
+	}
+	return n, err
+}
+
+// token reads the value at p.i.
+func (p *parser) token() (*Node, *SyntaxError) {
 	if p.i >= len(p.s) {
 		return nil, p.fail("unexpected end of input")
 	}

@@ -12,6 +12,7 @@ import (
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
@@ -70,12 +71,8 @@ func (m *Model) tool(req *model.Request) (*tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var root struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-		Defs       json.RawMessage `json:"$defs"`
-	}
-	if err := json.Unmarshal(p.Schema, &root); err != nil {
+	root, err := readRoot(p.Schema)
+	if err != nil {
 		return nil, err
 	}
 	t := &tool{profile: p, param: ant.ToolUnionParam{OfTool: &ant.ToolParam{
@@ -91,6 +88,19 @@ func (m *Model) tool(req *model.Request) (*tool, error) {
 	return t, nil
 }
 
+// schemaRoot is what a tool's input schema takes from a profile's projection.
+type schemaRoot struct {
+	Properties json.RawMessage `json:"properties"`
+	Required   []string        `json:"required"`
+	Defs       json.RawMessage `json:"$defs"`
+}
+
+func readRoot(projection []byte) (schemaRoot, error) {
+	var root schemaRoot
+	err := jsontext.Decode(string(projection), &root, jsontext.DecodeOptions{})
+	return root, err
+}
+
 // toolParam declares a native tool: its input schema is the Anthropic profile of its argument
 // schema's fields.
 func toolParam(t model.Tool) (ant.ToolUnionParam, error) {
@@ -98,12 +108,8 @@ func toolParam(t model.Tool) (ant.ToolUnionParam, error) {
 	if err != nil {
 		return ant.ToolUnionParam{}, err
 	}
-	var root struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-		Defs       json.RawMessage `json:"$defs"`
-	}
-	if err := json.Unmarshal(raw, &root); err != nil {
+	root, err := readRoot(raw)
+	if err != nil {
 		return ant.ToolUnionParam{}, err
 	}
 	extra := map[string]any{"additionalProperties": false}

@@ -1,9 +1,7 @@
 package openai
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
@@ -109,10 +108,8 @@ func functionTool(t model.Tool) (oai.ChatCompletionToolUnionParam, error) {
 	if err != nil {
 		return oai.ChatCompletionToolUnionParam{}, err
 	}
-	var params shared.FunctionParameters
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber() // bounds keep their exact digits
-	if err := dec.Decode(&params); err != nil {
+	var params shared.FunctionParameters // bounds keep their exact digits
+	if err := jsontext.Decode(string(raw), &params, jsontext.DecodeOptions{UseNumber: true}); err != nil {
 		return oai.ChatCompletionToolUnionParam{}, err
 	}
 	fn := shared.FunctionDefinitionParam{Name: t.Name, Strict: oai.Bool(true), Parameters: params}

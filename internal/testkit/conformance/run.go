@@ -19,6 +19,7 @@ import (
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/replay"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 // Subject is one implementation of the conformance agent.
@@ -200,9 +201,9 @@ func (r *run) exec(name string, p *phase) error {
 		return err
 	}
 	o := pipeline.Options{
-		Agent: r.s.Agent, Config: config(), Keyring: r.ring, VerifyResults: "require",
+		Options: transforms.Options{Agent: r.s.Agent, Config: config(), Keyring: r.ring, VerifyResults: "require",
+			Model: hosted.Options{Provider: hosted.OpenAI, Name: modelID, BaseURL: r.srv.BaseURL(), APIKey: "env:" + apiKeyEnv, MaxAttempts: 1}},
 		Input: in, OutputDir: filepath.Join(r.dir, name),
-		Model: hosted.Options{Provider: hosted.OpenAI, Name: modelID, BaseURL: r.srv.BaseURL(), APIKey: "env:" + apiKeyEnv, MaxAttempts: 1},
 	}
 	if len(p.restores) > 0 {
 		o.Restore = filepath.Join(r.dir, name+"-restore.jsonl")
