@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -214,19 +213,11 @@ func New(config []byte) (*agent.Agent, error) {
 			return nil, fmt.Errorf("devices agent config: %w", err)
 		}
 	}
-	script := ModelScript
-	if cfg.Script != "" {
-		b, err := os.ReadFile(cfg.Script)
-		if err != nil {
-			return nil, err
-		}
-		script = b
+	script, err := cfg.modelScript()
+	if err != nil {
+		return nil, err
 	}
-	prompt := SystemPrompt
-	if cfg.Prompt != "" {
-		prompt = cfg.Prompt
-	}
-	def, err := DefinitionWith(script, prompt)
+	def, err := DefinitionWith(script, cfg.System())
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
 
 	"github.com/firebase/genkit/go/ai"
 
@@ -26,14 +22,7 @@ const Denied = "REJECTED: the dispatch was not approved"
 // Config is the factory's configuration: the native devices agent's (script, model_id,
 // prompt), a token budget, and an approval gate on dispatches for readings at or above a
 // threshold.
-type Config struct {
-	devices.Config
-	// MaxTokens is the activation's token budget (agent.Limits.MaxTokens); 0 means none.
-	MaxTokens int64 `json:"max_tokens,omitempty"`
-	// ApproveOverMilliC > 0 gates devices.dispatch behind an approval when the reading is at
-	// or above it.
-	ApproveOverMilliC int64 `json:"approve_over_milli_c,omitempty"`
-}
+type Config = devices.VariantConfig
 
 // Handler is the devices agent with its model loop written as a Genkit generate call (Genkit
 // runs the tool loop), built once: a quiet reading updates the ring and ends (no model call,
@@ -41,16 +30,13 @@ type Config struct {
 // (inline) and devices.dispatch (a signed intent, behind an approval when cfg gates the
 // reading) through Genkit's tools.
 func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Handler, error) {
-	prompt := devices.SystemPrompt
-	if cfg.Prompt != "" {
-		prompt = cfg.Prompt
-	}
+	prompt := cfg.System()
 	decls := devices.ToolDecls(lookupArgs, dispatchArgs)
 	dispatch := genkit.Tool{Decl: decls[1]}
 	if cfg.ApproveOverMilliC > 0 {
 		dispatch.Gate = &genkit.Gate{Needed: func(hc *agent.Context, _ string) bool {
 			r, err := devices.ParseReading(hc.Trigger().Event)
-			return err == nil && r.MilliC >= cfg.ApproveOverMilliC
+			return err == nil && cfg.Gated(r.MilliC)
 		}, Denied: Denied}
 	}
 	ga, err := genkit.New(context.Background(),
@@ -86,37 +72,5 @@ func New(config []byte) (*agent.Agent, error) {
 // Definition is the native devices agent's definition (model, tools, limits) with the Genkit
 // handler.
 func Definition(config []byte) (agent.Definition, error) {
-	var cfg Config
-	if len(bytes.TrimSpace(config)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(config))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return agent.Definition{}, fmt.Errorf("%s agent config: %w", Name, err)
-		}
-	}
-	script := devices.ModelScript
-	if cfg.Script != "" {
-		b, err := os.ReadFile(cfg.Script)
-		if err != nil {
-			return agent.Definition{}, err
-		}
-		script = b
-	}
-	var herr error
-	def, err := devices.DefinitionOf(Name, script, func(la, da *interaction.Schema) agent.Handler {
-		h, err := Handler(cfg, la, da)
-		herr = err
-		return h
-	})
-	if err == nil {
-		err = herr
-	}
-	if err != nil {
-		return agent.Definition{}, err
-	}
-	def.Limits.MaxTokens = cfg.MaxTokens
-	if cfg.ModelID != "" {
-		def.ModelID = cfg.ModelID
-	}
-	return def, nil
+	return devices.VariantDefinition(Name, config, Handler)
 }

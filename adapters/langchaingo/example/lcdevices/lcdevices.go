@@ -5,17 +5,15 @@
 // the inline devices.lookup and the side-effecting devices.dispatch, whose uint64 device_id
 // reaches the signed intent exactly, and the executor's answer is the final reply.
 //
-// Its configuration (JSON, all optional) also makes it the conformance agent of the
-// adapters' conformance kit: model_id (the model id requests name), script (a model script
-// file replacing the recorded one), max_tokens (the activation's token budget) and
-// approve_over_milli_c (a dispatch for a reading at or above it waits for an approval).
+// Its configuration (JSON, all optional, devices.VariantConfig) also makes it the conformance
+// agent of the adapters' conformance kit: model_id (the model id requests name), script (a
+// model script file replacing the recorded one), prompt (the system prompt), max_tokens (the
+// activation's token budget) and approve_over_milli_c (a dispatch for a reading at or above
+// it waits for an approval).
 package lcdevices
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/tools"
@@ -34,37 +32,18 @@ const Denied = "REJECTED: the dispatch was not approved"
 
 func init() { agent.Register(Name, New) }
 
-// Config is the factory's configuration.
-type Config struct {
-	Script            string `json:"script,omitempty"`
-	ModelID           string `json:"model_id,omitempty"`
-	MaxTokens         int64  `json:"max_tokens,omitempty"`
-	ApproveOverMilliC int64  `json:"approve_over_milli_c,omitempty"`
-}
+// Config is the factory's configuration: the native devices agent's (script, model_id,
+// prompt), a token budget, and an approval gate on dispatches for readings at or above a
+// threshold.
+type Config = devices.VariantConfig
 
-// New is the agent's factory: config is empty or a JSON Config.
+// New is the agent's factory: config is empty or a JSON Config (unknown members refused).
 func New(config []byte) (*agent.Agent, error) {
-	var cfg Config
-	if len(config) > 0 {
-		if err := json.Unmarshal(config, &cfg); err != nil {
-			return nil, fmt.Errorf("%s agent config: %w", Name, err)
-		}
-	}
-	script := devices.ModelScript
-	if cfg.Script != "" {
-		b, err := os.ReadFile(cfg.Script)
-		if err != nil {
-			return nil, err
-		}
-		script = b
-	}
-	def, err := devices.DefinitionOf(Name, script, func(la, da *interaction.Schema) agent.Handler { return Handler(cfg, la, da) })
+	def, err := devices.VariantDefinition(Name, config, func(cfg Config, la, da *interaction.Schema) (agent.Handler, error) {
+		return Handler(cfg, la, da), nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	def.Limits.MaxTokens = cfg.MaxTokens
-	if cfg.ModelID != "" {
-		def.ModelID = cfg.ModelID
 	}
 	return agent.New(def)
 }
@@ -77,7 +56,7 @@ func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) agent.Han
 		if err != nil || r.Quiet() {
 			return err
 		}
-		gated := cfg.ApproveOverMilliC > 0 && r.MilliC >= cfg.ApproveOverMilliC
+		gated := cfg.Gated(r.MilliC)
 		decls := devices.ToolDecls(lookupArgs, dispatchArgs)
 		llm, bound := lc.Bind(hc, lc.ToolSpec{ToolDecl: decls[0]}, lc.ToolSpec{ToolDecl: decls[1], Approval: gated, Denied: Denied})
 		ts := make([]tools.Tool, len(bound))
@@ -85,7 +64,7 @@ func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) agent.Han
 			ts[i] = t
 		}
 		ex := agents.NewExecutor(
-			agents.NewOpenAIFunctionsAgent(llm, ts, agents.NewOpenAIOption().WithSystemMessage(devices.SystemPrompt)),
+			agents.NewOpenAIFunctionsAgent(llm, ts, agents.NewOpenAIOption().WithSystemMessage(cfg.System())),
 			agents.WithMaxIterations(devices.MaxTurns))
 		out, err := ex.Call(hc.Context(), map[string]any{"input": devices.Anomaly(r, recent)})
 		if errors.Is(err, agents.ErrNotFinished) {
