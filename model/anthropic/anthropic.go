@@ -292,10 +292,8 @@ func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta fun
 		if err != nil {
 			return nil, err
 		}
-		for i, c := range resp.ToolCalls {
-			if err := onDelta(model.ToolDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments)}); err != nil {
-				return nil, provider.Cancelled(err)
-			}
+		if err := provider.DeliverWhole(resp, onDelta); err != nil {
+			return nil, err
 		}
 		return resp, nil
 	}

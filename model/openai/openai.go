@@ -222,7 +222,10 @@ func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta fun
 		if err != nil {
 			return nil, err
 		}
-		return resp, deliverWhole(resp, onDelta)
+		if err := provider.DeliverWhole(resp, onDelta); err != nil {
+			return nil, err
+		}
+		return resp, nil
 	}
 	params, err := m.params(req)
 	if err != nil {
@@ -233,16 +236,6 @@ func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta fun
 		return m.streamOnce(actx, params, func([]byte) error { return nil }, onDelta)
 	}, judge)
 	return resp, err
-}
-
-// deliverWhole hands a whole answer's calls to onDelta, one delta per call.
-func deliverWhole(resp *model.Response, onDelta func(model.ToolDelta) error) error {
-	for i, c := range resp.ToolCalls {
-		if err := onDelta(model.ToolDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments)}); err != nil {
-			return provider.Cancelled(err)
-		}
-	}
-	return nil
 }
 
 // streamOnce reads one streamed answer: onChunk sees each content delta, onDelta (for a

@@ -221,5 +221,17 @@ func Cancelled(err error) error {
 	return &model.Error{Code: model.CodeCancelled, Detail: "stream cancelled by the caller", Err: err}
 }
 
+// DeliverWhole hands a whole answer's tool calls to onDelta, one delta per call: what a
+// provider configured not to stream gives a caller of StreamTools. An error of onDelta
+// cancels, as it does mid-stream.
+func DeliverWhole(resp *model.Response, onDelta func(model.ToolDelta) error) error {
+	for i, c := range resp.ToolCalls {
+		if err := onDelta(model.ToolDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments)}); err != nil {
+			return Cancelled(err)
+		}
+	}
+	return nil
+}
+
 // Typed returns a provider error of code.
 func Typed(code model.Code, detail string, err error) *model.Error { return typed(code, detail, err) }
