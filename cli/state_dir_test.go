@@ -1,25 +1,20 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub/wire"
 	"github.com/beamagents/beamagents/statedir"
@@ -136,45 +131,7 @@ func (h *stateDirHarness) publish(ls ...[]byte) {
 }
 
 func newStateDirHarness(t *testing.T) *stateDirHarness {
-
-	srv := pstest.NewServer()
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
-	ctx := context.Background()
-	const (
-		in     = "projects/p/topics/in"
-		sub    = "projects/p/subscriptions/in"
-		finals = "projects/p/topics/finals"
-		ints   = "projects/p/topics/intents"
-		errs   = "projects/p/topics/errors"
-		snaps  = "projects/p/topics/snapshots"
-	)
-	for _, topic := range []string{in, finals, ints, errs, snaps} {
-		if _, err := srv.GServer.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := srv.GServer.CreateSubscription(ctx, &pubsubpb.Subscription{Name: sub, Topic: in, AckDeadlineSeconds: 10}); err != nil {
-		t.Fatal(err)
-	}
-	ring := t.TempDir() + "/ring.json"
-	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
-	if err := os.WriteFile(ring, []byte(`{"active":"k","keys":[{"id":"k","secret":"`+secret+`"}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kr, err := intent.LoadKeyring("file:" + ring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signed, err := signDemoAnswers(ctx, support.Name, support.Envelopes, kr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(signed))
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(sc.Bytes()))
-	}
+	srv, ring, lines := demoPubSub(t)
 	t.Cleanup(func() {
 		for _, f := range []string{"input_subscription", "intents_topic", "finals_topic", "errors_topic", "snapshots_topic", "status_interval", "agent", "keyring", "state_dir", "agent_config", "order_resolution_ms"} {
 			flag.Set(f, flag.Lookup(f).DefValue)
@@ -195,37 +152,12 @@ func newStateDirHarness(t *testing.T) *stateDirHarness {
 	dir := filepath.Join(t.TempDir(), "state")
 	run := func(until func() bool, extra ...string) (string, string) {
 		t.Helper()
-		type result struct {
-			code        int
-			out, errOut string
-		}
-		done := make(chan result, 1)
-		go func() {
-			args := append([]string{"run", "--agent", support.Name, "--input_subscription", sub,
-				"--intents_topic", ints, "--finals_topic", finals, "--errors_topic", errs, "--snapshots_topic", snaps,
-				"--status_interval", "100ms", "--keyring", "file:" + ring, "--state_dir", dir, "--agent_config", config}, extra...)
-			code, out, errOut := runCLI(t, "", args...)
-			done <- result{code, out, errOut}
-		}()
-		deadline := time.After(120 * time.Second)
-		for !until() {
-			select {
-			case r := <-done:
-				t.Fatalf("run ended early: exit %d\n%s\n%s", r.code, r.out, r.errOut)
-			case <-deadline:
-				t.Fatal("no outputs within 120s")
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-		syscall.Kill(os.Getpid(), syscall.SIGINT)
-		r := <-done
-		if r.code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", r.code, r.out, r.errOut)
-		}
-		return r.out, r.errOut
+		args := append([]string{"run", "--agent", support.Name, "--input_subscription", demoSub,
+			"--intents_topic", demoIntents, "--finals_topic", demoFinals, "--errors_topic", demoErrors, "--snapshots_topic", demoSnapshots,
+			"--status_interval", "100ms", "--keyring", "file:" + ring, "--state_dir", dir, "--agent_config", config}, extra...)
+		return streamUntil(t, 120*time.Second, until, args...)
 	}
-
-	return &stateDirHarness{srv: srv, in: in, sub: sub, finals: finals, ints: ints, errs: errs, snaps: snaps,
+	return &stateDirHarness{srv: srv, in: demoIn, sub: demoSub, finals: demoFinals, ints: demoIntents, errs: demoErrors, snaps: demoSnapshots,
 		lines: lines, thanks: thanks, dir: dir, run: run}
 }
 
