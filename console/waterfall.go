@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -29,28 +30,18 @@ func sortEvents(evs []*pb.TraceEvent) {
 		return r
 	}
 	slices.SortStableFunc(evs, func(a, b *pb.TraceEvent) int {
-		if c := int64Cmp(a.GetStartMs(), b.GetStartMs()); c != 0 {
+		if c := cmp.Compare(a.GetStartMs(), b.GetStartMs()); c != 0 {
 			return c
 		}
 		ra, rb := rank(a), rank(b)
 		if ra == 0 || rb == 0 || ra == 6 || rb == 6 {
 			return ra - rb
 		}
-		if c := int64Cmp(int64(a.GetStepIndex()), int64(b.GetStepIndex())); c != 0 {
+		if c := cmp.Compare(int64(a.GetStepIndex()), int64(b.GetStepIndex())); c != 0 {
 			return c
 		}
 		return ra - rb
 	})
-}
-
-func int64Cmp(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Row is one bar of a trace's waterfall.

@@ -2,6 +2,7 @@ package drive
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -122,19 +123,9 @@ func Split(elems [][]byte, atMs int64) (due []Buffered, rest []byte, timers Time
 // SortDue sorts envelopes into processing order: event time, ties broken by their bytes.
 func SortDue(due []Buffered) {
 	slices.SortFunc(due, func(a, b Buffered) int {
-		if c := cmpInt(a.Env.GetEventTimeMs(), b.Env.GetEventTimeMs()); c != 0 {
+		if c := cmp.Compare(a.Env.GetEventTimeMs(), b.Env.GetEventTimeMs()); c != 0 {
 			return c
 		}
 		return bytes.Compare(a.Raw, b.Raw)
 	})
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
