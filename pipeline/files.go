@@ -23,9 +23,12 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, []byte, func(*[]byte) bool, error](&writeRecordsFn{})
+	register.DoFn4x1[context.Context, []byte, func(*[]byte) bool, func(int), error](&writeRecordsFn{})
+	register.DoFn3x0[context.Context, []byte, func(*int) bool](&countWrittenFn{})
 	register.Emitter1[[]byte]()
+	register.Emitter1[int]()
 	register.Iter1[[]byte]()
+	register.Iter1[int]()
 }
 
 func deadLetter(err error) []byte {
@@ -39,17 +42,21 @@ func deadLetter(err error) []byte {
 // The records are sorted by their bytes, so the same records always make the same files, and
 // both files are written even when there are no records. Each file is written under a
 // temporary name and renamed when complete, so a file under its final name is whole.
+//
+// The count of records written goes to the counter records_written.NAME, from a stage of
+// its own: Prism waits for a bundle of a stage without outputs by polling, which would cost
+// a core for as long as the files are being written.
 func WriteRecords(s beam.Scope, dir, name string, msgType protoreflect.FullName, col beam.PCollection) {
 	s = s.Scope("Write_" + name)
-	imp := beam.Impulse(s)
-	beam.ParDo0(s, &writeRecordsFn{Dir: dir, Name: name, Type: string(msgType)}, imp, beam.SideInput{Input: col})
+	written := beam.ParDo(s, &writeRecordsFn{Dir: dir, Name: name, Type: string(msgType)}, beam.Impulse(s), beam.SideInput{Input: col})
+	beam.ParDo0(s, &countWrittenFn{Name: name}, beam.Impulse(s), beam.SideInput{Input: written})
 }
 
 type writeRecordsFn struct {
 	Dir, Name, Type string
 }
 
-func (f *writeRecordsFn) ProcessElement(ctx context.Context, _ []byte, records func(*[]byte) bool) error {
+func (f *writeRecordsFn) ProcessElement(ctx context.Context, _ []byte, records func(*[]byte) bool, emit func(int)) error {
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(f.Type))
 	if err != nil {
 		return err
@@ -67,7 +74,23 @@ func (f *writeRecordsFn) ProcessElement(ctx context.Context, _ []byte, records f
 	if err := writeFile(ctx, join(f.Dir, f.Name+".binpb"), bin); err != nil {
 		return err
 	}
-	return writeFile(ctx, join(f.Dir, f.Name+".jsonl"), js)
+	if err := writeFile(ctx, join(f.Dir, f.Name+".jsonl"), js); err != nil {
+		return err
+	}
+	emit(len(all))
+	return nil
+}
+
+// countWrittenFn adds the records a writeRecordsFn wrote to records_written.NAME.
+type countWrittenFn struct {
+	Name string
+}
+
+func (f *countWrittenFn) ProcessElement(ctx context.Context, _ []byte, written func(*int) bool) {
+	var n int
+	for written(&n) {
+		beam.NewCounter("beamagents", "records_written."+f.Name).Inc(ctx, int64(n))
+	}
 }
 
 func render(mt protoreflect.MessageType, records [][]byte) (bin, js []byte, err error) {

@@ -64,6 +64,7 @@ type job struct {
 	appended atomic.Bool
 	cell     []byte   // the key's state cell as the first step read it
 	bag      [][]byte // the key's buffer as the first step read it
+	counted  bool     // counted in its table's unsettled jobs (the table's mu)
 
 	mu       sync.Mutex
 	queue    []drive.Trigger // firings not yet run
@@ -114,6 +115,7 @@ func (j *job) next() (drive.Trigger, bool) {
 // on the buffer the one before it left; a panic fails the bundle that carries out the
 // effects.
 func (j *job) run(ctx context.Context, t *jobTable, c drive.Core, key []byte, bl *drive.Backlog, rest []byte) {
+	defer t.finish(key, j)
 	defer close(j.done)
 	defer func() {
 		if r := recover(); r != nil {
@@ -170,6 +172,10 @@ type jobTable struct {
 	mu    sync.Mutex
 	jobs  map[string]*job
 	slots chan struct{}
+	// unsettled counts the finished jobs in jobs whose effects no call has carried out yet;
+	// changed is closed and replaced whenever a job finishes.
+	unsettled int
+	changed   chan struct{}
 }
 
 // maxKept bounds the finished jobs a table keeps for keys that never came back (their key
@@ -187,7 +193,7 @@ func jobsOf(instance string, n int) *jobTable {
 	defer tablesMu.Unlock()
 	t := tables[instance]
 	if t == nil {
-		t = &jobTable{jobs: map[string]*job{}, slots: make(chan struct{}, n)}
+		t = &jobTable{jobs: map[string]*job{}, slots: make(chan struct{}, n), changed: make(chan struct{})}
 		tables[instance] = t
 	}
 	return t
@@ -225,9 +231,12 @@ func (t *jobTable) put(key []byte, j *job) {
 	if len(t.jobs) >= maxKept {
 		for k, o := range t.jobs {
 			if o.isDone() {
-				delete(t.jobs, k)
+				t.drop(k, o)
 			}
 		}
+	}
+	if o := t.jobs[string(key)]; o != nil {
+		t.drop(string(key), o)
 	}
 	t.jobs[string(key)] = j
 }
@@ -236,7 +245,49 @@ func (t *jobTable) remove(key []byte, j *job) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.jobs[string(key)] == j {
-		delete(t.jobs, string(key))
+		t.drop(string(key), j)
+	}
+}
+
+// drop deletes a job from the table; t.mu is held.
+func (t *jobTable) drop(key string, j *job) {
+	delete(t.jobs, key)
+	if j.counted {
+		t.unsettled--
+	}
+}
+
+// finish counts a job that finished as unsettled, if the table still holds it, and wakes the
+// calls waiting for another job to finish.
+func (t *jobTable) finish(key []byte, j *job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.jobs[string(key)] == j {
+		j.counted = true
+		t.unsettled++
+	}
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// waitFor waits until job j finishes, and reports false, or until as many other jobs have
+// finished unsettled as the table has slots, and reports true.
+func (t *jobTable) waitFor(j *job) bool {
+	for {
+		t.mu.Lock()
+		enough, changed := t.unsettled >= cap(t.slots), t.changed
+		t.mu.Unlock()
+		if j.isDone() {
+			return false
+		}
+		if enough {
+			return true
+		}
+		select {
+		case <-j.done:
+			return false
+		case <-changed:
+		}
 	}
 }
 
@@ -259,6 +310,9 @@ func (f *firing) pending(tag string, wait bool) (bool, error) {
 			j.appended.Store(true)
 			return true, nil
 		case j.epoch != f.epoch:
+			if tag == j.await && f.passOver(j) {
+				return true, nil
+			}
 		case tag == j.await:
 			if !j.exposed {
 				return true, nil
@@ -288,6 +342,38 @@ func (f *firing) start(tag string, bag [][]byte, bl *drive.Backlog, rest []byte)
 }
 
 func (f *firing) await(j *job) { f.frame.timer.Set(f.tp, toTime(f.now), timers.WithTag(j.await)) }
+
+// passOver reports whether the await firing of an unfinished job, in a bundle after the one
+// that started it, leaves the key to a later bundle: it re-arms the await timer. Prism hands
+// the await firings of a bundle in no particular order, so a bundle that waited on each in
+// turn would carry out most effects, and let the keys' next timers fire, only after the last
+// call answered. A bundle waits on the first unfinished job it meets until that job finishes
+// or until as many other jobs have finished as the table has slots; from then on it passes
+// over every unfinished job, and the next bundle brings them back with the finished ones.
+// Each bundle so carries out at least a slot count of jobs, which bounds the re-armed
+// firings. A key fires at most once more in a bundle that passed over it (the SDK runs a
+// timer set in the bundle before the key's later timers in it): that firing waits.
+func (f *firing) passOver(j *job) bool {
+	p := f.passes
+	if p == nil || p.passed[string(f.key)] {
+		return false
+	}
+	if !p.passing && !f.jobs.waitFor(j) {
+		return false
+	}
+	p.passing = true
+	p.passed[string(f.key)] = true
+	f.touched[string(f.key)] = true
+	f.rt.passedOver.Inc(f.ctx, 1)
+	f.await(j)
+	return true
+}
+
+// passes is what a bundle passed over (passOver).
+type passes struct {
+	passing bool
+	passed  map[string]bool
+}
 
 // settle waits for a key's job and carries out its effects, if the key's state is still
 // what the job read; otherwise the job is dropped and the firing runs again from the state.

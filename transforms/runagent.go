@@ -208,6 +208,7 @@ type runAgentFn struct {
 	jobs    *jobTable       // when Concurrency > 1
 	epoch   uint64          // the bundle running: a job started in it was started by this instance
 	touched map[string]bool // the keys whose Beam timers the bundle changed
+	passes  *passes         // the await firings the bundle passed over
 }
 
 // tagged emits one output of the stateful step, with its kind and its event time: an
@@ -233,12 +234,13 @@ func (f *runAgentFn) StartBundle(context.Context, tagged) {
 	f.epoch = nextEpoch()
 	if f.jobs != nil {
 		f.touched = map[string]bool{}
+		f.passes = &passes{passed: map[string]bool{}}
 	}
 }
 
 func (f *runAgentFn) frame() *frame {
 	return &frame{rt: f.rt, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
-		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, epoch: f.epoch, touched: f.touched, cell: &f.State}
+		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, epoch: f.epoch, touched: f.touched, passes: f.passes, cell: &f.State}
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {
@@ -260,6 +262,7 @@ type frame struct {
 	jobs       *jobTable            // nil: every firing runs to its end in its own call
 	epoch      uint64               // the bundle running
 	touched    map[string]bool      // the keys whose Beam timers the bundle changed
+	passes     *passes              // the await firings the bundle passed over
 	cell       *state.Value[[]byte] // the combined cell, read whole for a job
 }
 
@@ -289,7 +292,7 @@ type runtime struct {
 
 	activations, firings, modelCalls           beam.Counter
 	stateReads, stateWrites, stateBytesWritten beam.Counter
-	deadLetters, staleSteps                    beam.Counter
+	deadLetters, staleSteps, passedOver        beam.Counter
 	m                                          *meters
 	capture                                    *statedir.Capture // nil unless Options.Capture is in this process
 }
@@ -311,7 +314,7 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 	c := func(n string) beam.Counter { return beam.NewCounter("beamagents", n) }
 	rt.activations, rt.firings, rt.modelCalls = c("activations"), c("timer_firings"), c("model_calls")
 	rt.stateReads, rt.stateWrites, rt.stateBytesWritten = c("state_reads"), c("state_writes"), c("state_bytes_written")
-	rt.deadLetters, rt.staleSteps = c("dead_letters"), c("stale_steps")
+	rt.deadLetters, rt.staleSteps, rt.passedOver = c("dead_letters"), c("stale_steps"), c("passed_over")
 	rt.m = newMeters()
 	return rt, nil
 }
