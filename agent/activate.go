@@ -32,10 +32,11 @@ type Deps struct {
 // Activate runs the core for one envelope against the key's committed state in store.
 //
 // An activation is atomic: if it fails, the Result holds no writes from it and exactly one
-// dead letter, and the returned error is the typed *Error behind that dead letter. Two
-// outcomes are not failures of the input although they emit a dead letter: a queued inbox
-// event whose own activation fails (the event leaves the inbox), and a deadline that fails
-// closed (Fire). Every time the core uses is the envelope's event time.
+// dead letter (with the ERROR trace event of a model call a circuit breaker refused), and
+// the returned error is the typed *Error behind that dead letter. Two outcomes are not
+// failures of the input although they emit a dead letter: a queued inbox event whose own
+// activation fails (the event leaves the inbox), and a deadline that fails closed (Fire).
+// Every time the core uses is the envelope's event time.
 func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope, deps Deps) (*Result, error) {
 	return a.NewBatch(store, deps).Activate(ctx, env)
 }
@@ -105,6 +106,9 @@ type call struct {
 	// being restored. A dead letter of the call carries it, so it can be redriven.
 	input    *pb.AgentEnvelope
 	snapshot *pb.StateSnapshot
+	// refusals are the ERROR events of the running attempt's model calls that a circuit
+	// breaker refused: a failed attempt keeps them (activation.traceRefusal).
+	refusals []*pb.TraceEvent
 }
 
 func (b *Batch) newCall(ctx context.Context, entity []byte, now int64) *call {
@@ -113,10 +117,12 @@ func (b *Batch) newCall(ctx context.Context, entity []byte, now int64) *call {
 
 // atomic runs fn over a fresh view of the committed state. On success the view's changes join
 // the committed overlay and fn's outputs join the result; on failure (an error or a panic)
-// nothing of fn survives but one dead letter.
+// nothing of fn survives but one dead letter and the ERROR events of model calls a circuit
+// breaker refused.
 func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 	v := newView(&c.cells, c.a.limits)
 	var out Outputs
+	c.refusals = nil
 	err = protect(func() error { return fn(v, &out) })
 	var st statecodec.Stats
 	if err == nil {
@@ -124,6 +130,7 @@ func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 	}
 	if err != nil {
 		c.res.DeadLetters = append(c.res.DeadLetters, c.deadLetter(err))
+		c.res.Traces = append(c.res.Traces, c.refusals...)
 		return err
 	}
 	c.res.Outputs = appendOutputs(c.res.Outputs, out)

@@ -19,7 +19,8 @@
 //
 // Invariants:
 //   - Atomic activations. A failed activation commits nothing: no cell write, no output but
-//     one dead letter whose reason is the *Error's Reason. Two dead letters come with
+//     one dead letter whose reason is the *Error's Reason, and the ERROR trace events of its
+//     model calls that a circuit breaker refused (docs/identity.md). Two dead letters come with
 //     committed changes by design: a queued inbox event whose own activation fails (it leaves
 //     the inbox, so it cannot block the key), and a deadline that fails closed after its
 //     escalations (the suspension is cleared; approval_timeout or activation_timeout).

@@ -1,9 +1,14 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"maps"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -60,17 +65,57 @@ func TestFallbackAnswerIsRecorded(t *testing.T) {
 }
 
 // A call refused by an open circuit breaker dead-letters as model_error with the refusal's
-// code and the input envelope, so it can be redriven.
+// code and the input envelope, so it can be redriven; the attempt writes nothing and keeps
+// one trace event, an ERROR saying the breaker refused the call, under the root span of the
+// activation's trace (the one the activation has when a model answers). A retry emits the
+// same bytes; a call that fails otherwise keeps no trace event.
 func TestBreakerRefusalDeadLetters(t *testing.T) {
 	refused := &model.Error{Code: model.CodeCircuitOpen, Detail: "the circuit breaker of openai http://127.0.0.1:1/v1 m is open"}
 	a := newTestAgent(t, fixedModel{err: refused}, agentLimits{}, false)
 	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1_000_000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
 	res, err := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
-	if err == nil || len(res.DeadLetters) != 1 {
-		t.Fatalf("%v %v", err, res.DeadLetters)
+	if !errors.Is(err, model.ErrCircuitOpen) || len(res.DeadLetters) != 1 || len(res.Writes) != 0 {
+		t.Fatalf("%v %v %d writes", err, res.DeadLetters, len(res.Writes))
 	}
 	d := res.DeadLetters[0]
 	if d.GetReason() != string(agent.ReasonModelError) || !strings.Contains(d.GetDetail(), string(model.CodeCircuitOpen)) || len(d.GetEnvelope()) == 0 {
 		t.Fatalf("dead letter %v", d)
+	}
+	if len(res.Traces) != 1 || len(res.Intents)+len(res.Finals)+len(res.Snapshots) != 0 {
+		t.Fatalf("outputs beside the dead letter: %d traces, %d intents, %d finals", len(res.Traces), len(res.Intents), len(res.Finals))
+	}
+	ev := res.Traces[0]
+	want := map[string]string{tracing.AttrErrorType: "model_circuit_open", tracing.AttrReason: "model_error", tracing.AttrOperationName: "chat",
+		tracing.AttrRequestModel: ev.GetAttributes()[tracing.AttrRequestModel], tracing.AttrAgent: ev.GetAttributes()[tracing.AttrAgent]}
+	if ev.GetEventType() != pb.TraceEvent_ERROR || !maps.Equal(ev.GetAttributes(), want) || want[tracing.AttrRequestModel] == "" ||
+		ev.GetStartMs() != env.GetEventTimeMs() || ev.GetEndMs() != env.GetEventTimeMs() {
+		t.Fatalf("refusal event %v", ev)
+	}
+	span := tracing.SpanID(env.GetEntityKey(), ev.GetSeq(), tracing.EventRole(pb.TraceEvent_ERROR), ev.GetStepIndex())
+	if !bytes.Equal(ev.GetSpanId(), span[:]) {
+		t.Fatalf("span id %x, want %x", ev.GetSpanId(), span)
+	}
+
+	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
+		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+	ok, err := newTestAgent(t, fixedModel{resp: &model.Response{Text: []byte(text)}}, agentLimits{}, false).
+		Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := ok.Traces[0]
+	if start.GetEventType() != pb.TraceEvent_ACTIVATION_START || !bytes.Equal(ev.GetTraceId(), start.GetTraceId()) || !bytes.Equal(ev.GetParentSpanId(), start.GetSpanId()) || ev.GetSeq() != start.GetSeq() {
+		t.Fatalf("refusal %v is not under the activation's root %v", ev, start)
+	}
+
+	again, _ := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	if !proto.Equal(again.Traces[0], ev) || !proto.Equal(again.DeadLetters[0], d) {
+		t.Fatal("a retried refusal emits other bytes")
+	}
+
+	down := newTestAgent(t, fixedModel{err: &model.Error{Code: model.CodeUnavailable}}, agentLimits{}, false)
+	res, err = down.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	if !errors.Is(err, model.ErrUnavailable) || len(res.DeadLetters) != 1 || len(res.Traces) != 0 {
+		t.Fatalf("unavailable: %v, %d dead letters, %d traces", err, len(res.DeadLetters), len(res.Traces))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/tracing"
 )
 
 // FuzzActivate feeds arbitrary envelopes and arbitrary model output to a fresh key and to a
@@ -56,7 +57,13 @@ func FuzzActivate(f *testing.F) {
 func check(t *testing.T, res *agent.Result, err error, kr *intent.Keyring) {
 	t.Helper()
 	if err != nil {
-		if len(res.Writes) != 0 || len(res.DeadLetters) != 1 || len(res.Intents)+len(res.Finals)+len(res.Traces)+len(res.Snapshots) != 0 {
+		traces := 0 // besides the ERROR events of calls a circuit breaker refused
+		for _, ev := range res.Traces {
+			if ev.GetEventType() != pb.TraceEvent_ERROR || ev.GetAttributes()[tracing.AttrErrorType] != string(model.CodeCircuitOpen) {
+				traces++
+			}
+		}
+		if len(res.Writes) != 0 || len(res.DeadLetters) != 1 || len(res.Intents)+len(res.Finals)+traces+len(res.Snapshots) != 0 {
 			t.Fatalf("failed activation (%v) left writes %d, dead letters %d, other outputs", err, len(res.Writes), len(res.DeadLetters))
 		}
 		return

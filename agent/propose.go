@@ -74,6 +74,7 @@ func (act *activation) ask(req *model.Request, key string, adm streamed) ([]byte
 	if !hit {
 		resp, err := act.call(req, adm)
 		if err != nil {
+			act.traceRefusal(req, err)
 			return nil, nil, err
 		}
 		text = model.CacheBytes(req, resp)
@@ -90,6 +91,21 @@ func (act *activation) ask(req *model.Request, key string, adm streamed) ([]byte
 		return nil, nil, err
 	}
 	return text, attrs, nil
+}
+
+// traceRefusal records a model call that its endpoint's circuit breaker refused unsent (for
+// a fallback chain: the last model asked) as an ERROR event. It is the one trace event an
+// attempt that fails keeps beside its dead letter (docs/identity.md), so the activation's
+// trace says why no model answered.
+func (act *activation) traceRefusal(req *model.Request, err error) {
+	if !errors.Is(err, model.ErrCircuitOpen) {
+		return
+	}
+	act.tr.emit(pb.TraceEvent_ERROR, req.Step, act.c.now, map[string]string{
+		tracing.AttrErrorType: string(model.CodeCircuitOpen), tracing.AttrReason: string(ReasonModelError),
+		tracing.AttrOperationName: tracing.OpChat, tracing.AttrRequestModel: req.Model,
+	})
+	act.c.refusals = append(act.c.refusals, act.out.Traces[len(act.out.Traces)-1])
 }
 
 // llmCallAttrs bounds the attributes of an LLM_CALL event: five GenAI and cache attributes,

@@ -154,7 +154,8 @@ type Outputs struct {
 }
 
 // Result is what one call of the core decided. Writes holds only the cells that changed (an
-// empty value clears the cell); a failed activation contributes no writes and one dead letter.
+// empty value clears the cell); a failed activation contributes no writes and one dead letter
+// (with the ERROR trace events of model calls a circuit breaker refused).
 type Result struct {
 	Outputs
 	Writes map[statecodec.Cell][]byte

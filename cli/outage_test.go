@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,11 +18,15 @@ import (
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/tracing"
 )
 
+func id16(b [16]byte) []byte { return b[:] }
+
 // An outage, end to end through the command: a hosted model with nothing listening
-// dead-letters every key (most ending on an attempt the open breaker refused unsent), each
-// with its input; redrive of those dead letters against a live server then completes every key.
+// dead-letters every key (most ending on an attempt the open breaker refused unsent, which
+// the trace says), each with its input; redrive of those dead letters against a live server
+// then completes every key.
 func TestOutageThenRedrive(t *testing.T) {
 	const keys = 200
 	o := outageRun(t, keys, 0)
@@ -99,15 +102,28 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 	if err != nil {
 		t.Fatal(err)
 	}
+	deadKeys := map[string]bool{}
 	for _, d := range dead {
 		if d.GetReason() != string(agent.ReasonModelError) || d.GetEnvelope() == nil {
 			t.Fatalf("dead letter %v", d)
 		}
-		if strings.Contains(d.GetDetail(), string(model.CodeCircuitOpen)) {
-			o.refused++
-		}
+		deadKeys[string(d.GetEntityKey())] = true
 	}
 	o.dead = len(dead)
+	// The only trace events of a run whose every attempt failed: one ERROR for each model
+	// call the open breaker refused, in the trace of the activation it ended.
+	traces, err := readMessages([]string{filepath.Join(dir, "outage", pipeline.TracesName+".binpb")}, func() *pb.TraceEvent { return &pb.TraceEvent{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range traces {
+		a := ev.GetAttributes()
+		if ev.GetEventType() != pb.TraceEvent_ERROR || a[tracing.AttrErrorType] != string(model.CodeCircuitOpen) || a[tracing.AttrRequestModel] != "gpt-test" ||
+			!deadKeys[string(ev.GetEntityKey())] || !bytes.Equal(ev.GetTraceId(), id16(tracing.TraceID(ev.GetEntityKey(), 0))) {
+			t.Fatalf("trace event of the outage run: %v", ev)
+		}
+		o.refused++
+	}
 	again := filepath.Join(dir, "again", "redriven.jsonl")
 	os.MkdirAll(filepath.Dir(again), 0o755)
 	if code, stdout, stderr := runCLI(t, "", "redrive", "--input", filepath.Join(dir, "outage", pipeline.DeadLettersName+".binpb"),

@@ -134,6 +134,9 @@ func Layout(traceID []byte, evs []*pb.TraceEvent) Waterfall {
 		case pb.TraceEvent_ERROR:
 			r.Kind, r.Error = "error", true
 			r.Label = "error " + orDash(a[tracing.AttrReason])
+			if t := a[tracing.AttrErrorType]; t != "" && t != a[tracing.AttrReason] {
+				r.Label += " (" + t + ")" // model_circuit_open: the breaker refused the call
+			}
 		default:
 			r.Kind, r.Label = "event", ev.GetEventType().String()
 		}
