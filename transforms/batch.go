@@ -81,7 +81,8 @@ type runBatchFn struct {
 	Workers           int // Options.BatchWorkers
 	// Concurrency is Options.ModelConcurrency with its default; with more than 1, every key
 	// is a group of its own and up to Concurrency groups of the step run at once in the
-	// process (the same gate as RunAgent's steps run apart), however many bundles run.
+	// process (the same gate as RunAgent's steps run apart), however many bundles run; a
+	// bundle keeps twice that many groups started and not yet emitted.
 	Concurrency int
 	Instance    string
 
@@ -137,7 +138,9 @@ func (f *runBatchFn) Setup() (err error) {
 	f.groupN0 = groupEnvelopes
 	if f.Concurrency > 1 {
 		f.gate = jobsOf(f.Instance, f.Concurrency)
-		f.workers, f.groupN0 = max(f.workers, f.Concurrency), 1
+		// Twice as many groups as slots: a group that finished waits to be emitted after the
+		// ones before it, and must not keep the next from taking its slot.
+		f.workers, f.groupN0 = max(f.workers, 2*f.Concurrency), 1
 	}
 	return err
 }
