@@ -64,7 +64,6 @@ type job struct {
 	appended atomic.Bool
 	cell     []byte   // the key's state cell as the first step read it
 	bag      [][]byte // the key's buffer as the first step read it
-	counted  bool     // counted in its table's unsettled jobs (the table's mu)
 
 	mu       sync.Mutex
 	queue    []drive.Trigger // firings not yet run
@@ -115,7 +114,7 @@ func (j *job) next() (drive.Trigger, bool) {
 // on the buffer the one before it left; a panic fails the bundle that carries out the
 // effects.
 func (j *job) run(ctx context.Context, t *jobTable, c drive.Core, key []byte, bl *drive.Backlog, rest []byte) {
-	defer t.finish(key, j)
+	defer t.finish()
 	defer close(j.done)
 	defer func() {
 		if r := recover(); r != nil {
@@ -172,10 +171,9 @@ type jobTable struct {
 	mu    sync.Mutex
 	jobs  map[string]*job
 	slots chan struct{}
-	// unsettled counts the finished jobs in jobs whose effects no call has carried out yet;
-	// changed is closed and replaced whenever a job finishes.
-	unsettled int
-	changed   chan struct{}
+	// finished counts the jobs that finished; changed is closed and replaced whenever one does.
+	finished uint64
+	changed  chan struct{}
 }
 
 // maxKept bounds the finished jobs a table keeps for keys that never came back (their key
@@ -231,12 +229,9 @@ func (t *jobTable) put(key []byte, j *job) {
 	if len(t.jobs) >= maxKept {
 		for k, o := range t.jobs {
 			if o.isDone() {
-				t.drop(k, o)
+				delete(t.jobs, k)
 			}
 		}
-	}
-	if o := t.jobs[string(key)]; o != nil {
-		t.drop(string(key), o)
 	}
 	t.jobs[string(key)] = j
 }
@@ -245,37 +240,34 @@ func (t *jobTable) remove(key []byte, j *job) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.jobs[string(key)] == j {
-		t.drop(string(key), j)
+		delete(t.jobs, string(key))
 	}
 }
 
-// drop deletes a job from the table; t.mu is held.
-func (t *jobTable) drop(key string, j *job) {
-	delete(t.jobs, key)
-	if j.counted {
-		t.unsettled--
-	}
-}
-
-// finish counts a job that finished as unsettled, if the table still holds it, and wakes the
-// calls waiting for another job to finish.
-func (t *jobTable) finish(key []byte, j *job) {
+// finish counts a job that finished and wakes the calls waiting for jobs to finish.
+func (t *jobTable) finish() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.jobs[string(key)] == j {
-		j.counted = true
-		t.unsettled++
-	}
+	t.finished++
 	close(t.changed)
 	t.changed = make(chan struct{})
 }
 
-// waitFor waits until job j finishes, and reports false, or until as many other jobs have
-// finished unsettled as the table has slots, and reports true.
-func (t *jobTable) waitFor(j *job) bool {
+// finishedJobs is how many jobs have finished.
+func (t *jobTable) finishedJobs() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.finished
+}
+
+// waitFor waits until job j finishes, and reports false, or until as many jobs as the table
+// has slots have finished since the count since (a bundle's start), and reports true. Only
+// jobs that finished meanwhile count: a finished job whose key moved to another worker is
+// never carried out here, and must not make every later bundle pass over at once.
+func (t *jobTable) waitFor(j *job, since uint64) bool {
 	for {
 		t.mu.Lock()
-		enough, changed := t.unsettled >= cap(t.slots), t.changed
+		enough, changed := t.finished-since >= uint64(cap(t.slots)), t.changed
 		t.mu.Unlock()
 		if j.isDone() {
 			return false
@@ -348,8 +340,9 @@ func (f *firing) await(j *job) { f.frame.timer.Set(f.tp, toTime(f.now), timers.W
 // the await firings of a bundle in no particular order, so a bundle that waited on each in
 // turn would carry out most effects, and let the keys' next timers fire, only after the last
 // call answered. A bundle waits on the first unfinished job it meets until that job finishes
-// or until as many other jobs have finished as the table has slots; from then on it passes
-// over every unfinished job, and the next bundle brings them back with the finished ones.
+// or until as many jobs have finished since the bundle started as the table has slots; from
+// then on it passes over every unfinished job, and the next bundle brings them back with the
+// finished ones.
 // Each bundle so carries out at least a slot count of jobs, which bounds the re-armed
 // firings. A key fires at most once more in a bundle that passed over it (the SDK runs a
 // timer set in the bundle before the key's later timers in it): that firing waits.
@@ -358,7 +351,7 @@ func (f *firing) passOver(j *job) bool {
 	if p == nil || p.passed[string(f.key)] {
 		return false
 	}
-	if !p.passing && !f.jobs.waitFor(j) {
+	if !p.passing && !f.jobs.waitFor(j, p.since) {
 		return false
 	}
 	p.passing = true
@@ -371,6 +364,7 @@ func (f *firing) passOver(j *job) bool {
 
 // passes is what a bundle passed over (passOver).
 type passes struct {
+	since   uint64 // the jobs finished when the bundle started
 	passing bool
 	passed  map[string]bool
 }

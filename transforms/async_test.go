@@ -6,17 +6,20 @@ import (
 )
 
 // TestJobTableWaitFor: a bundle's wait on an unfinished job ends when the job finishes, or
-// when as many other jobs as the table has slots have finished and are not carried out; a
-// job carried out (removed) or replaced no longer counts.
+// when as many jobs as the table has slots have finished since the bundle started; jobs that
+// finished before it (a key moved away leaves its finished job behind) do not count.
 func TestJobTableWaitFor(t *testing.T) {
-	newJob := func() *job { return &job{done: make(chan struct{})} }
-	finish := func(tb *jobTable, key string, j *job) {
-		close(j.done)
-		tb.finish([]byte(key), j)
+	newTable := func() *jobTable {
+		return &jobTable{jobs: map[string]*job{}, slots: make(chan struct{}, 2), changed: make(chan struct{})}
 	}
-	waited := func(tb *jobTable, j *job) chan bool {
+	newJob := func() *job { return &job{done: make(chan struct{})} }
+	finish := func(tb *jobTable, j *job) {
+		close(j.done)
+		tb.finish()
+	}
+	waited := func(tb *jobTable, j *job, since uint64) chan bool {
 		c := make(chan bool, 1)
-		go func() { c <- tb.waitFor(j) }()
+		go func() { c <- tb.waitFor(j, since) }()
 		return c
 	}
 	result := func(t *testing.T, c chan bool) bool {
@@ -39,51 +42,36 @@ func TestJobTableWaitFor(t *testing.T) {
 	}
 
 	t.Run("own job finishes", func(t *testing.T) {
-		tb := &jobTable{jobs: map[string]*job{}, slots: make(chan struct{}, 2), changed: make(chan struct{})}
+		tb := newTable()
 		a := newJob()
-		tb.put([]byte("a"), a)
-		c := waited(tb, a)
+		c := waited(tb, a, tb.finishedJobs())
 		pending(t, c)
-		finish(tb, "a", a)
+		finish(tb, a)
 		if result(t, c) {
 			t.Error("waitFor passed over a job that finished")
 		}
 	})
 	t.Run("enough others finish", func(t *testing.T) {
-		tb := &jobTable{jobs: map[string]*job{}, slots: make(chan struct{}, 2), changed: make(chan struct{})}
-		a, b, c2 := newJob(), newJob(), newJob()
-		for k, j := range map[string]*job{"a": a, "b": b, "c": c2} {
-			tb.put([]byte(k), j)
-		}
-		c := waited(tb, a)
-		finish(tb, "b", b)
+		tb := newTable()
+		a, b, d := newJob(), newJob(), newJob()
+		c := waited(tb, a, tb.finishedJobs())
+		finish(tb, b)
 		pending(t, c) // one finished, two slots
-		finish(tb, "c", c2)
+		finish(tb, d)
 		if !result(t, c) {
 			t.Error("waitFor kept waiting with two other jobs finished")
 		}
-		if tb.unsettled != 2 {
-			t.Errorf("unsettled = %d, want 2", tb.unsettled)
-		}
 	})
-	t.Run("carried out jobs no longer count", func(t *testing.T) {
-		tb := &jobTable{jobs: map[string]*job{}, slots: make(chan struct{}, 2), changed: make(chan struct{})}
-		a, b, c2, d := newJob(), newJob(), newJob(), newJob()
-		for k, j := range map[string]*job{"a": a, "b": b, "c": c2} {
-			tb.put([]byte(k), j)
-		}
-		finish(tb, "b", b)
-		tb.remove([]byte("b"), b) // carried out
-		tb.put([]byte("c"), d)    // c's job replaced before it finished
-		finish(tb, "c", c2)       // no longer in the table
-		if tb.unsettled != 0 {
-			t.Fatalf("unsettled = %d, want 0", tb.unsettled)
-		}
-		c := waited(tb, a)
+	t.Run("jobs finished before the bundle do not count", func(t *testing.T) {
+		tb := newTable()
+		a, b, d, e := newJob(), newJob(), newJob(), newJob()
+		finish(tb, b)
+		finish(tb, d) // left behind: their keys never come back
+		c := waited(tb, a, tb.finishedJobs())
 		pending(t, c)
-		finish(tb, "c", d)
+		finish(tb, e)
 		pending(t, c)
-		finish(tb, "a", a)
+		finish(tb, a)
 		if result(t, c) {
 			t.Error("waitFor passed over a job that finished")
 		}

@@ -234,7 +234,7 @@ func (f *runAgentFn) StartBundle(context.Context, tagged) {
 	f.epoch = nextEpoch()
 	if f.jobs != nil {
 		f.touched = map[string]bool{}
-		f.passes = &passes{passed: map[string]bool{}}
+		f.passes = &passes{since: f.jobs.finishedJobs(), passed: map[string]bool{}}
 	}
 }
 
