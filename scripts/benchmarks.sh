@@ -195,9 +195,8 @@ key), and the same number of keys that look an order up and are resumed by their
 (\`tool_resume\`: two calls a key), through \`RunAgent\` (\`streaming\`) and \`RunAgentBatch\`
 (\`batch\`) with \`ModelConcurrency\` LATENCY_N, then 20 keys with one call allowed in flight.
 \`x_ideal\` is calls per second over the provider-bound ideal (calls allowed in flight over
-the delay) over the whole run: Prism's start-up, and after the last answer the end of the
-bounded input, where every key's state TTL timer fires (one more firing per key, reading and
-clearing its state), included;
+the delay) over the whole run, Prism's start-up and, after the last answer, the last
+effects, timer firings, file sinks and shutdown included;
 \`x_ideal_served\` is the same over the time the server was busy, from the first request to
 the last answer. \`peak_in_flight\` is the most requests the server had at once.
 
@@ -210,8 +209,9 @@ $(benchmark_lines "$tmp/latency.txt" | sed 's/^BenchmarkModelLatency\///' | thro
 letters into a second \`run\` against a server answering after 500 ms with 64 calls in
 flight. \`outage_s\` is the first run's wall time (every key dead-lettered with its input),
 \`refused_by_breaker\` how many of those dead letters end with an attempt the open
-circuit breaker refused without a connection (the first keys' earlier attempts met the
-refused connections that opened it), \`redriven_run_s\` the second run's wall time (every key
+circuit breaker refused without a connection, counted from the run's traces (one \`ERROR\`
+event with \`error.type\` \`model_circuit_open\` each; the first keys' earlier attempts met
+the refused connections that opened it), \`redriven_run_s\` the second run's wall time (every key
 answered).
 
 $(benchmark_lines "$tmp/outage.txt" | sed 's/^BenchmarkOutage/outage/' | throughput_rows)
