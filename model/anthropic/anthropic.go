@@ -288,14 +288,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 // tool_use block; its error cancels the request.
 func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta func(model.ToolDelta) error) (*model.Response, error) {
 	if m.cfg.NoStream {
-		resp, err := m.Generate(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if err := provider.DeliverWhole(resp, onDelta); err != nil {
-			return nil, err
-		}
-		return resp, nil
+		return provider.DeliverWhole(ctx, req, m.Generate, onDelta)
 	}
 	params, _, err := m.params(req)
 	if err != nil {
@@ -326,9 +319,8 @@ func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams
 	for st.Next() {
 		ev := st.Current()
 		switch ev.Type {
-		case "message_start":
-			resp.Model = ev.Message.Model
-			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+		case "message_start", "message_delta":
+			noteMessage(resp, ev)
 		case "content_block_start":
 			b := &block{call: -1}
 			if ev.ContentBlock.Type == "tool_use" {
@@ -357,21 +349,10 @@ func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams
 			if b := blocks[ev.Index]; b != nil && b.call >= 0 {
 				resp.ToolCalls[b.call].Arguments = streamedInput(b.start, resp.ToolCalls[b.call].Arguments, b.got)
 			}
-		case "message_delta":
-			resp.FinishReason = string(ev.Delta.StopReason)
-			resp.Usage.OutputTokens = ev.Usage.OutputTokens
-			if ev.Usage.InputTokens > 0 {
-				resp.Usage.InputTokens = ev.Usage.InputTokens
-			}
 		}
 	}
 	if err := st.Err(); err != nil {
-		if seen {
-			v := judge(ctx, err)
-			v.Err.Detail += " after the stream had begun"
-			return nil, v.Err
-		}
-		return nil, err
+		return nil, provider.StreamBroke(ctx, judge, err, seen)
 	}
 	switch {
 	case resp.FinishReason == string(ant.StopReasonRefusal):
@@ -380,6 +361,21 @@ func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams
 		return nil, provider.Typed(model.CodeRefusal, "the answer has no text and no tool call (stop reason "+resp.FinishReason+")", nil)
 	}
 	return resp, nil
+}
+
+// noteMessage records what a message_start or message_delta event says of the answer: its
+// model, stop reason and token usage.
+func noteMessage(resp *model.Response, ev ant.MessageStreamEventUnion) {
+	if ev.Type == "message_start" {
+		resp.Model = ev.Message.Model
+		resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+		return
+	}
+	resp.FinishReason = string(ev.Delta.StopReason)
+	resp.Usage.OutputTokens = ev.Usage.OutputTokens
+	if ev.Usage.InputTokens > 0 {
+		resp.Usage.InputTokens = ev.Usage.InputTokens
+	}
 }
 
 // streamedInput is a streamed tool_use block's input in the form of a whole answer's: the
@@ -408,9 +404,8 @@ func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, too
 	for st.Next() {
 		ev := st.Current()
 		switch ev.Type {
-		case "message_start":
-			resp.Model = ev.Message.Model
-			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+		case "message_start", "message_delta":
+			noteMessage(resp, ev)
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" && ev.ContentBlock.Name == toolName {
 				toolBlock = ev.Index
@@ -424,21 +419,10 @@ func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, too
 				cancel() // closes the connection before the rest is read
 				return nil, provider.Cancelled(err)
 			}
-		case "message_delta":
-			resp.FinishReason = string(ev.Delta.StopReason)
-			resp.Usage.OutputTokens = ev.Usage.OutputTokens
-			if ev.Usage.InputTokens > 0 {
-				resp.Usage.InputTokens = ev.Usage.InputTokens
-			}
 		}
 	}
 	if err := st.Err(); err != nil {
-		if text.Len() > 0 {
-			v := judge(ctx, err)
-			v.Err.Detail += " after the stream had begun"
-			return nil, v.Err
-		}
-		return nil, err
+		return nil, provider.StreamBroke(ctx, judge, err, text.Len() > 0)
 	}
 	switch {
 	case resp.FinishReason == string(ant.StopReasonRefusal):

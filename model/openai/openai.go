@@ -202,15 +202,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 		}
 		return resp, nil
 	}
-	params, err := m.params(req)
-	if err != nil {
-		return nil, err
-	}
-	params.StreamOptions.IncludeUsage = oai.Bool(true)
-	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
-		return m.streamOnce(actx, params, onChunk, nil)
-	}, judge)
-	return resp, err
+	return m.stream(ctx, req, onChunk, nil)
 }
 
 // StreamTools makes a streaming call with native tools (or, with Config.NoStream, a plain one
@@ -218,22 +210,21 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 // delta; its error cancels the request.
 func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta func(model.ToolDelta) error) (*model.Response, error) {
 	if m.cfg.NoStream {
-		resp, err := m.Generate(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if err := provider.DeliverWhole(resp, onDelta); err != nil {
-			return nil, err
-		}
-		return resp, nil
+		return provider.DeliverWhole(ctx, req, m.Generate, onDelta)
 	}
+	return m.stream(ctx, req, func([]byte) error { return nil }, onDelta)
+}
+
+// stream makes a streaming call with its attempts: onChunk sees each content delta, onDelta
+// (for a request with native tools) each tool-call arguments delta.
+func (m *Model) stream(ctx context.Context, req *model.Request, onChunk func([]byte) error, onDelta func(model.ToolDelta) error) (*model.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
 	params.StreamOptions.IncludeUsage = oai.Bool(true)
 	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
-		return m.streamOnce(actx, params, func([]byte) error { return nil }, onDelta)
+		return m.streamOnce(actx, params, onChunk, onDelta)
 	}, judge)
 	return resp, err
 }
@@ -289,13 +280,7 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 		}
 	}
 	if err := st.Err(); err != nil {
-		if text.Len() > 0 || len(calls) > 0 {
-			// The caller has seen text; another attempt would repeat it.
-			v := judge(ctx, err)
-			v.Err.Detail += " after the stream had begun"
-			return nil, v.Err
-		}
-		return nil, err
+		return nil, provider.StreamBroke(ctx, judge, err, text.Len() > 0 || len(calls) > 0)
 	}
 	if text.Len() == 0 && len(calls) == 0 {
 		return nil, provider.Typed(model.CodeRefusal, "the answer has no content (finish reason "+resp.FinishReason+")", nil)

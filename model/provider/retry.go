@@ -221,16 +221,32 @@ func Cancelled(err error) error {
 	return &model.Error{Code: model.CodeCancelled, Detail: "stream cancelled by the caller", Err: err}
 }
 
-// DeliverWhole hands a whole answer's tool calls to onDelta, one delta per call: what a
-// provider configured not to stream gives a caller of StreamTools. An error of onDelta
-// cancels, as it does mid-stream.
-func DeliverWhole(resp *model.Response, onDelta func(model.ToolDelta) error) error {
+// DeliverWhole makes a plain call through generate and hands the answer's tool calls to
+// onDelta, one delta per call: what a provider configured not to stream gives a caller of
+// StreamTools. An error of onDelta cancels, as it does mid-stream.
+func DeliverWhole(ctx context.Context, req *model.Request, generate func(context.Context, *model.Request) (*model.Response, error), onDelta func(model.ToolDelta) error) (*model.Response, error) {
+	resp, err := generate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	for i, c := range resp.ToolCalls {
 		if err := onDelta(model.ToolDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments)}); err != nil {
-			return Cancelled(err)
+			return nil, Cancelled(err)
 		}
 	}
-	return nil
+	return resp, nil
+}
+
+// StreamBroke is the error of an attempt whose stream broke off: err as it is while nothing
+// of the answer had reached the caller (another attempt may follow), and judged final once
+// something had, since another attempt would repeat it.
+func StreamBroke(ctx context.Context, judge Judger, err error, begun bool) error {
+	if !begun {
+		return err
+	}
+	v := judge(ctx, err)
+	v.Err.Detail += " after the stream had begun"
+	return v.Err
 }
 
 // Typed returns a provider error of code.
