@@ -106,9 +106,6 @@ type call struct {
 	// being restored. A dead letter of the call carries it, so it can be redriven.
 	input    *pb.AgentEnvelope
 	snapshot *pb.StateSnapshot
-	// refusals are the ERROR events of the running attempt's model calls that a circuit
-	// breaker refused: a failed attempt keeps them (activation.traceRefusal).
-	refusals []*pb.TraceEvent
 }
 
 func (b *Batch) newCall(ctx context.Context, entity []byte, now int64) *call {
@@ -122,7 +119,6 @@ func (b *Batch) newCall(ctx context.Context, entity []byte, now int64) *call {
 func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 	v := newView(&c.cells, c.a.limits)
 	var out Outputs
-	c.refusals = nil
 	err = protect(func() error { return fn(v, &out) })
 	var st statecodec.Stats
 	if err == nil {
@@ -130,7 +126,7 @@ func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
 	}
 	if err != nil {
 		c.res.DeadLetters = append(c.res.DeadLetters, c.deadLetter(err))
-		c.res.Traces = append(c.res.Traces, c.refusals...)
+		c.res.Traces = appendRefusals(c.res.Traces, out.Traces)
 		return err
 	}
 	c.res.Outputs = appendOutputs(c.res.Outputs, out)

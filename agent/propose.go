@@ -105,7 +105,17 @@ func (act *activation) traceRefusal(req *model.Request, err error) {
 		tracing.AttrErrorType: string(model.CodeCircuitOpen), tracing.AttrReason: string(ReasonModelError),
 		tracing.AttrOperationName: tracing.OpChat, tracing.AttrRequestModel: req.Model,
 	})
-	act.c.refusals = append(act.c.refusals, act.out.Traces[len(act.out.Traces)-1])
+}
+
+// appendRefusals appends to dst the events of traces that traceRefusal emitted: what a
+// failed attempt keeps of its trace.
+func appendRefusals(dst, traces []*pb.TraceEvent) []*pb.TraceEvent {
+	for _, ev := range traces {
+		if ev.GetEventType() == pb.TraceEvent_ERROR && ev.GetAttributes()[tracing.AttrErrorType] == string(model.CodeCircuitOpen) {
+			dst = append(dst, ev)
+		}
+	}
+	return dst
 }
 
 // llmCallAttrs bounds the attributes of an LLM_CALL event: five GenAI and cache attributes,
