@@ -214,9 +214,10 @@ type Definition struct {
 	// Schema is the compiled proposal schema: the only shape model output may take.
 	Schema *interaction.Schema
 	// Model answers the agent's requests. If it implements model.Streamer and Stream is set,
-	// the response is streamed; under the FAIL_FAST output protocol each chunk goes through
-	// the streaming decoder (interaction/stream) and the call is cancelled at the first byte
-	// that proves the proposal wrong. A native-tool call (Context.Chat) is streamed when Model
+	// the response is streamed: under every output protocol each chunk goes through the
+	// streaming admission (negotiate.Stream: canonicalized as it forms where the protocol
+	// canonicalizes, verbatim otherwise, then the streaming decoder of interaction/stream)
+	// and the call is cancelled at the first byte that proves the proposal wrong. A native-tool call (Context.Chat) is streamed when Model
 	// implements model.ToolStreamer, each call's arguments refused at their first wrong byte
 	// (docs/agents.md). Acceptance is always the same admission of the whole text.
 	Model  model.Model

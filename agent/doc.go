@@ -1,5 +1,9 @@
-// Package agent is the activation core: one pure, deterministic step of an agent for one
-// entity key, (committed state, input) → (state changes, outputs). It imports no Beam: the
+// Package agent is the activation core: one deterministic step of an agent for one entity
+// key, (committed state, input) → (state changes, outputs). It is not pure: a step calls
+// the agent's model, which may be a hosted API reached over the network under deadlines,
+// and runs the agent's inline tools; but nothing it decides reads a clock, and a model's
+// answer reaches the outputs only through the replay cache and the admission of its text,
+// so the same input on the same state gives the same bytes. It imports no Beam: the
 // Beam DoFn (package transforms) opens a Batch over the key's cells, hands it the inputs of
 // one firing, emits their outputs, writes what the batch changed once and sets its timers.
 // The cells, their state ids and their field of AgentStateCells are listed in one table here

@@ -166,6 +166,32 @@ func TestRefusals(t *testing.T) {
 		{"run --model_timeout 0", func(o string) []string { return runArgs(f, o, "--model_timeout", "0s") }, nil, 2, "--model_timeout: 0s is not a positive duration"},
 		{"run with an extra argument", func(o string) []string { return append(runArgs(f, o), "extra") }, nil, 2, `unexpected argument "extra"`},
 		{"run --base_url not-a-url", func(o string) []string { return runArgs(f, o, "--model", "openai", "--base_url", "not-a-url") }, nil, 2, "--base_url: not an absolute http:// or https:// URL"},
+		{"run --base_url with an empty port", func(o string) []string {
+			return runArgs(f, o, "--model", "openai", "--base_url", "http://127.0.0.1:/v1")
+		}, nil, 2, "--base_url: the port is empty"},
+		{"run --base_url with port 0", func(o string) []string {
+			return runArgs(f, o, "--model", "openai", "--base_url", "http://127.0.0.1:0/v1")
+		}, nil, 2,
+			"--base_url: the port must be a number from 1 to 65535"},
+		{"run --base_url ftp", func(o string) []string { return runArgs(f, o, "--model", "openai", "--base_url", "ftp://127.0.0.1/v1") }, nil, 2,
+			"--base_url: the scheme must be http or https"},
+		{"run --base_url an endpoint", func(o string) []string {
+			return runArgs(f, o, "--model", "openai", "--base_url", "http://127.0.0.1:8080/v1/chat/completions")
+		}, nil, 2, "--base_url: the path ends in the endpoint /chat/completions"},
+		{"run --base_url with a query", func(o string) []string {
+			return runArgs(f, o, "--model", "openai", "--base_url", "http://127.0.0.1:8080/v1?api-version=1")
+		}, nil, 2, "--base_url: a base URL has no query"},
+		{"run --base_url anthropic with /v1", func(o string) []string {
+			return runArgs(f, o, "--model", "anthropic", "--base_url", "http://127.0.0.1:8080/v1")
+		}, nil, 2, "--base_url: the Anthropic client appends /v1/messages itself"},
+		{"run --model_fallback with an empty port", func(o string) []string {
+			return runArgs(f, o, "--model", "openai", "--base_url", "http://127.0.0.1:8080/v1", "--model_fallback", "gpt-small@http://127.0.0.1:/v1")
+		}, nil, 2, "--model/--api_key/--model_fallback: model fallback 1: base URL refused: the port is empty"},
+		{"run --model_fallback_file with an endpoint", func(o string) []string {
+			file := filepath.Join(filepath.Dir(o), "fallbacks.json")
+			os.WriteFile(file, []byte(`[{"provider":"anthropic","name":"claude-x","base_url":"http://127.0.0.1:8081/v1/messages"}]`), 0o600)
+			return runArgs(f, o, "--model", "openai", "--base_url", "http://127.0.0.1:8080/v1", "--model_fallback_file", file)
+		}, nil, 2, "model fallback 1: base URL refused: the path ends in the endpoint /messages"},
 		{"run --input_format xml", func(o string) []string { return runArgs(f, o, "--input_format", "xml") }, nil, 2, `--input_format: "xml" is not one of json, binary`},
 		{"run --runner bogus", func(o string) []string { return runArgs(f, o, "--runner", "bogus") }, nil, 2, `--runner: unknown runner "bogus"; registered: prism, dataflow, flink, universal`},
 		{"run --mode bogus", func(o string) []string { return runArgs(f, o, "--mode", "bogus") }, nil, 2, `--mode: "bogus" is not one of streaming, batch`},

@@ -109,7 +109,7 @@ func runChecks(o pipeline.Options) []check {
 		positive("dedup_window", *f.dedupWindow),
 		positive("status_interval", *f.statusEvery),
 		oneOf("model", *m.provider, hosted.Providers()...),
-		httpURL("base_url", *m.baseURL),
+		baseURL("base_url", *m.provider, *m.baseURL),
 		keyRef("api_key", *m.apiKey, local),
 		positive("model_timeout", *m.timeout),
 		positive("model_call_timeout", *m.callTimeout),

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,7 +23,7 @@ import (
 
 // Every command checks its flags with the checks below before it does anything: each check
 // names its flag and what the flag accepts, and the first refusal is the command's one line
-// on stderr, with exit status 2 (docs/cli.md). A check never repeats a value that is or may
+// on stderr, with exit status 2 (docs/files.md). A check never repeats a value that is or may
 // be a secret (references, keys, URLs that may carry credentials).
 
 // A usageError is a flag value refused at launch.
@@ -157,16 +156,14 @@ func pubsubSubscription(name, v string) check {
 	}
 }
 
-// httpURL accepts an empty value or an absolute http(s) URL. The value is not repeated: a
-// URL may carry credentials.
-func httpURL(name, v string) check {
+// baseURL accepts an empty value or a base URL an API of kind api can be reached at
+// (provider.CheckBaseURL: scheme, host, port, a path that can be an API root). The value is
+// not repeated: a URL may carry credentials.
+func baseURL(name, api, v string) check {
 	return func() error {
-		if v == "" {
-			return nil
-		}
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return refuseFlag(name, "not an absolute http:// or https:// URL (for example http://127.0.0.1:8080/v1)")
+		var refused *provider.BaseURLError
+		if errors.As(provider.CheckBaseURL(api, v), &refused) {
+			return refuseFlag(name, "%s", refused.Problem)
 		}
 		return nil
 	}

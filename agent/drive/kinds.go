@@ -16,8 +16,9 @@ const (
 	OutDeadLetter
 )
 
-// Output names: the stems of an output's files (NAME.binpb, NAME.jsonl) and of its topic
-// flag (--NAME_topic).
+// Output names: the stems of an output's files (NAME.binpb, NAME.jsonl). The topic flags of
+// run are --intents_topic, --traces_topic, --finals_topic and --snapshots_topic, and
+// --errors_topic for dead letters (it also takes the input messages that were refused).
 const (
 	IntentsName     = "intents"
 	TracesName      = "traces"

@@ -79,6 +79,14 @@ func (o Options) Check() error {
 		if err := provider.CheckKeyRef(fo.APIKey); err != nil {
 			return fmt.Errorf("model fallback %d: %w", i+1, err)
 		}
+		if err := provider.CheckBaseURL(fo.Provider, fo.BaseURL); err != nil {
+			return fmt.Errorf("model fallback %d: %w", i+1, err)
+		}
+	}
+	if o.Hosted() {
+		if err := provider.CheckBaseURL(o.Provider, o.BaseURL); err != nil {
+			return err
+		}
 	}
 	return provider.CheckKeyRef(o.APIKey)
 }

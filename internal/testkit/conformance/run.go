@@ -49,15 +49,6 @@ const (
 	HostileOutputRefused   = "hostile_output_refused"
 )
 
-// Scenarios lists the scenario names in the matrix's order.
-func Scenarios() []string {
-	out := make([]string, len(scenarios))
-	for i, s := range scenarios {
-		out[i] = s.name
-	}
-	return out
-}
-
 // The traffic's clock: every time is an event time from t0.
 const t0 = int64(1767225600000)
 
