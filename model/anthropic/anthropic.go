@@ -164,9 +164,11 @@ func (m *Model) toolsParams(req *model.Request, names *provider.ToolNames) (requ
 	return request{params: params, names: names}, nil
 }
 
-// baseParams are the model, the output bound and the messages. Consecutive tool results
-// travel in one user message, as the API requires after a turn with several tool calls; the
-// tool_use blocks of assistant turns carry their tools' wire names, as the model answered.
+// baseParams are the model, the output bound and the messages. The API wants user and
+// assistant turns alternating: consecutive messages of one role (the tool results of a turn
+// with several calls, a user message after them) travel as one message of several content
+// blocks, in order, so a tool turn's results come first in the user message that answers it.
+// The tool_use blocks of assistant turns carry their tools' wire names, as the model answered.
 func (m *Model) baseParams(req *model.Request, names *provider.ToolNames) ant.MessageNewParams {
 	name := req.Model
 	if name == "" {
@@ -177,20 +179,22 @@ func (m *Model) baseParams(req *model.Request, names *provider.ToolNames) ant.Me
 		maxTokens = provider.DefaultMaxTokens
 	}
 	params := ant.MessageNewParams{Model: ant.Model(name), MaxTokens: maxTokens}
-	var results []ant.ContentBlockParamUnion
-	flush := func() {
-		if len(results) > 0 {
-			params.Messages = append(params.Messages, ant.NewUserMessage(results...))
-			results = nil
+	type turn struct {
+		user   bool
+		blocks []ant.ContentBlockParamUnion
+	}
+	var turns []turn
+	add := func(user bool, blocks ...ant.ContentBlockParamUnion) {
+		if n := len(turns); n > 0 && turns[n-1].user == user {
+			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
+			return
 		}
+		turns = append(turns, turn{user: user, blocks: blocks})
 	}
 	for _, msg := range req.Messages {
-		if msg.Role == model.RoleTool && msg.ToolCallID != "" {
-			results = append(results, ant.NewToolResultBlock(msg.ToolCallID, msg.Content, false))
-			continue
-		}
-		flush()
 		switch {
+		case msg.Role == model.RoleTool && msg.ToolCallID != "":
+			add(true, ant.NewToolResultBlock(msg.ToolCallID, msg.Content, false))
 		case msg.Role == model.RoleSystem:
 			params.System = append(params.System, ant.TextBlockParam{Text: msg.Content})
 		case msg.Role == model.RoleAssistant && len(msg.ToolCalls) > 0:
@@ -201,14 +205,20 @@ func (m *Model) baseParams(req *model.Request, names *provider.ToolNames) ant.Me
 			for _, c := range msg.ToolCalls {
 				blocks = append(blocks, ant.NewToolUseBlock(c.ID, json.RawMessage(c.Arguments), names.Wire(c.Name)))
 			}
-			params.Messages = append(params.Messages, ant.NewAssistantMessage(blocks...))
+			add(false, blocks...)
 		case msg.Role == model.RoleAssistant:
-			params.Messages = append(params.Messages, ant.NewAssistantMessage(ant.NewTextBlock(msg.Content)))
+			add(false, ant.NewTextBlock(msg.Content))
 		default:
-			params.Messages = append(params.Messages, ant.NewUserMessage(ant.NewTextBlock(msg.Content)))
+			add(true, ant.NewTextBlock(msg.Content))
 		}
 	}
-	flush()
+	for _, t := range turns {
+		if t.user {
+			params.Messages = append(params.Messages, ant.NewUserMessage(t.blocks...))
+		} else {
+			params.Messages = append(params.Messages, ant.NewAssistantMessage(t.blocks...))
+		}
+	}
 	// This API version takes no temperature or top_p: only the output bound is sent.
 	return params
 }
