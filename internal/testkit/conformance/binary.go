@@ -14,6 +14,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
+	"github.com/beamagents/beamagents/model/provider"
 )
 
 // Build builds the main package in dir (for example an adapter's ./example) into a
@@ -41,7 +42,7 @@ func CheckBinary(t *testing.T, bin, agentName string) {
 	dir := t.TempDir()
 	srv := llmtest.New(llmtest.OpenAI, func(n int, _ []byte) llmtest.Reply {
 		if n == 0 {
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: devices.ToolDispatch,
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: provider.WireName(devices.ToolDispatch),
 				Arguments: `{"device_id":` + DeviceText + `,"reason":"boiler at 91.0 °C"}`}}, InputTokens: 120, OutputTokens: 20}
 		}
 		return llmtest.Reply{Text: "Technician dispatched to device " + DeviceText + ": ticket T-77.", InputTokens: 160, OutputTokens: 15}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
+	"github.com/beamagents/beamagents/model/provider"
 )
 
 // The scenarios' keys and readings. Every scenario is one entity key with a quiet reading
@@ -54,14 +55,14 @@ const (
 )
 
 func dispatchCall(id string) llmtest.ToolCall {
-	return llmtest.ToolCall{ID: id, Name: devices.ToolDispatch, Arguments: `{"device_id":` + DeviceText + `,"reason":"boiler sensor reads 91.0 °C"}`}
+	return llmtest.ToolCall{ID: id, Name: provider.WireName(devices.ToolDispatch), Arguments: `{"device_id":` + DeviceText + `,"reason":"boiler sensor reads 91.0 °C"}`}
 }
 
 // script is each anomaly's replies, by turn.
 var script = map[int64][]llmtest.Reply{
 	finalMilliC: {{Text: finalText, InputTokens: 200, OutputTokens: 20}},
 	toolMilliC: {
-		{ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: devices.ToolLookup, Arguments: `{"device_id":` + DeviceText + `}`}}, InputTokens: 210, OutputTokens: 18},
+		{ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: provider.WireName(devices.ToolLookup), Arguments: `{"device_id":` + DeviceText + `}`}}, InputTokens: 210, OutputTokens: 18},
 		{ToolCalls: []llmtest.ToolCall{dispatchCall("call_dispatch")}, InputTokens: 260, OutputTokens: 40},
 		{Text: resumedText, InputTokens: 320, OutputTokens: 30},
 	},
@@ -71,9 +72,9 @@ var script = map[int64][]llmtest.Reply{
 	},
 	budgetMilliC:      {{Text: finalText, InputTokens: 2 * maxTokens, OutputTokens: 20}},
 	hostileToolMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: "devices.selfdestruct", Arguments: `{"device_id":` + DeviceText + `}`}}}},
-	hostileArgsMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: devices.ToolDispatch,
+	hostileArgsMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: provider.WireName(devices.ToolDispatch),
 		Arguments: `{"device_id":` + DeviceText + `,"reason":"r","priority":"override"}`}}}},
-	hostileIntMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: devices.ToolDispatch,
+	hostileIntMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: provider.WireName(devices.ToolDispatch),
 		Arguments: `{"device_id":18446744073709551616,"reason":"r"}`}}}},
 	approvedMilliC: {
 		{ToolCalls: []llmtest.ToolCall{dispatchCall("call_dispatch")}, InputTokens: 230, OutputTokens: 40},
