@@ -99,7 +99,8 @@ func route(body []byte) (milliC int64, turn int, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	return v, bytes.Count(body, []byte(`"role":"tool"`)), true
+	// The turn is the number of tool results the conversation carries, in either API's shape.
+	return v, bytes.Count(body, []byte(`"role":"tool"`)) + bytes.Count(body, []byte(`"type":"tool_result"`)), true
 }
 
 // answer is the scripted reply to a request; a request the script does not know is answered
@@ -113,9 +114,29 @@ func answer(body []byte) llmtest.Reply {
 	return replies[turn]
 }
 
-// Server starts the loopback OpenAI-compatible server that answers the scenarios.
-func Server() *llmtest.Server {
-	return llmtest.New(llmtest.OpenAI, func(_ int, body []byte) llmtest.Reply { return answer(body) })
+// Server starts the loopback server of api (llmtest.OpenAI or llmtest.Anthropic), strict as
+// the vendor's API, that answers the scenarios.
+func Server(api string) *llmtest.Server {
+	return llmtest.New(api, func(_ int, body []byte) llmtest.Reply { return answer(body) })
+}
+
+// wire is what a request of api carries, by what it shows: the declared tools (their wire
+// names and schema form) and the answer to a tool call (its result message and call id).
+var wire = map[string]struct{ declares, answers []string }{
+	llmtest.OpenAI: {
+		declares: []string{`"name":"` + provider.WireName(devices.ToolLookup) + `"`, `"name":"` + provider.WireName(devices.ToolDispatch) + `"`, `"strict":true`, `"parameters":`},
+		answers:  []string{`"role":"tool"`, `"tool_call_id":"%s"`},
+	},
+	llmtest.Anthropic: {
+		declares: []string{`"name":"` + provider.WireName(devices.ToolLookup) + `"`, `"name":"` + provider.WireName(devices.ToolDispatch) + `"`, `"input_schema":`},
+		answers:  []string{`"type":"tool_result"`, `"tool_use_id":"%s"`},
+	},
+}
+
+// answers is what a request of api carries that answers the tool call id.
+func answers(api, id string) []string {
+	w := wire[api].answers
+	return []string{w[0], fmt.Sprintf(w[1], id)}
 }
 
 // requestsFor returns the requests of the anomaly milliC.
