@@ -117,7 +117,7 @@ func TestDevicesAgainstOpenAI(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("%d model requests after the readings, want 1 (the anomaly's)", len(reqs))
 	}
-	for _, want := range []string{`"tools":[`, `"name":"devices.lookup"`, `"name":"devices.dispatch"`, `"strict":true`} {
+	for _, want := range []string{`"tools":[`, `"name":"devices_lookup"`, `"name":"devices_dispatch"`, `"strict":true`} { // the wire names (provider.WireName)
 		if !bytes.Contains(reqs[0], []byte(want)) {
 			t.Errorf("the request does not declare %s:\n%s", want, reqs[0])
 		}
