@@ -10,6 +10,7 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -288,13 +289,18 @@ type schemaUse struct {
 	streams  bool
 }
 
-// New validates def: a name, a schema, a model, every case of the schema bound and every
-// binding naming a case, tool names present, remember fields naming string or bytes fields of
-// their case.
+// New validates def: a name, declared tool names every provider can be sent (errors.Is
+// model.ErrToolName), a schema, a model, every case of the schema bound and every binding
+// naming a case, tool names present, remember fields naming string or bytes fields of their
+// case.
 func New(def Definition) (*Agent, error) {
-	switch {
-	case def.Name == "":
+	if def.Name == "" {
 		return nil, defErr("agent has no name")
+	}
+	if err := declaredToolNames(def); err != nil {
+		return nil, err
+	}
+	switch {
 	case def.Handler != nil:
 		return newHandlerAgent(def)
 	case def.Schema == nil:
@@ -499,10 +505,29 @@ func hasField(fields []*interaction.Field, id string, reps ...interaction.Repres
 // ErrDefinition matches every error New returns.
 var ErrDefinition = &DefinitionError{}
 
-// DefinitionError is an invalid agent definition, found before anything runs.
-type DefinitionError struct{ Detail string }
+// DefinitionError is an invalid agent definition, found before anything runs. Err, when set,
+// is the typed error of the part found invalid (a model.Error of model.CodeToolName for tool
+// names no provider can carry).
+type DefinitionError struct {
+	Detail string
+	Err    error
+}
 
 func (e *DefinitionError) Error() string { return "agent definition: " + e.Detail }
+
+// Unwrap returns the typed cause, if any.
+func (e *DefinitionError) Unwrap() error { return e.Err }
+
+// declaredToolNames checks the names of def.Tools as the providers will be sent them
+// (provider.NewToolNames): a name no provider can carry, or two names sent as one, would fail
+// every model call that declares them, so the agent is refused when it is built.
+func declaredToolNames(def Definition) error {
+	names := slices.Sorted(maps.Keys(def.Tools))
+	if _, err := provider.NewToolNames(names); err != nil {
+		return &DefinitionError{Detail: fmt.Sprintf("agent %s: %v", def.Name, err), Err: err}
+	}
+	return nil
+}
 
 // Is matches any *DefinitionError.
 func (e *DefinitionError) Is(target error) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -271,6 +272,11 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 	}
 	act := hc.act
 	req := hc.request(chat.Messages)
+	// Every provider is sent each tool under its wire name and maps the answer back: a set of
+	// names that cannot make that round trip is the handler's error, refused before any call.
+	if err := checkToolNames(chat.Tools); err != nil {
+		return nil, hc.fails(fail(ReasonInternalPanic, err, "step %d: tool declarations", req.Step))
+	}
 	uses := map[string]*schemaUse{}
 	for _, d := range chat.Tools {
 		u, err := act.c.a.argsUseOf(d.Args)
@@ -384,4 +390,16 @@ func resultContent(r *pb.ToolResult) string {
 		return string(r.GetPayload())
 	}
 	return r.GetStatus().String() + ": " + r.GetErrorMessage()
+}
+
+// checkToolNames checks the names of one model call's tool declarations with the mapping the
+// providers send them by (provider.NewToolNames): each usable, declared once, and no two sent
+// under one wire name. The error is a *model.Error of model.CodeToolName.
+func checkToolNames(decls []ToolDecl) error {
+	names := make([]string, len(decls))
+	for i, d := range decls {
+		names[i] = d.Name
+	}
+	_, err := provider.NewToolNames(names)
+	return err
 }

@@ -23,6 +23,10 @@ const (
 	// CodeCircuitOpen: the endpoint's circuit breaker refused the call without sending it
 	// (model/limit): the endpoint failed repeatedly and is cooling down.
 	CodeCircuitOpen Code = "model_circuit_open"
+	// CodeToolName: a declared tool name no provider can carry: empty, holding a control
+	// character or invalid UTF-8, declared twice, or mapping to the same wire name as another
+	// declared tool (model/provider.ToolNames). Found before anything is sent.
+	CodeToolName Code = "model_tool_name"
 )
 
 // Error is the typed error of this package: a Code, a Detail and the cause, if any.
@@ -43,4 +47,5 @@ var (
 	ErrMalformed   = &Error{Code: CodeMalformed}
 	ErrCredentials = &Error{Code: CodeCredentials}
 	ErrCircuitOpen = &Error{Code: CodeCircuitOpen}
+	ErrToolName    = &Error{Code: CodeToolName}
 )

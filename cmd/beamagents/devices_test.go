@@ -90,7 +90,7 @@ func TestDevicesAgainstOpenAI(t *testing.T) {
 	dir := t.TempDir()
 	srv := llmtest.New(llmtest.OpenAI, func(n int, _ []byte) llmtest.Reply {
 		if n == 0 {
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "devices.dispatch",
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "devices_dispatch", // devices.dispatch as it is sent (provider.WireName)
 				Arguments: `{"device_id":9007199254740993,"reason":"boiler at 91.0 °C"}`}}, InputTokens: 120, OutputTokens: 20}
 		}
 		return llmtest.Reply{Text: "Technician dispatched to device 9007199254740993: ticket T-77.", InputTokens: 160, OutputTokens: 15}
@@ -117,7 +117,7 @@ func TestDevicesAgainstOpenAI(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("%d model requests after the readings, want 1 (the anomaly's)", len(reqs))
 	}
-	for _, want := range []string{`"tools":[`, `"name":"devices.lookup"`, `"name":"devices.dispatch"`, `"strict":true`} {
+	for _, want := range []string{`"tools":[`, `"name":"devices_lookup"`, `"name":"devices_dispatch"`, `"strict":true`} { // the wire names (provider.WireName)
 		if !bytes.Contains(reqs[0], []byte(want)) {
 			t.Errorf("the request does not declare %s:\n%s", want, reqs[0])
 		}

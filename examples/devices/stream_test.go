@@ -81,9 +81,9 @@ func anomalyEvent() *pb.AgentEnvelope {
 // a JSON number beyond float precision.
 func anomalyTurns(n int, _ []byte) llmtest.Reply {
 	if n%2 == 0 {
-		return llmtest.Reply{ChunkBytes: 5, ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: devices.ToolLookup, Arguments: `{"device_id": ` + bigDevice + `}`}}}
+		return llmtest.Reply{ChunkBytes: 5, ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: provider.WireName(devices.ToolLookup), Arguments: `{"device_id": ` + bigDevice + `}`}}}
 	}
-	return llmtest.Reply{ChunkBytes: 5, ToolCalls: []llmtest.ToolCall{{ID: "call_dispatch", Name: devices.ToolDispatch,
+	return llmtest.Reply{ChunkBytes: 5, ToolCalls: []llmtest.ToolCall{{ID: "call_dispatch", Name: provider.WireName(devices.ToolDispatch),
 		Arguments: `{"device_id":` + bigDevice + `, "reason":"boiler sensor reads 91.0 °C, 31 °C over the band"}`}}}
 }
 
@@ -161,10 +161,12 @@ func msgs[M proto.Message](in []M) []proto.Message {
 func TestRefusedToolCallArgumentsCancelTheStream(t *testing.T) {
 	tail := strings.Repeat("x", 3000)
 	cases := []struct{ name, tool, args string }{
-		{"bool for a uint64", devices.ToolDispatch, `{"device_id":true,"reason":"` + tail + `"}`},
-		{"negative uint64", devices.ToolDispatch, `{"device_id":-17,"reason":"` + tail + `"}`},
-		{"uint64 over its range", devices.ToolDispatch, `{"device_id":18446744073709551616,"reason":"` + tail + `"}`},
-		{"undeclared tool", "devices.selfdestruct", `{"device_id":17,"reason":"` + tail + `"}`},
+		{"bool for a uint64", provider.WireName(devices.ToolDispatch), `{"device_id":true,"reason":"` + tail + `"}`},
+		{"negative uint64", provider.WireName(devices.ToolDispatch), `{"device_id":-17,"reason":"` + tail + `"}`},
+		{"uint64 over its range", provider.WireName(devices.ToolDispatch), `{"device_id":18446744073709551616,"reason":"` + tail + `"}`},
+		{"undeclared tool", "devices_selfdestruct", `{"device_id":17,"reason":"` + tail + `"}`},
+		// The declared name is not the name the tool was sent under: a call by it names no tool.
+		{"declared name instead of the wire name", devices.ToolDispatch, `{"device_id":17,"reason":"` + tail + `"}`},
 	}
 	for _, api := range []string{llmtest.OpenAI, llmtest.Anthropic} {
 		for _, c := range cases {

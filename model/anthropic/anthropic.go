@@ -101,9 +101,9 @@ func readRoot(projection []byte) (schemaRoot, error) {
 	return root, err
 }
 
-// toolParam declares a native tool: its input schema is the Anthropic profile of its argument
-// schema's fields.
-func toolParam(t model.Tool) (ant.ToolUnionParam, error) {
+// toolParam declares a native tool named wire: its input schema is the Anthropic profile of
+// its argument schema's fields.
+func toolParam(t model.Tool, wire string) (ant.ToolUnionParam, error) {
 	raw, err := provider.ToolParameters(provider.AnthropicTool, t.Parameters)
 	if err != nil {
 		return ant.ToolUnionParam{}, err
@@ -116,44 +116,60 @@ func toolParam(t model.Tool) (ant.ToolUnionParam, error) {
 	if len(root.Defs) > 0 {
 		extra["$defs"] = root.Defs
 	}
-	tp := &ant.ToolParam{Name: t.Name, InputSchema: ant.ToolInputSchemaParam{Properties: root.Properties, Required: root.Required, ExtraFields: extra}}
+	tp := &ant.ToolParam{Name: wire, InputSchema: ant.ToolInputSchemaParam{Properties: root.Properties, Required: root.Required, ExtraFields: extra}}
 	if t.Description != "" {
 		tp.Description = ant.String(t.Description)
 	}
 	return ant.ToolUnionParam{OfTool: tp}, nil
 }
 
-func (m *Model) params(req *model.Request) (ant.MessageNewParams, *tool, error) {
+// request is what a call sends: its parameters, the forced proposal tool (nil for a request
+// with native tools), and the mapping of the declared tool names to the names they are sent
+// under (provider.ToolNames), with which the answer's calls are mapped back.
+type request struct {
+	params ant.MessageNewParams
+	tool   *tool
+	names  *provider.ToolNames
+}
+
+func (m *Model) params(req *model.Request) (request, error) {
+	names, err := provider.RequestToolNames(req)
+	if err != nil {
+		return request{}, err
+	}
 	if len(req.Tools) > 0 && len(req.ResponseSchema) == 0 {
-		return m.toolsParams(req)
+		return m.toolsParams(req, names)
 	}
 	t, err := m.tool(req)
 	if err != nil {
-		return ant.MessageNewParams{}, nil, provider.Typed(model.CodeProvider, "schema profile", err)
+		return request{}, provider.Typed(model.CodeProvider, "schema profile", err)
 	}
-	params := m.baseParams(req)
+	params := m.baseParams(req, names)
 	params.Tools = []ant.ToolUnionParam{t.param}
 	params.ToolChoice = ant.ToolChoiceParamOfTool(t.profile.Name)
-	return params, t, nil
+	return request{params: params, tool: t, names: names}, nil
 }
 
 // toolsParams are the parameters of a request with native tools: the model chooses whether
 // to answer in text or call tools.
-func (m *Model) toolsParams(req *model.Request) (ant.MessageNewParams, *tool, error) {
-	params := m.baseParams(req)
+func (m *Model) toolsParams(req *model.Request, names *provider.ToolNames) (request, error) {
+	params := m.baseParams(req, names)
 	for _, t := range req.Tools {
-		tp, err := toolParam(t)
+		tp, err := toolParam(t, names.Wire(t.Name))
 		if err != nil {
-			return ant.MessageNewParams{}, nil, provider.Typed(model.CodeProvider, "tool "+t.Name, err)
+			return request{}, provider.Typed(model.CodeProvider, "tool "+t.Name, err)
 		}
 		params.Tools = append(params.Tools, tp)
 	}
-	return params, nil, nil
+	return request{params: params, names: names}, nil
 }
 
-// baseParams are the model, the output bound and the messages. Consecutive tool results
-// travel in one user message, as the API requires after a turn with several tool calls.
-func (m *Model) baseParams(req *model.Request) ant.MessageNewParams {
+// baseParams are the model, the output bound and the messages. The API wants user and
+// assistant turns alternating: consecutive messages of one role (the tool results of a turn
+// with several calls, a user message after them) travel as one message of several content
+// blocks, in order, so a tool turn's results come first in the user message that answers it.
+// The tool_use blocks of assistant turns carry their tools' wire names, as the model answered.
+func (m *Model) baseParams(req *model.Request, names *provider.ToolNames) ant.MessageNewParams {
 	name := req.Model
 	if name == "" {
 		name = m.cfg.Model
@@ -163,20 +179,22 @@ func (m *Model) baseParams(req *model.Request) ant.MessageNewParams {
 		maxTokens = provider.DefaultMaxTokens
 	}
 	params := ant.MessageNewParams{Model: ant.Model(name), MaxTokens: maxTokens}
-	var results []ant.ContentBlockParamUnion
-	flush := func() {
-		if len(results) > 0 {
-			params.Messages = append(params.Messages, ant.NewUserMessage(results...))
-			results = nil
+	type turn struct {
+		user   bool
+		blocks []ant.ContentBlockParamUnion
+	}
+	var turns []turn
+	add := func(user bool, blocks ...ant.ContentBlockParamUnion) {
+		if n := len(turns); n > 0 && turns[n-1].user == user {
+			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
+			return
 		}
+		turns = append(turns, turn{user: user, blocks: blocks})
 	}
 	for _, msg := range req.Messages {
-		if msg.Role == model.RoleTool && msg.ToolCallID != "" {
-			results = append(results, ant.NewToolResultBlock(msg.ToolCallID, msg.Content, false))
-			continue
-		}
-		flush()
 		switch {
+		case msg.Role == model.RoleTool && msg.ToolCallID != "":
+			add(true, ant.NewToolResultBlock(msg.ToolCallID, msg.Content, false))
 		case msg.Role == model.RoleSystem:
 			params.System = append(params.System, ant.TextBlockParam{Text: msg.Content})
 		case msg.Role == model.RoleAssistant && len(msg.ToolCalls) > 0:
@@ -185,35 +203,41 @@ func (m *Model) baseParams(req *model.Request) ant.MessageNewParams {
 				blocks = append(blocks, ant.NewTextBlock(msg.Content))
 			}
 			for _, c := range msg.ToolCalls {
-				blocks = append(blocks, ant.NewToolUseBlock(c.ID, json.RawMessage(c.Arguments), c.Name))
+				blocks = append(blocks, ant.NewToolUseBlock(c.ID, json.RawMessage(c.Arguments), names.Wire(c.Name)))
 			}
-			params.Messages = append(params.Messages, ant.NewAssistantMessage(blocks...))
+			add(false, blocks...)
 		case msg.Role == model.RoleAssistant:
-			params.Messages = append(params.Messages, ant.NewAssistantMessage(ant.NewTextBlock(msg.Content)))
+			add(false, ant.NewTextBlock(msg.Content))
 		default:
-			params.Messages = append(params.Messages, ant.NewUserMessage(ant.NewTextBlock(msg.Content)))
+			add(true, ant.NewTextBlock(msg.Content))
 		}
 	}
-	flush()
+	for _, t := range turns {
+		if t.user {
+			params.Messages = append(params.Messages, ant.NewUserMessage(t.blocks...))
+		} else {
+			params.Messages = append(params.Messages, ant.NewAssistantMessage(t.blocks...))
+		}
+	}
 	// This API version takes no temperature or top_p: only the output bound is sent.
 	return params
 }
 
 // Generate makes a non-streaming call.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	params, t, err := m.params(req)
+	r, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
 	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
-		msg, err := m.client.Messages.New(actx, params)
+		msg, err := m.client.Messages.New(actx, r.params)
 		if err != nil {
 			return nil, err
 		}
-		if t == nil {
-			return toolsAnswer(msg)
+		if r.tool == nil {
+			return toolsAnswer(msg, r.names)
 		}
-		return answer(msg, t.profile.Name)
+		return answer(msg, r.tool.profile.Name)
 	}, judge)
 	return resp, err
 }
@@ -236,8 +260,9 @@ func answer(msg *ant.Message, toolName string) (*model.Response, error) {
 }
 
 // toolsAnswer reads an answer to a request with native tools: its text blocks and its
-// tool_use blocks, whose input is kept as the exact JSON the API sent.
-func toolsAnswer(msg *ant.Message) (*model.Response, error) {
+// tool_use blocks, whose input is kept as the exact JSON the API sent and whose names are
+// mapped back to the declared ones (names).
+func toolsAnswer(msg *ant.Message, names *provider.ToolNames) (*model.Response, error) {
 	if msg.StopReason == ant.StopReasonRefusal {
 		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
 	}
@@ -251,7 +276,7 @@ func toolsAnswer(msg *ant.Message) (*model.Response, error) {
 		case "text":
 			resp.Text = append(resp.Text, b.Text...)
 		case "tool_use":
-			resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+			resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: b.ID, Name: names.Declared(b.Name), Arguments: string(b.Input)})
 		}
 	}
 	if len(resp.Text) == 0 && len(resp.ToolCalls) == 0 {
@@ -273,12 +298,12 @@ func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]b
 		}
 		return resp, nil
 	}
-	params, t, err := m.params(req)
+	r, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
 	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
-		return m.streamOnce(actx, params, t.profile.Name, onChunk)
+		return m.streamOnce(actx, r.params, r.tool.profile.Name, onChunk)
 	}, judge)
 	return resp, err
 }
@@ -290,20 +315,21 @@ func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta fun
 	if m.cfg.NoStream {
 		return provider.DeliverWhole(ctx, req, m.Generate, onDelta)
 	}
-	params, _, err := m.params(req)
+	r, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
 	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
-		return m.streamToolsOnce(actx, params, onDelta)
+		return m.streamToolsOnce(actx, r.params, r.names, onDelta)
 	}, judge)
 	return resp, err
 }
 
 // streamToolsOnce reads one streamed answer with native tools: its text blocks and its
 // tool_use blocks, whose input is the concatenation of their input_json_delta pieces (the
-// block's start input when it had none), as toolsAnswer reads a whole answer.
-func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams, onDelta func(model.ToolDelta) error) (*model.Response, error) {
+// block's start input when it had none), as toolsAnswer reads a whole answer: each block's
+// name is mapped back to the declared one before its first delta is handed on.
+func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams, names *provider.ToolNames, onDelta func(model.ToolDelta) error) (*model.Response, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st := m.client.Messages.NewStreaming(ctx, params)
@@ -325,7 +351,7 @@ func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams
 			b := &block{call: -1}
 			if ev.ContentBlock.Type == "tool_use" {
 				b.call, b.start = len(resp.ToolCalls), ev.ContentBlock.JSON.Input.Raw()
-				resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name})
+				resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: ev.ContentBlock.ID, Name: names.Declared(ev.ContentBlock.Name)})
 			}
 			blocks[ev.Index] = b
 		case "content_block_delta":

@@ -59,29 +59,35 @@ func (m *Model) Profile(req *model.Request) (*provider.Profile, error) {
 	return p, nil
 }
 
-func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
+// params are the request's parameters, and the mapping of its declared tool names to the
+// names they are sent under (provider.ToolNames): the answer's calls are mapped back with it.
+func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, *provider.ToolNames, error) {
+	names, err := provider.RequestToolNames(req)
+	if err != nil {
+		return oai.ChatCompletionNewParams{}, nil, err
+	}
 	name := req.Model
 	if name == "" {
 		name = m.cfg.Model
 	}
 	params := oai.ChatCompletionNewParams{
 		Model:    shared.ChatModel(name),
-		Messages: messages(req.Messages),
+		Messages: messages(req.Messages, names),
 	}
 	// A request with native tools and no response schema is answered in text and tool calls.
 	if len(req.Tools) == 0 || len(req.ResponseSchema) > 0 {
 		p, err := m.Profile(req)
 		if err != nil {
-			return oai.ChatCompletionNewParams{}, provider.Typed(model.CodeProvider, "schema profile", err)
+			return oai.ChatCompletionNewParams{}, nil, provider.Typed(model.CodeProvider, "schema profile", err)
 		}
 		params.ResponseFormat = oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
 			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: p.Name, Strict: oai.Bool(true), Schema: p.Schema},
 		}}
 	}
 	for _, t := range req.Tools {
-		tool, err := functionTool(t)
+		tool, err := functionTool(t, names.Wire(t.Name))
 		if err != nil {
-			return oai.ChatCompletionNewParams{}, provider.Typed(model.CodeProvider, "tool "+t.Name, err)
+			return oai.ChatCompletionNewParams{}, nil, provider.Typed(model.CodeProvider, "tool "+t.Name, err)
 		}
 		params.Tools = append(params.Tools, tool)
 	}
@@ -98,12 +104,12 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	if s.MaxOutputTokens > 0 {
 		params.MaxCompletionTokens = oai.Int(s.MaxOutputTokens)
 	}
-	return params, nil
+	return params, names, nil
 }
 
-// functionTool declares t as a strict function tool: its parameters are the OpenAI-strict
-// profile of its argument schema's fields.
-func functionTool(t model.Tool) (oai.ChatCompletionToolUnionParam, error) {
+// functionTool declares t as a strict function tool named wire: its parameters are the
+// OpenAI-strict profile of its argument schema's fields.
+func functionTool(t model.Tool, wire string) (oai.ChatCompletionToolUnionParam, error) {
 	raw, err := provider.ToolParameters(provider.OpenAIStrict, t.Parameters)
 	if err != nil {
 		return oai.ChatCompletionToolUnionParam{}, err
@@ -112,14 +118,16 @@ func functionTool(t model.Tool) (oai.ChatCompletionToolUnionParam, error) {
 	if err := jsontext.Decode(string(raw), &params, jsontext.DecodeOptions{UseNumber: true}); err != nil {
 		return oai.ChatCompletionToolUnionParam{}, err
 	}
-	fn := shared.FunctionDefinitionParam{Name: t.Name, Strict: oai.Bool(true), Parameters: params}
+	fn := shared.FunctionDefinitionParam{Name: wire, Strict: oai.Bool(true), Parameters: params}
 	if t.Description != "" {
 		fn.Description = oai.String(t.Description)
 	}
 	return oai.ChatCompletionFunctionTool(fn), nil
 }
 
-func messages(ms []model.Message) []oai.ChatCompletionMessageParamUnion {
+// messages are the conversation in the API's shape; the tool calls of assistant turns carry
+// their tools' wire names, as the model answered them.
+func messages(ms []model.Message, names *provider.ToolNames) []oai.ChatCompletionMessageParamUnion {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(ms))
 	for _, m := range ms {
 		switch {
@@ -130,7 +138,7 @@ func messages(ms []model.Message) []oai.ChatCompletionMessageParamUnion {
 			}
 			for _, c := range m.ToolCalls {
 				am.ToolCalls = append(am.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-					ID: c.ID, Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
+					ID: c.ID, Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: names.Wire(c.Name), Arguments: c.Arguments},
 				}})
 			}
 			out = append(out, oai.ChatCompletionMessageParamUnion{OfAssistant: &am})
@@ -149,7 +157,7 @@ func messages(ms []model.Message) []oai.ChatCompletionMessageParamUnion {
 
 // Generate makes a non-streaming call.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	params, err := m.params(req)
+	params, names, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
@@ -158,12 +166,13 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		if err != nil {
 			return nil, err
 		}
-		return completion(c)
+		return completion(c, names)
 	}, judge)
 	return resp, err
 }
 
-func completion(c *oai.ChatCompletion) (*model.Response, error) {
+// completion reads a whole answer; its tool calls name their tools as declared (names).
+func completion(c *oai.ChatCompletion, names *provider.ToolNames) (*model.Response, error) {
 	if len(c.Choices) == 0 {
 		return nil, provider.Typed(model.CodeMalformed, "the completion has no choices", nil)
 	}
@@ -175,7 +184,7 @@ func completion(c *oai.ChatCompletion) (*model.Response, error) {
 	for _, c := range ch.Message.ToolCalls {
 		// The arguments stay the text the model sent: the runtime's decoder reads every
 		// integer's digits, never a float64.
-		calls = append(calls, model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		calls = append(calls, model.ToolCall{ID: c.ID, Name: names.Declared(c.Function.Name), Arguments: c.Function.Arguments})
 	}
 	if ch.Message.Content == "" && len(calls) == 0 {
 		return nil, provider.Typed(model.CodeRefusal, "the answer has no content (finish reason "+ch.FinishReason+")", nil)
@@ -218,26 +227,26 @@ func (m *Model) StreamTools(ctx context.Context, req *model.Request, onDelta fun
 // stream makes a streaming call with its attempts: onChunk sees each content delta, onDelta
 // (for a request with native tools) each tool-call arguments delta.
 func (m *Model) stream(ctx context.Context, req *model.Request, onChunk func([]byte) error, onDelta func(model.ToolDelta) error) (*model.Response, error) {
-	params, err := m.params(req)
+	params, names, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
 	params.StreamOptions.IncludeUsage = oai.Bool(true)
 	resp, _, err := provider.Call(ctx, m.cfg, limit.Estimate(req), func(actx context.Context) (*model.Response, error) {
-		return m.streamOnce(actx, params, onChunk, onDelta)
+		return m.streamOnce(actx, params, names, onChunk, onDelta)
 	}, judge)
 	return resp, err
 }
 
 // streamOnce reads one streamed answer: onChunk sees each content delta, onDelta (for a
 // request with native tools) each tool-call arguments delta.
-func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewParams, onChunk func([]byte) error, onDelta func(model.ToolDelta) error) (*model.Response, error) {
+func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewParams, names *provider.ToolNames, onChunk func([]byte) error, onDelta func(model.ToolDelta) error) (*model.Response, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st := m.client.Chat.Completions.NewStreaming(ctx, params)
 	defer st.Close()
 	var text strings.Builder
-	var calls streamedCalls
+	calls := streamedCalls{names: names}
 	resp := &model.Response{}
 	for st.Next() {
 		ch := st.Current()
@@ -280,9 +289,9 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 		}
 	}
 	if err := st.Err(); err != nil {
-		return nil, provider.StreamBroke(ctx, judge, err, text.Len() > 0 || len(calls) > 0)
+		return nil, provider.StreamBroke(ctx, judge, err, text.Len() > 0 || len(calls.calls) > 0)
 	}
-	if text.Len() == 0 && len(calls) == 0 {
+	if text.Len() == 0 && len(calls.calls) == 0 {
 		return nil, provider.Typed(model.CodeRefusal, "the answer has no content (finish reason "+resp.FinishReason+")", nil)
 	}
 	resp.Text = []byte(text.String())
@@ -291,31 +300,35 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 }
 
 // streamedCalls accumulates the tool calls of a streamed answer by index: the first delta of
-// a call names its id and function, the following ones continue its arguments.
-type streamedCalls []*model.ToolCall
+// a call names its id and function (mapped back to the declared name at once, so every delta
+// handed on names the tool as declared), the following ones continue its arguments.
+type streamedCalls struct {
+	names *provider.ToolNames
+	calls []*model.ToolCall
+}
 
 func (s *streamedCalls) add(d oai.ChatCompletionChunkChoiceDeltaToolCall) error {
 	i := int(d.Index)
 	switch {
-	case i == len(*s):
-		*s = append(*s, &model.ToolCall{ID: d.ID, Name: d.Function.Name})
-	case i < 0 || i > len(*s):
-		return provider.Typed(model.CodeMalformed, fmt.Sprintf("tool call delta of index %d after %d calls", i, len(*s)), nil)
+	case i == len(s.calls):
+		s.calls = append(s.calls, &model.ToolCall{ID: d.ID, Name: s.names.Declared(d.Function.Name)})
+	case i < 0 || i > len(s.calls):
+		return provider.Typed(model.CodeMalformed, fmt.Sprintf("tool call delta of index %d after %d calls", i, len(s.calls)), nil)
 	}
-	c := (*s)[i]
+	c := s.calls[i]
 	c.Arguments += d.Function.Arguments
 	return nil
 }
 
 // delta is d as the call's ToolDelta (the call's id and name as its first delta named them).
-func (s streamedCalls) delta(d oai.ChatCompletionChunkChoiceDeltaToolCall) model.ToolDelta {
-	c := s[d.Index]
+func (s *streamedCalls) delta(d oai.ChatCompletionChunkChoiceDeltaToolCall) model.ToolDelta {
+	c := s.calls[d.Index]
 	return model.ToolDelta{Index: int(d.Index), ID: c.ID, Name: c.Name, Arguments: []byte(d.Function.Arguments)}
 }
 
-func (s streamedCalls) done() []model.ToolCall {
+func (s *streamedCalls) done() []model.ToolCall {
 	var out []model.ToolCall
-	for _, c := range s {
+	for _, c := range s.calls {
 		out = append(out, *c)
 	}
 	return out

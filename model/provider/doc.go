@@ -16,6 +16,12 @@
 //   - A profile is derived from the proposal schema's one JSON Schema projection. What a
 //     dialect cannot express is listed in the profile's delta; the runtime's decoder enforces
 //     it on every answer, so a profile never widens what is admitted.
+//   - A declared tool is sent under its wire name (WireName: the providers' alphabet
+//     [A-Za-z0-9_-], at most 64 bytes), deterministically, and an answer's calls are mapped
+//     back by the request's own declarations (ToolNames) before anything else sees them: only
+//     the provider layer ever holds a wire name. A name that is no declared tool's wire name
+//     never maps back to a declared name. Declarations two of whose names share a wire name
+//     are refused (model.CodeToolName) before anything is sent.
 //   - Models never see or copy the value envelope (format, root type id, schema digest): the
 //     profiles describe the value alone and the runtime adds the envelope.
 //

@@ -48,7 +48,7 @@ func TestNativeTools(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				srv, m := start(t, api.name, provider.Config{}, sequence(
-					llmtest.Reply{Text: "Dispatching.", ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: devices.ToolDispatch, Arguments: exactArgs}}, InputTokens: 7, OutputTokens: 3},
+					llmtest.Reply{Text: "Dispatching.", ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: provider.WireName(devices.ToolDispatch), Arguments: exactArgs}}, InputTokens: 7, OutputTokens: 3},
 					llmtest.Reply{Text: "Done: ticket T-1."},
 				))
 				req := &model.Request{Model: "test-model", Messages: []model.Message{{Role: model.RoleUser, Content: "device 9007199254740993 is hot"}}, Tools: deviceTools(t)}
@@ -124,7 +124,7 @@ func checkDeclared(t *testing.T, api string, body []byte) {
 	if len(req.Tools) != 2 || req.ResponseFormat != nil || req.ToolChoice != nil {
 		t.Fatalf("request declares %d tools, response_format %s, tool_choice %s", len(req.Tools), req.ResponseFormat, req.ToolChoice)
 	}
-	for i, want := range []string{devices.ToolLookup, devices.ToolDispatch} {
+	for i, want := range []string{provider.WireName(devices.ToolLookup), provider.WireName(devices.ToolDispatch)} { // as sent
 		name, schema := req.Tools[i].Name, req.Tools[i].Input
 		if api == llmtest.OpenAI {
 			name, schema = req.Tools[i].Function.Name, req.Tools[i].Function.Parameters
@@ -146,7 +146,7 @@ func TestDevicesAgentOverHTTP(t *testing.T) {
 	for _, api := range apis {
 		t.Run(api.name, func(t *testing.T) {
 			srv, m := start(t, api.name, provider.Config{}, sequence(
-				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_9", Name: devices.ToolDispatch, Arguments: exactArgs}}},
+				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_9", Name: provider.WireName(devices.ToolDispatch), Arguments: exactArgs}}},
 				llmtest.Reply{Text: "Technician dispatched: ticket T-9."},
 			))
 			def, err := devices.Definition(devices.ModelScript)

@@ -18,6 +18,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -87,10 +88,10 @@ func newServer(delay time.Duration) *server {
 		case bytes.Contains(body, []byte(`"tool_call_id":"call_dispatch"`)):
 			return llmtest.Reply{Text: "Dispatched a technician to device " + id + ".", InputTokens: 300, OutputTokens: 20}
 		case bytes.Contains(body, []byte(`"tool_call_id":"call_lookup"`)):
-			return llmtest.Reply{InputTokens: 260, OutputTokens: 40, ToolCalls: []llmtest.ToolCall{{ID: "call_dispatch", Name: devices.ToolDispatch,
+			return llmtest.Reply{InputTokens: 260, OutputTokens: 40, ToolCalls: []llmtest.ToolCall{{ID: "call_dispatch", Name: provider.WireName(devices.ToolDispatch),
 				Arguments: `{"device_id":` + id + `,"reason":"reads 91.0 °C, over the band"}`}}}
 		}
-		return llmtest.Reply{InputTokens: 210, OutputTokens: 18, ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: devices.ToolLookup, Arguments: `{"device_id":` + id + `}`}}}
+		return llmtest.Reply{InputTokens: 210, OutputTokens: 18, ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: provider.WireName(devices.ToolLookup), Arguments: `{"device_id":` + id + `}`}}}
 	})
 	s.Delay = delay
 	return s

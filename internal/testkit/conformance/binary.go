@@ -14,6 +14,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
+	"github.com/beamagents/beamagents/model/provider"
 )
 
 // Build builds the main package in dir (for example an adapter's ./example) into a
@@ -30,18 +31,24 @@ func Build(t testing.TB, dir, pkg string) string {
 }
 
 // CheckBinary is the end-to-end check of a built binary (cli.Main) registering agentName,
-// a devices agent, against an OpenAI-compatible loopback server answering with native tool
-// calls: a quiet reading makes no request; the anomaly makes one request declaring both
-// tools, and the dispatch intent's args_json holds 9007199254740993 exactly, signed; its
-// signed ToolResult, run restored from the first run's snapshot, resumes to the model's
-// answer (the second request carries the tool message); replaying both runs from their
-// snapshots makes no model call and writes the same finals.
+// a devices agent, against each model API's strict loopback server (--model openai, then
+// --model anthropic) answering with native tool calls: a quiet reading makes no request; the
+// anomaly makes one request declaring both tools, and the dispatch intent's args_json holds
+// 9007199254740993 exactly, signed; its signed ToolResult, run restored from the first run's
+// snapshot, resumes to the model's answer (the second request carries the tool result);
+// replaying both runs from their snapshots makes no model call and writes the same finals.
 func CheckBinary(t *testing.T, bin, agentName string) {
 	t.Helper()
+	for _, api := range APIs {
+		t.Run(api, func(t *testing.T) { checkBinary(t, bin, agentName, api) })
+	}
+}
+
+func checkBinary(t *testing.T, bin, agentName, api string) {
 	dir := t.TempDir()
-	srv := llmtest.New(llmtest.OpenAI, func(n int, _ []byte) llmtest.Reply {
+	srv := llmtest.New(api, func(n int, _ []byte) llmtest.Reply {
 		if n == 0 {
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: devices.ToolDispatch,
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: provider.WireName(devices.ToolDispatch),
 				Arguments: `{"device_id":` + DeviceText + `,"reason":"boiler at 91.0 °C"}`}}, InputTokens: 120, OutputTokens: 20}
 		}
 		return llmtest.Reply{Text: "Technician dispatched to device " + DeviceText + ": ticket T-77.", InputTokens: 160, OutputTokens: 15}
@@ -58,7 +65,7 @@ func CheckBinary(t *testing.T, bin, agentName string) {
 		t.Fatal(err)
 	}
 	flags := []string{"--agent", agentName, "--keyring", ring}
-	hosted := []string{"--model", "openai", "--model_name", modelID, "--base_url", srv.BaseURL(), "--api_key", "env:" + apiKeyEnv}
+	hosted := []string{"--model", api, "--model_name", modelID, "--base_url", srv.BaseURL(), "--api_key", "env:" + apiKeyEnv}
 	out1 := filepath.Join(dir, "out1")
 	runBinary(t, bin, append(append([]string{"run", "--input", in1, "--output_dir", out1}, flags...), hosted...)...)
 
@@ -66,7 +73,7 @@ func CheckBinary(t *testing.T, bin, agentName string) {
 	if len(reqs) != 1 {
 		t.Fatalf("%d model requests after the readings, want 1 (the anomaly's)", len(reqs))
 	}
-	for _, want := range []string{`"tools":[`, `"name":"devices.lookup"`, `"name":"devices.dispatch"`, `"strict":true`} {
+	for _, want := range append([]string{`"tools":[`}, wire[api].declares...) {
 		if !bytes.Contains(reqs[0], []byte(want)) {
 			t.Errorf("the request does not declare %s:\n%s", want, reqs[0])
 		}
@@ -104,7 +111,7 @@ func CheckBinary(t *testing.T, bin, agentName string) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests after the result, want 2", len(reqs))
 	}
-	for _, want := range []string{`"role":"tool"`, `"tool_call_id":"call_1"`, `T-77`} {
+	for _, want := range append(answers(api, "call_1"), `T-77`) {
 		if !bytes.Contains(reqs[1], []byte(want)) {
 			t.Errorf("the second request lacks %s:\n%s", want, reqs[1])
 		}

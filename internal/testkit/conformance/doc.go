@@ -43,11 +43,14 @@
 //
 // (the test must be named TestConformance: scripts/conformance.sh runs every module's
 // TestConformance with go test -json and builds the matrix from the subtests' results, named
-// TestConformance/<framework>/<scenario>). A scenario the framework cannot support is
-// listed in Subject.Lacks with the reason: it is reported as skipped, and the matrix shows
-// n/a. CheckBinary runs the end-to-end check of a built binary (run against the loopback
-// server, signed dispatch intent with the exact device id, resume, replay without a model
-// call), and Bench measures a subject's activation cost against NativeAgent in the same run.
+// TestConformance/<framework>/<scenario>; each scenario has one subtest per model API, so a
+// cell passes when it passes against both). The traffic runs once per model API (APIs:
+// OpenAI's and Anthropic's), each against its llmtest stand-in, strict as the vendor's API:
+// a request the vendor would refuse fails the scenario. A scenario the framework cannot
+// support is listed in Subject.Lacks with the reason: it is reported as skipped, and the
+// matrix shows n/a. CheckBinary runs the end-to-end check of a built binary against each API
+// (run against the loopback server, signed dispatch intent with the exact device id, resume,
+// replay without a model call), and Bench measures a subject's activation cost against NativeAgent in the same run.
 //
 // The kit is a test kit: only tests import it.
 package conformance

@@ -92,6 +92,7 @@ type phase struct {
 // run is a subject's traffic, run once; the scenarios check what it produced.
 type run struct {
 	s      Subject
+	api    string // the model API: llmtest.OpenAI or llmtest.Anthropic
 	dir    string
 	kr     *intent.Keyring
 	ring   string
@@ -105,30 +106,43 @@ type run struct {
 	replayReqs int
 }
 
-// Run runs every scenario for s, as subtests TestX/<framework>/<scenario>: it runs the
-// traffic on Prism (three pipeline runs chained by exported snapshots, the first run's
-// input again shuffled) and replays it offline, then checks each scenario.
+// APIs are the model APIs every subject runs against, each on a strict loopback stand-in
+// (llmtest): a request either vendor's API would refuse fails the scenario that made it.
+var APIs = []string{llmtest.OpenAI, llmtest.Anthropic}
+
+// Run runs every scenario for s, as subtests TestX/<framework>/<scenario>/<api>: for each
+// model API it runs the traffic on Prism (three pipeline runs chained by exported snapshots,
+// the first run's input again shuffled) and replays it offline, then checks each scenario
+// against each API's run.
 func Run(t *testing.T, s Subject) {
 	t.Run(s.Framework, func(t *testing.T) {
-		r, err := start(t, s)
+		runs := make([]*run, len(APIs))
+		errs := make([]error, len(APIs))
+		for i, api := range APIs {
+			runs[i], errs[i] = start(t, s, api)
+		}
 		for _, sc := range scenarios {
 			t.Run(sc.name, func(t *testing.T) {
 				if why, ok := s.Lacks[sc.name]; ok {
 					t.Skip("n/a: " + why)
 				}
-				if err != nil {
-					t.Fatal(err)
+				for i, api := range APIs {
+					t.Run(api, func(t *testing.T) {
+						if errs[i] != nil {
+							t.Fatal(errs[i])
+						}
+						sc.check(t, runs[i])
+					})
 				}
-				sc.check(t, r)
 			})
 		}
 	})
 }
 
-func start(t *testing.T, s Subject) (*run, error) {
+func start(t *testing.T, s Subject, api string) (*run, error) {
 	t.Helper()
-	r := &run{s: s, dir: t.TempDir()}
-	r.srv = Server()
+	r := &run{s: s, api: api, dir: t.TempDir()}
+	r.srv = Server(api)
 	t.Cleanup(r.srv.Close)
 	t.Setenv(apiKeyEnv, "sk-conformance-7f3a9c1e5b2d4f6a8c0e")
 	var err error
@@ -193,7 +207,7 @@ func (r *run) exec(name string, p *phase) error {
 	}
 	o := pipeline.Options{
 		Options: transforms.Options{Agent: r.s.Agent, Config: config(), Keyring: r.ring, VerifyResults: "require",
-			Model: hosted.Options{Provider: hosted.OpenAI, Name: modelID, BaseURL: r.srv.BaseURL(), APIKey: "env:" + apiKeyEnv, MaxAttempts: 1}},
+			Model: hosted.Options{Provider: r.api, Name: modelID, BaseURL: r.srv.BaseURL(), APIKey: "env:" + apiKeyEnv, MaxAttempts: 1}},
 		Input: in, OutputDir: filepath.Join(r.dir, name),
 	}
 	if len(p.restores) > 0 {

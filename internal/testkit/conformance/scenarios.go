@@ -174,8 +174,8 @@ func checkFinal(t *testing.T, r *run) {
 	if len(reqs) == 0 {
 		return
 	}
-	for _, want := range []string{`"model":"` + modelID + `"`, `"tools":[`, `"name":"` + devices.ToolLookup + `"`, `"name":"` + devices.ToolDispatch + `"`,
-		`"strict":true`, `"device_id"`, `"additionalProperties":false`, devices.SystemPrompt[:40]} {
+	for _, want := range append([]string{`"model":"` + modelID + `"`, `"tools":[`, `"device_id"`, `"additionalProperties":false`, devices.SystemPrompt[:40]},
+		wire[r.api].declares...) {
 		if !bytes.Contains(reqs[0], []byte(want)) {
 			t.Errorf("the request lacks %s:\n%s", want, reqs[0])
 		}
@@ -195,7 +195,7 @@ func checkToolResume(t *testing.T, r *run) {
 		t.Errorf("the second request does not carry the lookup's row:\n%s", reqs[1])
 	}
 	if reqs := r.reqs(1, toolMilliC); len(reqs) == 1 {
-		for _, want := range []string{`"role":"tool"`, `"tool_call_id":"call_dispatch"`, `T-4411`} {
+		for _, want := range append(answers(r.api, "call_dispatch"), `T-4411`) {
 			if !bytes.Contains(reqs[0], []byte(want)) {
 				t.Errorf("the resumed request lacks %s:\n%s", want, reqs[0])
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
+	"github.com/beamagents/beamagents/model/provider"
 )
 
 // The scenarios' keys and readings. Every scenario is one entity key with a quiet reading
@@ -54,14 +55,14 @@ const (
 )
 
 func dispatchCall(id string) llmtest.ToolCall {
-	return llmtest.ToolCall{ID: id, Name: devices.ToolDispatch, Arguments: `{"device_id":` + DeviceText + `,"reason":"boiler sensor reads 91.0 °C"}`}
+	return llmtest.ToolCall{ID: id, Name: provider.WireName(devices.ToolDispatch), Arguments: `{"device_id":` + DeviceText + `,"reason":"boiler sensor reads 91.0 °C"}`}
 }
 
 // script is each anomaly's replies, by turn.
 var script = map[int64][]llmtest.Reply{
 	finalMilliC: {{Text: finalText, InputTokens: 200, OutputTokens: 20}},
 	toolMilliC: {
-		{ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: devices.ToolLookup, Arguments: `{"device_id":` + DeviceText + `}`}}, InputTokens: 210, OutputTokens: 18},
+		{ToolCalls: []llmtest.ToolCall{{ID: "call_lookup", Name: provider.WireName(devices.ToolLookup), Arguments: `{"device_id":` + DeviceText + `}`}}, InputTokens: 210, OutputTokens: 18},
 		{ToolCalls: []llmtest.ToolCall{dispatchCall("call_dispatch")}, InputTokens: 260, OutputTokens: 40},
 		{Text: resumedText, InputTokens: 320, OutputTokens: 30},
 	},
@@ -71,9 +72,9 @@ var script = map[int64][]llmtest.Reply{
 	},
 	budgetMilliC:      {{Text: finalText, InputTokens: 2 * maxTokens, OutputTokens: 20}},
 	hostileToolMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: "devices.selfdestruct", Arguments: `{"device_id":` + DeviceText + `}`}}}},
-	hostileArgsMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: devices.ToolDispatch,
+	hostileArgsMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: provider.WireName(devices.ToolDispatch),
 		Arguments: `{"device_id":` + DeviceText + `,"reason":"r","priority":"override"}`}}}},
-	hostileIntMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: devices.ToolDispatch,
+	hostileIntMilliC: {{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: provider.WireName(devices.ToolDispatch),
 		Arguments: `{"device_id":18446744073709551616,"reason":"r"}`}}}},
 	approvedMilliC: {
 		{ToolCalls: []llmtest.ToolCall{dispatchCall("call_dispatch")}, InputTokens: 230, OutputTokens: 40},
@@ -98,7 +99,8 @@ func route(body []byte) (milliC int64, turn int, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	return v, bytes.Count(body, []byte(`"role":"tool"`)), true
+	// The turn is the number of tool results the conversation carries, in either API's shape.
+	return v, bytes.Count(body, []byte(`"role":"tool"`)) + bytes.Count(body, []byte(`"type":"tool_result"`)), true
 }
 
 // answer is the scripted reply to a request; a request the script does not know is answered
@@ -112,9 +114,29 @@ func answer(body []byte) llmtest.Reply {
 	return replies[turn]
 }
 
-// Server starts the loopback OpenAI-compatible server that answers the scenarios.
-func Server() *llmtest.Server {
-	return llmtest.New(llmtest.OpenAI, func(_ int, body []byte) llmtest.Reply { return answer(body) })
+// Server starts the loopback server of api (llmtest.OpenAI or llmtest.Anthropic), strict as
+// the vendor's API, that answers the scenarios.
+func Server(api string) *llmtest.Server {
+	return llmtest.New(api, func(_ int, body []byte) llmtest.Reply { return answer(body) })
+}
+
+// wire is what a request of api carries, by what it shows: the declared tools (their wire
+// names and schema form) and the answer to a tool call (its result message and call id).
+var wire = map[string]struct{ declares, answers []string }{
+	llmtest.OpenAI: {
+		declares: []string{`"name":"` + provider.WireName(devices.ToolLookup) + `"`, `"name":"` + provider.WireName(devices.ToolDispatch) + `"`, `"strict":true`, `"parameters":`},
+		answers:  []string{`"role":"tool"`, `"tool_call_id":"%s"`},
+	},
+	llmtest.Anthropic: {
+		declares: []string{`"name":"` + provider.WireName(devices.ToolLookup) + `"`, `"name":"` + provider.WireName(devices.ToolDispatch) + `"`, `"input_schema":`},
+		answers:  []string{`"type":"tool_result"`, `"tool_use_id":"%s"`},
+	},
+}
+
+// answers is what a request of api carries that answers the tool call id.
+func answers(api, id string) []string {
+	w := wire[api].answers
+	return []string{w[0], fmt.Sprintf(w[1], id)}
 }
 
 // requestsFor returns the requests of the anomaly milliC.

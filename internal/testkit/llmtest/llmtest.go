@@ -4,6 +4,12 @@
 // "data: {chunk}\n\n" lines ending in "data: [DONE]"; Anthropic: "event: TYPE\ndata: {…}\n\n"
 // from message_start to message_stop). Tests script each reply and observe what the server
 // managed to send before a client went away.
+//
+// The servers are strict by default: a request that breaks a rule the vendor's API enforces
+// (tool names, duplicate tools, strict-mode schemas, forced tools, message order: the Rule
+// constants) is answered 400 with the API's own error body, as the vendor would, before any
+// scripted reply is asked for, and its rule is recorded (Server.Refusals). A test that must
+// send such a request on purpose sets Server.Lenient.
 package llmtest
 
 import (
@@ -73,14 +79,17 @@ type Server struct {
 	// Delay, when set, holds every request this long (or until the client leaves) before
 	// Answer is asked, like a provider's latency.
 	Delay time.Duration
+	// Lenient turns the vendor's request rules off: every request is answered as scripted.
+	Lenient bool
 
 	inFlight, peak, conns atomic.Int64
 
-	mu      sync.Mutex
-	bodies  [][]byte
-	headers []http.Header
-	obs     []Observation
-	api     string
+	mu       sync.Mutex
+	bodies   [][]byte
+	headers  []http.Header
+	obs      []Observation
+	refusals []Rule
+	api      string
 }
 
 // API names.
@@ -131,6 +140,13 @@ func (s *Server) Observations() []Observation {
 	return append([]Observation(nil), s.obs...)
 }
 
+// Refusals returns the rule each refused request broke, in arrival order.
+func (s *Server) Refusals() []Rule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Rule(nil), s.refusals...)
+}
+
 // InFlight counts the requests being handled now; Peak the most there ever were at once.
 func (s *Server) InFlight() int { return int(s.inFlight.Load()) }
 
@@ -164,6 +180,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.headers = append(s.headers, r.Header.Clone())
 	s.obs = append(s.obs, Observation{})
 	s.mu.Unlock()
+	if !s.Lenient {
+		check := checkOpenAI
+		if s.api == Anthropic {
+			check = checkAnthropic
+		}
+		if r := check(body); r != nil {
+			b := s.refusalBody(r)
+			s.mu.Lock()
+			s.refusals = append(s.refusals, r.rule)
+			s.obs[n] = Observation{Bytes: len(b), TotalBytes: len(b)}
+			s.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			out()
+			w.Write(b)
+			return
+		}
+	}
 	if s.Delay > 0 {
 		select {
 		case <-time.After(s.Delay):
@@ -320,6 +354,21 @@ func (s *Server) errorBody(status int) []byte {
 		return []byte(js(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": "scripted " + strconv.Itoa(status)}}))
 	}
 	return []byte(js(map[string]any{"error": map[string]any{"message": "scripted " + strconv.Itoa(status), "type": "invalid_request_error", "param": nil, "code": nil}}))
+}
+
+// refusalBody is the API's error body of a refused request.
+func (s *Server) refusalBody(r *refusal) []byte {
+	if s.api == Anthropic {
+		return []byte(js(map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": r.message}}))
+	}
+	var param, code any
+	if r.param != "" {
+		param = r.param
+	}
+	if r.rule == RuleToolName || r.rule == RuleSchemaName {
+		code = "invalid_value"
+	}
+	return []byte(js(map[string]any{"error": map[string]any{"message": r.message, "type": "invalid_request_error", "param": param, "code": code}}))
 }
 
 func (s *Server) completion(rep Reply) []byte {
