@@ -131,13 +131,15 @@ func New(o Options) (model.Streamer, error) {
 	if !o.Hosted() {
 		return nil, nil
 	}
-	first, err := newOne(o)
+	first, err := newOne(o, len(o.Fallback) > 0)
 	if err != nil || len(o.Fallback) == 0 {
 		return first, err
 	}
 	chain := []model.Named{{Name: o.Name, Model: first}}
-	for _, f := range o.Fallback {
-		m, err := newOne(o.fallback(f))
+	for i, f := range o.Fallback {
+		// Every model but the last has another after it: its open breaker passes the call on
+		// at once rather than holding it.
+		m, err := newOne(o.fallback(f), i < len(o.Fallback)-1)
 		if err != nil {
 			return nil, err
 		}
@@ -146,9 +148,9 @@ func New(o Options) (model.Streamer, error) {
 	return model.NewFallback(chain...)
 }
 
-func newOne(o Options) (model.Streamer, error) {
+func newOne(o Options, noHold bool) (model.Streamer, error) {
 	c := o.Config()
-	c.Endpoint = o.Endpoint()
+	c.Endpoint, c.NoHold = o.Endpoint(), noHold
 	if o.Provider == Anthropic {
 		return anthropic.New(c)
 	}

@@ -15,6 +15,10 @@ const (
 	DefaultBreakerFailures = 5
 	// DefaultBreakerCooldown is how long an open breaker refuses before its probe.
 	DefaultBreakerCooldown = 30 * time.Second
+	// DefaultBreakerHolds is how many cool-downs an open breaker holds a call before it
+	// refuses it (when BreakerHoldMs is 0): long enough for several probes, short enough
+	// that an outage fails its calls within minutes.
+	DefaultBreakerHolds = 4
 	// MaxPause bounds the pause a Retry-After can impose on an endpoint.
 	MaxPause = 2 * time.Minute
 )
@@ -34,6 +38,9 @@ type Config struct {
 	// BreakerCooldownMs is how long an open breaker refuses attempts before its probe; 0
 	// means DefaultBreakerCooldown.
 	BreakerCooldownMs int64 `json:"breaker_cooldown_ms,omitempty"`
+	// BreakerHoldMs is how long an open breaker holds a call, waiting for a probe to succeed,
+	// before it refuses it; 0 means DefaultBreakerHolds cool-downs, negative refuses at once.
+	BreakerHoldMs int64 `json:"breaker_hold_ms,omitempty"`
 }
 
 // Check validates c.
@@ -55,11 +62,18 @@ func (c Config) Resolved() Config {
 	if c.BreakerCooldownMs <= 0 {
 		c.BreakerCooldownMs = DefaultBreakerCooldown.Milliseconds()
 	}
+	if c.BreakerHoldMs == 0 {
+		c.BreakerHoldMs = DefaultBreakerHolds * c.BreakerCooldownMs
+	}
 	return c
 }
 
 func (c Config) cooldown() time.Duration {
 	return time.Duration(c.BreakerCooldownMs) * time.Millisecond
+}
+
+func (c Config) hold() time.Duration {
+	return time.Duration(max(c.BreakerHoldMs, 0)) * time.Millisecond
 }
 
 // Key names an endpoint: the provider's API kind, its base URL and the model id asked.

@@ -3,7 +3,9 @@ package limit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,8 +20,8 @@ type State int32
 // Breaker states.
 const (
 	Closed   State = iota // attempts pass
-	Open                  // attempts are refused until the cool-down ends
-	HalfOpen              // one probe is in flight (or may start); others are refused
+	Open                  // attempts are held (or refused) until the cool-down ends
+	HalfOpen              // one probe is in flight (or may start); others are held (or refused)
 )
 
 func (s State) String() string {
@@ -71,9 +73,18 @@ type Endpoint struct {
 	state       State
 	failures    int // consecutive unavailability failures
 	openedAt    time.Time
-	probing     bool
+	// openFor is how long the breaker stays open from openedAt: backoff with jitter. backoff
+	// starts at a sixteenth of the cool-down and doubles with each failed probe, up to it.
+	openFor, backoff time.Duration
+	probing          bool
+	// ramp, while positive, caps the attempts in flight after the breaker closed: it grows by
+	// one with each answer (doubling per round trip) until it reaches the concurrency.
+	ramp int
+	// wake is closed (and cleared) when the breaker's state, its probe or the attempts in
+	// flight change, for the callers it holds; nil while nobody is held.
+	wake chan struct{}
 
-	inFlight, waiting                     atomic.Int64
+	inFlight, waiting, held               atomic.Int64
 	started, refused, rateLimited, opened atomic.Int64
 	tokens                                atomic.Int64
 }
@@ -153,16 +164,35 @@ type Permit struct {
 	e      *Endpoint
 	tokens int64
 	probe  bool
+	holds  bool // the caller is held, not refused, by an open breaker
 	done   atomic.Bool
 }
 
-// Acquire waits until an attempt costing an estimated tokens may start: the breaker admits
-// it, the endpoint is not paused, a place is free and the rate buckets cover it. An open
-// breaker refuses at once with model.ErrCircuitOpen (also after the waits, if it opened
-// meanwhile); the end of ctx ends every wait with ctx's error.
+// Acquire waits until an attempt costing an estimated tokens may start: the endpoint is not
+// paused, a place is free, the rate buckets cover it and the breaker admits it. While the
+// breaker is open the attempt is held in its place, without a connection, until a probe
+// succeeds (then the held attempts start paced, as the breaker's ramp lets them) or until
+// Config.BreakerHoldMs passes, when it is refused with model.ErrCircuitOpen; a ctx whose
+// deadline comes first ends the hold with the same refusal. With a negative BreakerHoldMs
+// an open breaker refuses at once, as AcquireNow does. The end of ctx ends every wait with
+// ctx's error.
 func (e *Endpoint) Acquire(ctx context.Context, tokens int64) (*Permit, error) {
-	if err := e.check(); err != nil {
-		return nil, err
+	return e.acquire(ctx, tokens, true)
+}
+
+// AcquireNow is Acquire for a caller that has somewhere else to go (a fallback chain's
+// member before the last): an open breaker refuses at once with model.ErrCircuitOpen,
+// reserving nothing.
+func (e *Endpoint) AcquireNow(ctx context.Context, tokens int64) (*Permit, error) {
+	return e.acquire(ctx, tokens, false)
+}
+
+func (e *Endpoint) acquire(ctx context.Context, tokens int64, hold bool) (*Permit, error) {
+	hold = hold && e.Config().BreakerHoldMs >= 0
+	if !hold {
+		if err := e.check(); err != nil {
+			return nil, err
+		}
 	}
 	e.waiting.Add(1)
 	defer e.waiting.Add(-1)
@@ -172,23 +202,34 @@ func (e *Endpoint) Acquire(ctx context.Context, tokens int64) (*Permit, error) {
 	if err := e.gate.acquire(ctx); err != nil {
 		return nil, err
 	}
-	p := &Permit{e: e, tokens: max(tokens, 0)}
-	if err := e.waitRate(ctx, p.tokens); err != nil {
-		e.gate.release()
-		return nil, err
+	p := &Permit{e: e, tokens: max(tokens, 0), holds: hold}
+	h := holding{hold: hold}
+	for {
+		err := e.waitRate(ctx, p.tokens)
+		if err == nil {
+			if err = e.waitPause(ctx); err != nil {
+				e.refund(p.tokens)
+			}
+		}
+		if err == nil {
+			var waited bool
+			p.probe, waited, err = e.pass(ctx, &h)
+			if err == nil && waited {
+				// The attempt was held: its charge is taken again when it really starts.
+				e.refund(p.tokens)
+				continue
+			}
+			if err != nil {
+				e.refund(p.tokens)
+			}
+		}
+		if err != nil {
+			e.gate.release()
+			return nil, err
+		}
+		e.started.Add(1)
+		return p, nil
 	}
-	err := e.waitPause(ctx)
-	if err == nil {
-		p.probe, err = e.admit()
-	}
-	if err != nil {
-		e.refund(p.tokens)
-		e.gate.release()
-		return nil, err
-	}
-	e.inFlight.Add(1)
-	e.started.Add(1)
-	return p, nil
 }
 
 func (e *Endpoint) refusal(state State) error {
@@ -201,7 +242,7 @@ func (e *Endpoint) check() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
-	case e.state == Open && time.Since(e.openedAt) < e.cfg.cooldown():
+	case e.state == Open && time.Since(e.openedAt) < e.openFor:
 		return e.refusal(Open)
 	case e.state == HalfOpen && e.probing:
 		return e.refusal(HalfOpen)
@@ -209,26 +250,108 @@ func (e *Endpoint) check() error {
 	return nil
 }
 
-// admit is the breaker's decision for an attempt about to start; probe reports that the
-// attempt is the half-open breaker's one probe.
-func (e *Endpoint) admit() (probe bool, err error) {
+// holding is one attempt's stay in pass.
+type holding struct {
+	hold  bool      // an open breaker holds the attempt (else it refuses it)
+	until time.Time // when the hold ends; zero until the breaker first held it
+}
+
+// pass is the breaker's decision for an attempt about to start: it admits it (probe reports
+// that the attempt is the half-open breaker's one probe), refuses it, or holds it until the
+// breaker's state changes and then reports waited, for the caller to take its charge again
+// and ask anew.
+func (e *Endpoint) pass(ctx context.Context, h *holding) (probe, waited bool, err error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	now := time.Now()
+	d, breaker, probe := e.decide(now)
+	if d == 0 {
+		e.inFlight.Add(1)
+		e.mu.Unlock()
+		return probe, false, nil
+	}
+	state := e.state
+	if breaker {
+		if !h.hold {
+			defer e.mu.Unlock()
+			return false, false, e.refusal(state)
+		}
+		if h.until.IsZero() {
+			h.until = now.Add(e.cfg.hold())
+			if dl, ok := ctx.Deadline(); ok && dl.Before(h.until) {
+				h.until = dl
+			}
+		}
+		if !now.Before(h.until) {
+			defer e.mu.Unlock()
+			return false, false, e.holdRefusal(state)
+		}
+		d = min(d, h.until.Sub(now))
+	}
+	if e.wake == nil {
+		e.wake = make(chan struct{})
+	}
+	wake := e.wake
+	e.mu.Unlock()
+
+	if breaker {
+		e.held.Add(1)
+		defer e.held.Add(-1)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-ctx.Done():
+		if !breaker || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return false, false, ctx.Err()
+		}
+	}
+	if breaker && !time.Now().Before(h.until) {
+		// Held to the end of its hold (or of its caller's deadline): refused as such.
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return false, false, e.holdRefusal(state)
+	}
+	return false, true, nil
+}
+
+// decide says whether an attempt may start now (wait 0; probe: as the half-open breaker's
+// one probe) or how long at most it waits for a change (breaker: because the breaker is open
+// or its probe is out, rather than for the ramp). It moves an open breaker whose cool-down
+// has passed to half-open and takes its probe; e.mu is held.
+func (e *Endpoint) decide(now time.Time) (wait time.Duration, breaker, probe bool) {
 	switch e.state {
 	case Open:
-		if time.Since(e.openedAt) < e.cfg.cooldown() {
-			return false, e.refusal(Open)
+		if left := e.openFor - now.Sub(e.openedAt); left > 0 {
+			return left, true, false
 		}
 		e.state = HalfOpen
 		fallthrough
 	case HalfOpen:
 		if e.probing {
-			return false, e.refusal(HalfOpen)
+			return e.cfg.cooldown(), true, false
 		}
 		e.probing = true
-		return true, nil
+		return 0, false, true
 	}
-	return false, nil
+	if e.ramp > 0 && e.inFlight.Load() >= int64(e.ramp) {
+		return e.cfg.cooldown(), false, false
+	}
+	return 0, false, false
+}
+
+func (e *Endpoint) holdRefusal(state State) error {
+	e.refused.Add(1)
+	return &model.Error{Code: model.CodeCircuitOpen, Detail: fmt.Sprintf("the circuit breaker of %s stayed %s for as long as a call may be held (%s)", e.key, state, e.cfg.hold())}
+}
+
+// notify wakes the held callers; e.mu is held.
+func (e *Endpoint) notify() {
+	if e.wake != nil {
+		close(e.wake)
+		e.wake = nil
+	}
 }
 
 func (e *Endpoint) waitPause(ctx context.Context) error {
@@ -280,16 +403,21 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// HeldProbe reports that the attempt is the half-open breaker's one probe, taken by a caller
+// the breaker holds (Acquire) rather than refuses: if it fails, the caller is held again.
+func (p *Permit) HeldProbe() bool { return p.probe && p.holds }
+
 // Done records how the attempt ended and frees its place. Calls after the first do nothing.
 func (p *Permit) Done(o Outcome) {
 	if p.done.Swap(true) {
 		return
 	}
 	e := p.e
-	e.inFlight.Add(-1)
 	defer e.gate.release()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.inFlight.Add(-1)
+	defer e.notify()
 	now := time.Now()
 	charged := p.tokens
 	if o.Tokens > 0 {
@@ -324,23 +452,49 @@ func (e *Endpoint) record(k Kind, probe bool, now time.Time) {
 	case Unavailable:
 		e.failures++
 		if e.cfg.BreakerFailures > 0 && (probe || e.state == Closed && e.failures >= e.cfg.BreakerFailures) {
-			e.state, e.openedAt = Open, now
-			e.opened.Add(1)
+			e.open(probe, now)
 		}
 	default:
 		e.failures = 0
-		if probe || e.state == HalfOpen {
-			e.state = Closed
+		switch {
+		case probe || e.state == HalfOpen:
+			// Closed again: the held attempts start as the ramp lets them, not all at once.
+			e.state, e.ramp = Closed, 2
+		case e.state == Open:
+			// An attempt sent before the breaker opened was answered: the endpoint may be up
+			// again, so the probe goes now rather than at the cool-down's end.
+			e.state = HalfOpen
+		case e.ramp > 0:
+			if e.ramp++; e.ramp >= e.cfg.Concurrency {
+				e.ramp = 0
+			}
 		}
 	}
+}
+
+// open opens the breaker: for a sixteenth of the cool-down when it was closed, for twice as
+// long as the last time (up to the cool-down) when its probe failed, each less up to a
+// quarter at random so that the probes of many workers, or of one against a provider that
+// flaps, do not fall in step; e.mu is held.
+func (e *Endpoint) open(probeFailed bool, now time.Time) {
+	cd := e.cfg.cooldown()
+	if probeFailed {
+		e.backoff = min(2*e.backoff, cd)
+	} else {
+		e.backoff = max(cd/16, time.Millisecond)
+	}
+	e.openFor = e.backoff - rand.N(e.backoff/4+1)
+	e.state, e.openedAt, e.ramp = Open, now, 0
+	e.opened.Add(1)
 }
 
 // Stats is a snapshot of an endpoint's counters.
 type Stats struct {
 	Key   Key
 	State State
-	// InFlight counts the attempts holding a permit; Waiting the callers inside Acquire.
-	InFlight, Waiting int64
+	// InFlight counts the attempts holding a permit; Waiting the callers inside Acquire;
+	// Held those of them an open breaker holds.
+	InFlight, Waiting, Held int64
 	// Started counts admitted attempts; Refused those the breaker refused; RateLimited the
 	// 429s; Opened how often the breaker opened.
 	Started, Refused, RateLimited, Opened int64
@@ -355,13 +509,13 @@ type Stats struct {
 func (e *Endpoint) Stats() Stats {
 	e.mu.Lock()
 	state := e.state
-	if state == Open && time.Since(e.openedAt) >= e.cfg.cooldown() {
+	if state == Open && time.Since(e.openedAt) >= e.openFor {
 		state = HalfOpen
 	}
 	paused := time.Until(e.pausedUntil) > 0
 	e.mu.Unlock()
 	return Stats{
-		Key: e.key, State: state, InFlight: e.inFlight.Load(), Waiting: e.waiting.Load(),
+		Key: e.key, State: state, InFlight: e.inFlight.Load(), Waiting: e.waiting.Load(), Held: e.held.Load(),
 		Started: e.started.Load(), Refused: e.refused.Load(), RateLimited: e.rateLimited.Load(), Opened: e.opened.Load(),
 		Tokens: e.tokens.Load(), Paused: paused,
 	}

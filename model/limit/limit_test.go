@@ -3,6 +3,8 @@ package limit_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http/httptrace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -31,16 +33,25 @@ func request(tb testing.TB) *model.Request {
 	}
 }
 
-// client returns an OpenAI provider for baseURL behind the process's endpoint of it.
+var endpoints atomic.Int64
+
+// client returns an OpenAI provider for baseURL behind an endpoint of its own.
 func client(t *testing.T, baseURL string, lc limit.Config, attempts int) (*openai.Model, *limit.Endpoint) {
 	t.Helper()
-	e := limit.For(limit.Key{Kind: "openai", BaseURL: baseURL, Model: "test-model"}, lc)
+	// A key of its own: a later test's server may listen on a port an earlier one had.
+	e := limit.For(limit.Key{Kind: "openai", BaseURL: baseURL, Model: fmt.Sprintf("test-model-%d", endpoints.Add(1))}, lc)
+	return clientOf(t, baseURL, e, attempts), e
+}
+
+// clientOf returns an OpenAI provider for baseURL behind e.
+func clientOf(t *testing.T, baseURL string, e *limit.Endpoint, attempts int) *openai.Model {
+	t.Helper()
 	m, err := openai.New(provider.Config{Model: "test-model", BaseURL: baseURL, MaxAttempts: attempts,
 		Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Endpoint: e})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, e
+	return m
 }
 
 func ok(int, []byte) llmtest.Reply {
@@ -93,23 +104,40 @@ func TestConcurrencyCap(t *testing.T) {
 }
 
 // A wave of calls that end together leaves its connections in the pool for the next wave
-// (the standard transport keeps two per host and would open six more).
+// (the standard transport keeps two per host and would open six more). The next wave starts
+// once the transport has put each of the first wave's connections back in its pool: a call
+// returns a moment before its connection is idle, and a request sent in that moment would
+// rightly open a ninth.
 func TestConnectionsAreKeptForTheNextWave(t *testing.T) {
 	var release atomic.Pointer[chan struct{}]
 	srv := llmtest.New(llmtest.OpenAI, func(n int, b []byte) llmtest.Reply { <-*release.Load(); return ok(n, b) })
 	defer srv.Close()
 	m, _ := client(t, srv.BaseURL(), limit.Config{Concurrency: 8}, 1)
+	var idle atomic.Int64
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		PutIdleConn: func(err error) {
+			if err == nil {
+				idle.Add(1)
+			}
+		},
+	})
 	for wave := range 2 {
 		ch := make(chan struct{})
 		release.Store(&ch)
-		wait := calls(context.Background(), m, request(t), 8)
+		errs := make([]error, 8)
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() { _, errs[i] = m.Generate(ctx, request(t)) })
+		}
 		until(t, "8 requests at the server", func() bool { return srv.InFlight() == 8 })
 		close(ch)
-		for _, err := range wait() {
+		wg.Wait()
+		for _, err := range errs {
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
+		until(t, "the wave's connections idle in the pool", func() bool { return idle.Load() == int64(8*(wave+1)) })
 		if n := srv.Connections(); n != 8 {
 			t.Fatalf("wave %d: %d connections, want the first wave's 8", wave, n)
 		}
@@ -201,7 +229,9 @@ func TestRetryAfterPausesEveryCaller(t *testing.T) {
 	}
 }
 
-func TestBreaker(t *testing.T) {
+// With a negative hold the breaker refuses at once: the behaviour a fallback chain's members
+// before the last get, and the breaker's states step by step.
+func TestBreakerThatRefuses(t *testing.T) {
 	var down atomic.Bool
 	var status atomic.Int64
 	gate := make(chan struct{}, 1)
@@ -216,7 +246,8 @@ func TestBreaker(t *testing.T) {
 		return ok(n, b)
 	})
 	defer srv.Close()
-	m, e := client(t, srv.BaseURL(), limit.Config{BreakerFailures: 3, BreakerCooldownMs: 20}, 1)
+	// The breaker opens for a sixteenth of the cool-down (less up to a quarter), 75 ms.
+	m, e := client(t, srv.BaseURL(), limit.Config{BreakerFailures: 3, BreakerCooldownMs: 1600, BreakerHoldMs: -1}, 1)
 	req := request(t)
 	call := func() error { _, err := m.Generate(context.Background(), req); return err }
 
@@ -277,9 +308,10 @@ func TestBreaker(t *testing.T) {
 	}
 }
 
-// An endpoint where nothing listens opens its breaker, and every caller fails fast.
+// An endpoint where nothing listens opens its breaker; the calls it holds are refused when
+// their hold ends, each after at most one attempt.
 func TestBreakerOnRefusedConnections(t *testing.T) {
-	m, e := client(t, llmtest.Refused(llmtest.OpenAI), limit.Config{BreakerFailures: 2, BreakerCooldownMs: 60000}, 3)
+	m, e := client(t, llmtest.Refused(llmtest.OpenAI), limit.Config{BreakerFailures: 2, BreakerCooldownMs: 60000, BreakerHoldMs: 50}, 3)
 	errs := calls(context.Background(), m, request(t), 50)()
 	refused := 0
 	for _, err := range errs {
@@ -291,8 +323,9 @@ func TestBreakerOnRefusedConnections(t *testing.T) {
 		}
 	}
 	// At most Concurrency (64) attempts were under way when it opened: every later attempt
-	// was refused, so the refusals are not fewer than the calls whose attempts came later.
-	if st := e.Stats(); st.State != limit.Open || refused == 0 || st.Refused < int64(refused) {
+	// was held and then refused, so the refusals are not fewer than the calls whose attempts
+	// came later.
+	if st := e.Stats(); st.State != limit.Open || refused == 0 || st.Refused < int64(refused) || st.Held != 0 {
 		t.Fatalf("stats %+v, %d refused", st, refused)
 	}
 }

@@ -46,6 +46,9 @@ type Config struct {
 	// Endpoint is the process's limiter and breaker of the endpoint (limit.For); nil means
 	// none.
 	Endpoint *limit.Endpoint
+	// NoHold makes an open breaker refuse the call at once instead of holding it until a
+	// probe succeeds: for a model with a fallback after it, which takes the call instead.
+	NoHold bool
 }
 
 // Resolved returns c with its defaults filled in.

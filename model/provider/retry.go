@@ -41,8 +41,9 @@ type Judger func(actx context.Context, err error) Verdict
 // charged an estimate of tokens) and reports how it ended there; then it gets its own
 // deadline (Timeout), and the whole call one more (CallTimeout), which ends it with
 // CodeTimeout however many attempts are left. judge turns an attempt's error into a Verdict
-// (JudgeSDK builds one from an SDK's error type). A breaker refusal ends the call at once with
-// CodeCircuitOpen; when ctx ends, Call stops at once with CodeCancelled.
+// (JudgeSDK builds one from an SDK's error type). An open breaker holds the attempt until a
+// probe succeeds (limit.Endpoint.Acquire; with NoHold it refuses at once); its refusal ends
+// the call with CodeCircuitOpen. When ctx ends, Call stops at once with CodeCancelled.
 func Call(ctx context.Context, c Config, tokens int64, attempt func(context.Context) (*model.Response, error), judge Judger) (*model.Response, Stats, error) {
 	c = c.Resolved()
 	outer := ctx
@@ -55,8 +56,9 @@ func Call(ctx context.Context, c Config, tokens int64, attempt func(context.Cont
 		return typed(model.CodeTimeout, fmt.Sprintf("the call's deadline (%s) passed after %d attempts", c.CallTimeout, st.Attempts), err)
 	}
 	var st Stats
+	spent := 0 // the attempts counted against MaxAttempts: all but failed probes
 	for {
-		permit, err := admit(ctx, c.Endpoint, tokens)
+		permit, err := admit(ctx, c.Endpoint, tokens, !c.NoHold)
 		switch {
 		case errors.Is(err, model.ErrCircuitOpen):
 			return nil, st, err
@@ -72,12 +74,17 @@ func Call(ctx context.Context, c Config, tokens int64, attempt func(context.Cont
 		}
 		cancel()
 		permit.done(ctx, resp, v, err)
+		if !permit.heldProbe() || v.Kind != limit.Unavailable {
+			// A failed probe of a call the breaker holds says the endpoint is still down,
+			// which the hold already bounds: it does not spend the call's attempts.
+			spent++
+		}
 		switch {
 		case err == nil:
 			return resp, st, nil
 		case ctx.Err() != nil:
 			return nil, st, ended(st, ctx.Err())
-		case !v.Retry || st.Attempts >= c.MaxAttempts:
+		case !v.Retry || spent >= c.MaxAttempts:
 			if v.Retry {
 				v.Err.Detail = fmt.Sprintf("%s (after %d attempts)", v.Err.Detail, st.Attempts)
 			}
@@ -92,13 +99,19 @@ func Call(ctx context.Context, c Config, tokens int64, attempt func(context.Cont
 // permit is an attempt's place at its endpoint; nil without one.
 type permit struct{ p *limit.Permit }
 
-func admit(ctx context.Context, e *limit.Endpoint, tokens int64) (permit, error) {
-	if e == nil {
+func admit(ctx context.Context, e *limit.Endpoint, tokens int64, hold bool) (permit, error) {
+	switch {
+	case e == nil:
 		return permit{}, nil
+	case !hold:
+		p, err := e.AcquireNow(ctx, tokens)
+		return permit{p}, err
 	}
 	p, err := e.Acquire(ctx, tokens)
 	return permit{p}, err
 }
+
+func (p permit) heldProbe() bool { return p.p != nil && p.p.HeldProbe() }
 
 // done reports the attempt's end to its endpoint: an attempt cut short by the call's own end
 // says nothing of the endpoint.

@@ -100,12 +100,20 @@ const (
 
 // New starts a server for api ("openai" or "anthropic").
 func New(api string, answer func(n int, body []byte) Reply) *Server {
+	return start(api, answer, nil)
+}
+
+// start starts a server, its listener wrapped by wrap when it is not nil.
+func start(api string, answer func(n int, body []byte) Reply, wrap func(net.Listener) net.Listener) *Server {
 	s := &Server{Answer: answer, api: api}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
 	s.Server.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			s.conns.Add(1)
 		}
+	}
+	if wrap != nil {
+		s.Server.Listener = wrap(s.Server.Listener)
 	}
 	s.Server.Start()
 	return s

@@ -1,0 +1,34 @@
+package llmtest
+
+import (
+	"net"
+	"sync/atomic"
+)
+
+// NewResetting starts a server like New whose first resets connections are reset as soon as
+// they are accepted (a TCP RST, before a byte is read), like a server whose listen backlog
+// overflows under a burst of new connections; later connections are served as New's.
+// Connections counts only the connections served.
+func NewResetting(api string, resets int, answer func(n int, body []byte) Reply) *Server {
+	return start(api, answer, func(l net.Listener) net.Listener { return &resetting{Listener: l, left: int64(resets)} })
+}
+
+// resetting resets the connections it accepts while left is positive.
+type resetting struct {
+	net.Listener
+	left int64
+	n    atomic.Int64
+}
+
+func (l *resetting) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil || l.n.Add(1) > l.left {
+			return c, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0) // close with a reset, not a FIN
+		}
+		c.Close()
+	}
+}
