@@ -26,7 +26,7 @@ var modelFlags struct {
 
 	concurrency, breakerFailures *int
 	rpm, tpm                     *int64
-	breakerCooldown              *time.Duration
+	breakerCooldown, breakerHold *time.Duration
 	fallback, fallbackFile       *string
 }
 
@@ -45,7 +45,8 @@ func defineModelFlags() {
 		modelFlags.rpm = flag.Int64("model_rpm", 0, "model requests started per minute per endpoint and worker process (0: unlimited)")
 		modelFlags.tpm = flag.Int64("model_tpm", 0, "model tokens per minute per endpoint and worker process, estimated then as recorded (0: unlimited)")
 		modelFlags.breakerFailures = flag.Int("model_breaker_failures", limit.DefaultBreakerFailures, "consecutive unavailability failures (broken connections, 5xx, timeouts) that open an endpoint's circuit breaker (negative: no breaker)")
-		modelFlags.breakerCooldown = flag.Duration("model_breaker_cooldown", limit.DefaultBreakerCooldown, "how long an open circuit breaker refuses calls before one probe")
+		modelFlags.breakerCooldown = flag.Duration("model_breaker_cooldown", limit.DefaultBreakerCooldown, "the longest an open circuit breaker waits before a probe (the first probe goes after a sixteenth of it, each failed probe doubles the wait)")
+		modelFlags.breakerHold = flag.Duration("model_breaker_hold", 0, "how long an open circuit breaker holds a call, waiting for a probe to succeed, before it refuses it (0: four cool-downs; negative: refuse at once)")
 		modelFlags.fallback = flag.String("model_fallback", "", "comma-separated fallback model ids, each optionally @BASE_URL, asked in order when the one before is unavailable (same provider and key)")
 		modelFlags.fallbackFile = flag.String("model_fallback_file", "", "a JSON file listing fallback models: [{\"provider\":…,\"name\":…,\"base_url\":…,\"api_key\":\"env:VAR\"}], after --model_fallback's")
 	})
@@ -60,6 +61,7 @@ func modelOptions() (hosted.Options, error) {
 		Limits: limit.Config{
 			Concurrency: *modelFlags.concurrency, RPM: *modelFlags.rpm, TPM: *modelFlags.tpm,
 			BreakerFailures: *modelFlags.breakerFailures, BreakerCooldownMs: modelFlags.breakerCooldown.Milliseconds(),
+			BreakerHoldMs: holdMs(*modelFlags.breakerHold),
 		},
 	}
 	if *modelFlags.concurrency <= 0 || *modelFlags.breakerCooldown <= 0 {
@@ -74,6 +76,15 @@ func modelOptions() (hosted.Options, error) {
 		return o, fmt.Errorf("--model/--api_key/--model_fallback: %w", err)
 	}
 	return o, nil
+}
+
+// holdMs is --model_breaker_hold in milliseconds: a negative hold of less than a
+// millisecond still refuses at once.
+func holdMs(d time.Duration) int64 {
+	if d < 0 {
+		return min(d.Milliseconds(), -1)
+	}
+	return d.Milliseconds()
 }
 
 // fallbacks reads --model_fallback ("id[@base_url],…") and then --model_fallback_file.

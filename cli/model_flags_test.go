@@ -204,7 +204,7 @@ func resetModelFlags(t *testing.T) {
 	t.Helper()
 	defineModelFlags()
 	for _, name := range []string{"model", "model_name", "base_url", "api_key", "model_timeout", "model_call_timeout", "model_max_attempts", "model_stream",
-		"model_concurrency", "model_rpm", "model_tpm", "model_breaker_failures", "model_breaker_cooldown", "model_fallback", "model_fallback_file"} {
+		"model_concurrency", "model_rpm", "model_tpm", "model_breaker_failures", "model_breaker_cooldown", "model_breaker_hold", "model_fallback", "model_fallback_file"} {
 		f := flag.Lookup(name)
 		if err := f.Value.Set(f.DefValue); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -24,9 +25,9 @@ import (
 func id16(b [16]byte) []byte { return b[:] }
 
 // An outage, end to end through the command: a hosted model with nothing listening
-// dead-letters every key (most ending on an attempt the open breaker refused unsent, which
-// the trace says), each with its input; redrive of those dead letters against a live server
-// then completes every key.
+// dead-letters every key once --model_breaker_hold has passed (most ending on an attempt
+// the open breaker held and then refused unsent, which the trace says), each with its input;
+// redrive of those dead letters against a live server then completes every key.
 func TestOutageThenRedrive(t *testing.T) {
 	const keys = 200
 	o := outageRun(t, keys, 0)
@@ -38,8 +39,8 @@ func TestOutageThenRedrive(t *testing.T) {
 	}
 }
 
-// The outage figure: 1,000 keys against nothing listening, then their redrive against a
-// server answering after 500 ms.
+// The outage figure: 1,000 keys against nothing listening (each call held for
+// outageHold, then refused), then their redrive against a server answering after 500 ms.
 //
 //	go test ./cli -run '^$' -bench Outage -benchtime 1x
 func BenchmarkOutage(b *testing.B) {
@@ -53,6 +54,9 @@ func BenchmarkOutage(b *testing.B) {
 		b.ReportMetric(o.recovery.Seconds(), "redriven_run_s")
 	}
 }
+
+// outageHold is the outage runs' --model_breaker_hold: the bound of the outage run.
+const outageHold = time.Second
 
 type outage struct {
 	dead, refused        int // dead letters of the outage run, and those the breaker refused
@@ -86,18 +90,23 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 		defineModelFlags()
 		defer func() {
 			*modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", ""
+			*modelFlags.breakerHold = 0
 		}()
 		start := time.Now()
 		code, stdout, stderr := runCLI(t, "", "run", "--agent", support.Name, "--allow_unsigned_intents", "--input", input,
 			"--output_dir", filepath.Join(dir, out), "--model", "openai", "--model_name", "gpt-test", "--base_url", baseURL,
-			"--api_key", "env:BEAMAGENTS_OUTAGE_KEY")
+			"--api_key", "env:BEAMAGENTS_OUTAGE_KEY", "--model_breaker_hold", outageHold.String())
 		if code != 0 {
 			t.Fatalf("run %s: exit %d\n%s\n%s", out, code, stdout, stderr)
 		}
 		return time.Since(start)
 	}
 	var o outage
-	o.outage = run("outage", "http://"+deadAddr(t)+"/v1", input)
+	down := "http://" + deadAddr(t) + "/v1"
+	o.outage = run("outage", down, input)
+	if e, ok := limit.Lookup(limit.Key{Kind: "openai", BaseURL: down, Model: "gpt-test"}); !ok || e.Config().BreakerHoldMs != outageHold.Milliseconds() {
+		t.Fatalf("the outage run's endpoint (%v) does not hold calls for --model_breaker_hold", ok)
+	}
 	dead, err := readDeadLetters(filepath.Join(dir, "outage", pipeline.DeadLettersName+".binpb"))
 	if err != nil {
 		t.Fatal(err)

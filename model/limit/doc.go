@@ -20,9 +20,16 @@
 //     MaxPause), not only the attempt that received it.
 //   - The breaker counts consecutive unavailability failures of attempts (a broken
 //     connection, a 5xx, an attempt's timeout); an answer of any kind, a 429 or another 4xx
-//     included, resets the count. After BreakerFailures of them it opens: attempts are
-//     refused at once with model.ErrCircuitOpen for BreakerCooldown, then exactly one probe
-//     is let through (half-open) and its outcome closes or reopens the breaker.
+//     included, resets the count. After BreakerFailures of them it opens, for a sixteenth of
+//     BreakerCooldown at first and twice as long after each failed probe (up to the
+//     cool-down, less up to a quarter at random); then exactly one probe is let through
+//     (half-open) and its outcome closes or reopens the breaker. An answer to an attempt
+//     begun before it opened moves it to half-open at once.
+//   - An open breaker holds an attempt in its place, without a connection, until the
+//     breaker lets it start or BreakerHoldMs (or the caller's deadline) passes, then refuses
+//     it with model.ErrCircuitOpen; AcquireNow, and a negative BreakerHoldMs, refuse at once.
+//     After a probe succeeds, the attempts in flight are capped by a ramp that starts at two
+//     and grows by one with each answer, until it reaches Concurrency.
 //   - Every wait ends when the caller's context does.
 //
 // The rules in full: docs/models.md.

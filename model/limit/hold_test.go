@@ -43,23 +43,13 @@ func TestBreakerHoldsCallsThroughABurst(t *testing.T) {
 	}{
 		{"10 times 503, answers in flight bring the probe forward", limit.Config{Concurrency: 16, BreakerCooldownMs: 60000},
 			func(a func(int, []byte) llmtest.Reply) *llmtest.Server {
-				return llmtest.New(llmtest.OpenAI, func(n int, b []byte) llmtest.Reply {
-					if n < 10 {
-						return llmtest.Reply{Status: 503}
-					}
-					return a(n, b)
-				})
+				return llmtest.New(llmtest.OpenAI, llmtest.Failing(10, 503, a))
 			}},
 		// Six: the breaker opens on the fifth and its first probe fails, so no call can spend
 		// its four attempts on them.
 		{"6 times 503 with nothing else in flight: the probe after the cool-down", limit.Config{Concurrency: 4, BreakerCooldownMs: 100},
 			func(a func(int, []byte) llmtest.Reply) *llmtest.Server {
-				return llmtest.New(llmtest.OpenAI, func(n int, b []byte) llmtest.Reply {
-					if n < 6 {
-						return llmtest.Reply{Status: 503}
-					}
-					return a(n, b)
-				})
+				return llmtest.New(llmtest.OpenAI, llmtest.Failing(6, 503, a))
 			}},
 		{"the first 10 connections reset", limit.Config{Concurrency: 16, BreakerCooldownMs: 100},
 			func(a func(int, []byte) llmtest.Reply) *llmtest.Server { return llmtest.NewResetting(llmtest.OpenAI, 10, a) }},
@@ -78,14 +68,7 @@ func TestBreakerHoldsCallsThroughABurst(t *testing.T) {
 
 // A provider that flaps (down, up, down, up) loses no call.
 func TestBreakerHoldsCallsWhileTheProviderFlaps(t *testing.T) {
-	start := time.Now()
-	srv := llmtest.New(llmtest.OpenAI, func(n int, b []byte) llmtest.Reply {
-		if (time.Since(start)/(150*time.Millisecond))%2 == 0 {
-			return llmtest.Reply{Status: 503}
-		}
-		time.Sleep(5 * time.Millisecond)
-		return ok(n, b)
-	})
+	srv := llmtest.New(llmtest.OpenAI, llmtest.Flapping(time.Now(), 150*time.Millisecond, 150*time.Millisecond, 503, slow(5*time.Millisecond)))
 	defer srv.Close()
 	m, e := client(t, srv.BaseURL(), limit.Config{Concurrency: 8, BreakerCooldownMs: 50, BreakerHoldMs: 10000}, 4)
 	noErrors(t, calls(context.Background(), m, request(t), 200)())

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"net"
 	"sync/atomic"
+	"time"
 )
 
 // NewResetting starts a server like New whose first resets connections are reset as soon as
@@ -30,5 +31,27 @@ func (l *resetting) Accept() (net.Conn, error) {
 			tc.SetLinger(0) // close with a reset, not a FIN
 		}
 		c.Close()
+	}
+}
+
+// Failing answers its first n requests with status (a 503, a 429) and every later one with
+// then: a provider's transient error burst.
+func Failing(n, status int, then func(n int, body []byte) Reply) func(int, []byte) Reply {
+	return func(i int, body []byte) Reply {
+		if i < n {
+			return Reply{Status: status}
+		}
+		return then(i, body)
+	}
+}
+
+// Flapping answers with status while the time since start, in periods of down then up, is
+// in a down part, and with then otherwise: a provider that comes and goes.
+func Flapping(start time.Time, down, up time.Duration, status int, then func(n int, body []byte) Reply) func(int, []byte) Reply {
+	return func(i int, body []byte) Reply {
+		if time.Since(start)%(down+up) < down {
+			return Reply{Status: status}
+		}
+		return then(i, body)
 	}
 }
