@@ -52,7 +52,9 @@ func TestBreakerHoldsCallsThroughABurst(t *testing.T) {
 				return llmtest.New(llmtest.OpenAI, llmtest.Failing(6, 503, a))
 			}},
 		{"the first 10 connections reset", limit.Config{Concurrency: 16, BreakerCooldownMs: 100},
-			func(a func(int, []byte) llmtest.Reply) *llmtest.Server { return llmtest.NewResetting(llmtest.OpenAI, 10, a) }},
+			func(a func(int, []byte) llmtest.Reply) *llmtest.Server {
+				return llmtest.NewResetting(llmtest.OpenAI, 10, a)
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tc.serve(slow(20 * time.Millisecond))
