@@ -109,7 +109,8 @@ func countLines(tb testing.TB, path string) int {
 }
 
 // A burst of 503s and a burst of reset connections cost no key its reply, on the
-// streaming and the batch path, with the default limits.
+// streaming and the batch path (the default limits, but for a cool-down that lets the first
+// probe go after 200 ms).
 func TestProviderTroubleLosesNothing(t *testing.T) {
 	t.Setenv("BEAMAGENTS_TEST_MODEL_KEY", "sk-test")
 	for _, sc := range troubleScenarios()[:2] {
@@ -118,7 +119,7 @@ func TestProviderTroubleLosesNothing(t *testing.T) {
 				url, closer := sc.serve(50 * time.Millisecond)
 				defer closer()
 				const keys = 96
-				if r := runTrouble(t, keys, url, limit.Config{}, batch); r.finals != keys || r.dead != 0 {
+				if r := runTrouble(t, keys, url, limit.Config{BreakerCooldownMs: 3200}, batch); r.finals != keys || r.dead != 0 {
 					t.Fatalf("%d finals, %d dead letters; want %d and none", r.finals, r.dead, keys)
 				}
 			})
