@@ -204,15 +204,16 @@ $(benchmark_lines "$tmp/latency.txt" | sed 's/^BenchmarkModelLatency\///' | thro
 
 ### Outage
 
-\`BenchmarkOutage\` (package \`cli\`) runs \`beamagents run --model openai\` with 1,000 keys
-(one event each) against a loopback port nothing listens on, then \`redrive\`s their dead
-letters into a second \`run\` against a server answering after 500 ms with 64 calls in
-flight. \`outage_s\` is the first run's wall time (every key dead-lettered with its input),
-\`refused_by_breaker\` how many of those dead letters end with an attempt the open
-circuit breaker refused without a connection, counted from the run's traces (one \`ERROR\`
-event with \`error.type\` \`model_circuit_open\` each; the first keys' earlier attempts met
-the refused connections that opened it), \`redriven_run_s\` the second run's wall time (every key
-answered).
+\`BenchmarkOutage\` (package \`cli\`) runs \`beamagents run --model openai
+--model_breaker_hold 1s\` with 1,000 keys (one event each) against a loopback port nothing
+listens on, then \`redrive\`s their dead letters into a second \`run\` against a server
+answering after 500 ms with 64 calls in flight. \`outage_s\` is the first run's wall time
+(every key dead-lettered with its input once the open breaker has held its call for the
+hold), \`refused_by_breaker\` how many of those dead letters end with an attempt the open
+circuit breaker held and then refused without a connection, counted from the run's traces
+(one \`ERROR\` event with \`error.type\` \`model_circuit_open\` each; the first keys' earlier
+attempts met the refused connections that opened it), \`redriven_run_s\` the second run's
+wall time (every key answered).
 
 $(benchmark_lines "$tmp/outage.txt" | sed 's/^BenchmarkOutage/outage/' | throughput_rows)
 EOF

@@ -343,7 +343,7 @@ func (e *Endpoint) decide(now time.Time) (wait time.Duration, breaker, probe boo
 
 func (e *Endpoint) holdRefusal(state State) error {
 	e.refused.Add(1)
-	return &model.Error{Code: model.CodeCircuitOpen, Detail: fmt.Sprintf("the circuit breaker of %s stayed %s for as long as a call may be held (%s)", e.key, state, e.cfg.hold())}
+	return &model.Error{Code: model.CodeCircuitOpen, Detail: fmt.Sprintf("the circuit breaker of %s stayed %s while the call was held (up to %s, or the call's deadline)", e.key, state, e.cfg.hold())}
 }
 
 // notify wakes the held callers; e.mu is held.
