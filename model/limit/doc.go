@@ -20,11 +20,11 @@
 //     MaxPause), not only the attempt that received it.
 //   - The breaker counts consecutive unavailability failures of attempts (a broken
 //     connection, a 5xx, an attempt's timeout); an answer of any kind, a 429 or another 4xx
-//     included, resets the count. After BreakerFailures of them it opens, for a sixteenth of
-//     BreakerCooldown at first and twice as long after each failed probe (up to the
-//     cool-down, less up to a quarter at random); then exactly one probe is let through
-//     (half-open) and its outcome closes or reopens the breaker. An answer to an attempt
-//     begun before it opened moves it to half-open at once.
+//     included, resets the count. After BreakerFailures of them it opens until its probe:
+//     a sixteenth of BreakerCooldown at first, then a quarter of the time since it first
+//     opened, at most the cool-down (less up to a quarter at random); exactly one probe is
+//     let through (half-open) and its outcome closes or reopens the breaker. An answer to an
+//     attempt begun before it opened moves it to half-open at once.
 //   - An open breaker holds an attempt in its place, without a connection, until the
 //     breaker lets it start or BreakerHoldMs (or the caller's deadline) passes, then refuses
 //     it with model.ErrCircuitOpen; AcquireNow, and a negative BreakerHoldMs, refuse at once.

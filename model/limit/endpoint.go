@@ -73,10 +73,11 @@ type Endpoint struct {
 	state       State
 	failures    int // consecutive unavailability failures
 	openedAt    time.Time
-	// openFor is how long the breaker stays open from openedAt: backoff with jitter. backoff
-	// starts at a sixteenth of the cool-down and doubles with each failed probe, up to it.
-	openFor, backoff time.Duration
-	probing          bool
+	// openFor is how long the breaker stays open from openedAt (see open); downSince is when
+	// it opened after it was last closed.
+	openFor   time.Duration
+	downSince time.Time
+	probing   bool
 	// ramp, while positive, caps the attempts in flight after the breaker closed: it grows by
 	// one with each answer (doubling per round trip) until it reaches the concurrency.
 	ramp int
@@ -472,18 +473,19 @@ func (e *Endpoint) record(k Kind, probe bool, now time.Time) {
 	}
 }
 
-// open opens the breaker: for a sixteenth of the cool-down when it was closed, for twice as
-// long as the last time (up to the cool-down) when its probe failed, each less up to a
-// quarter at random so that the probes of many workers, or of one against a provider that
-// flaps, do not fall in step; e.mu is held.
+// open opens the breaker until its next probe: a sixteenth of the cool-down after it opened,
+// then a quarter of the time since it first opened (the provider has been down that long),
+// never more than the cool-down; each wait less up to a quarter at random so that the
+// probes of many workers, or of one against a provider that comes and goes, do not fall in
+// step; e.mu is held. A short burst of errors, which each probe meets once, thus costs the
+// held calls a few seconds, while an outage of minutes is probed once per cool-down.
 func (e *Endpoint) open(probeFailed bool, now time.Time) {
-	cd := e.cfg.cooldown()
-	if probeFailed {
-		e.backoff = min(2*e.backoff, cd)
-	} else {
-		e.backoff = max(cd/16, time.Millisecond)
+	if !probeFailed {
+		e.downSince = now
 	}
-	e.openFor = e.backoff - rand.N(e.backoff/4+1)
+	cd := e.cfg.cooldown()
+	wait := min(max(cd/16, now.Sub(e.downSince)/4, time.Millisecond), cd)
+	e.openFor = wait - rand.N(wait/4+1)
 	e.state, e.openedAt, e.ramp = Open, now, 0
 	e.opened.Add(1)
 }
