@@ -70,8 +70,10 @@ func (o captureObserver) carried(f *firing, value []byte, e *drive.Effects) {
 
 // freeze records the key at a firing of a frozen run, after settling its job j (nil for none).
 func (f *firing) freeze(j *stepJob) error {
-	if err := f.settle(j); err != nil {
-		return err
+	if j != nil {
+		if err := f.settle(j); err != nil {
+			return err
+		}
 	}
 	cell, err := f.readCell()
 	if err != nil {

@@ -165,25 +165,16 @@ func (f *firing) await(j *stepJob) { f.frame.timer.Set(f.tp, toTime(f.now), time
 
 // settle waits for a key's job and carries out its effects, if the key's state is still
 // what the job read; otherwise the job is dropped and the firing runs again from the state.
-// A nil job is no job.
 func (f *firing) settle(j *stepJob) error {
-	if j == nil {
-		return nil
-	}
 	<-j.Done()
 	f.jobs.Remove(f.key, j)
 	if j.Err != nil {
 		return j.Err
 	}
-	cell, _, err := f.cell.Read(f.sp)
+	cell, bag, err := f.readCommitted()
 	if err != nil {
 		return err
 	}
-	bag, _, err := f.buffer.Read(f.sp)
-	if err != nil {
-		return err
-	}
-	f.rt.stateReads.Inc(f.ctx, 2)
 	d := &j.Data
 	rebased, fresh := drive.Rebased(d.bag, bag, d.eff.Bag)
 	if !fresh || !bytes.Equal(cell, d.cell) {
@@ -197,13 +188,30 @@ func (f *firing) settle(j *stepJob) error {
 	f.layout, f.written = l, l
 	e := d.eff
 	if e.Rewrite {
-		e.Bag, bag = rebased, nil
-		if len(rebased) > 0 {
-			bag = [][]byte{rebased}
-		}
+		e.Bag, bag = rebased, packed(rebased)
 	}
 	f.bagNow = &bag
 	return f.carry(j.At(), d.stamps, d.writes, nil, &e)
+}
+
+// readCommitted reads the key's state cell and ordering buffer through Beam.
+func (f *firing) readCommitted() (cell []byte, bag [][]byte, err error) {
+	if cell, _, err = f.cell.Read(f.sp); err != nil {
+		return nil, nil, err
+	}
+	if bag, _, err = f.buffer.Read(f.sp); err != nil {
+		return nil, nil, err
+	}
+	f.rt.stateReads.Inc(f.ctx, 2)
+	return cell, bag, nil
+}
+
+// packed is a buffer holding one element b, or nothing when b is empty.
+func packed(b []byte) [][]byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return [][]byte{b}
 }
 
 // The SDK's state provider does not always show a call the writes it made: a bag read after
