@@ -40,8 +40,10 @@ func NewJob[D any](epoch uint64, first Timer, await string, exposed bool) *Job[D
 	return &Job[D]{done: make(chan struct{}), epoch: epoch, at: first.AtMs, await: await, exposed: exposed, queue: []Timer{first}}
 }
 
-// At is the time of the firing that started the job; Await its await timer's tag.
-func (j *Job[D]) At() int64     { return j.at }
+// At is the time of the firing that started the job.
+func (j *Job[D]) At() int64 { return j.at }
+
+// Await is the tag of the job's await timer.
 func (j *Job[D]) Await() string { return j.await }
 
 // Done is closed once the job ran its last firing.
