@@ -20,6 +20,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/keysched"
+	"github.com/beamagents/beamagents/statedir"
 )
 
 // TestKeyMovesWhileItsStepRuns holds RunAgent to what it assumes of a runner that moves keys
@@ -267,4 +268,38 @@ func (p fakeState) WriteBagState(tx state.Transaction) error {
 func (p fakeState) ClearBagState(state.Transaction) error {
 	p.r.bag = nil
 	return nil
+}
+
+// TestFrozenFiringSettlesItsStep: once a run's Capture is frozen (run --state_dir's drain), a
+// firing of a key whose step runs apart carries the step's effects out first and then records
+// the key as the step left it, running nothing more.
+func TestFrozenFiringSettlesItsStep(t *testing.T) {
+	const key = "k-1"
+	capture := statedir.NewCapture()
+	defer capture.Close()
+	opts := Options{Agent: support.Name, Config: scriptConfig(t, key, "first answer"), AllowUnsignedIntents: true,
+		ModelConcurrency: 2, Capture: capture.ID()}.withDefaults()
+	r := &fakeRunner{key: []byte(key), timers: map[string]int64{}}
+	w := r.worker(t, opts)
+	defer w.Teardown()
+
+	r.element(t, w, marshalEnv(t, key, t0, "where is my order?"), t0)
+	r.fire(t, w, drive.OrderTag(t0))
+	if w.jobs.Get(r.key) == nil {
+		t.Fatal("no step started")
+	}
+	capture.Freeze()
+	r.drain(t, w)
+	if w.jobs.Get(r.key) != nil || len(r.out) == 0 {
+		t.Fatalf("the frozen firing left the step (%d outputs)", len(r.out))
+	}
+	if capture.Len() != 1 {
+		t.Fatalf("%d keys recorded, want 1", capture.Len())
+	}
+	want := driverOutputs(t, Options{Agent: opts.Agent, Config: opts.Config, AllowUnsignedIntents: true}.withDefaults(), key, marshalEnv(t, key, t0, "where is my order?"))
+	for _, o := range r.out {
+		if !slices.ContainsFunc(want, func(w drive.Output) bool { return w.Kind == o.Kind && bytes.Equal(w.Bytes, o.Bytes) }) {
+			t.Errorf("an output of kind %d the driver does not emit", o.Kind)
+		}
+	}
 }
