@@ -346,9 +346,8 @@ func (rt *runtime) useModel(o hosted.Options) error {
 // element is one arriving envelope or restore of the key: with event-time ordering an
 // envelope only joins the buffer; a restore needs the key's state as committed.
 func (f *firing) element(raw []byte) error {
-	call := keysched.Call{Element: true, Settle: len(raw) > 0 && raw[0] == drive.RestoreMark, Epoch: f.bundle.Epoch}
-	j := f.jobs.Get(f.key)
-	if done, err := f.scheduled(keysched.Decide(call, j.Running()), j); done || err != nil {
+	restore := len(raw) > 0 && raw[0] == drive.RestoreMark
+	if done, err := f.ask(keysched.Call{Element: true, Settle: restore, Epoch: f.bundle.Epoch}); done || err != nil {
 		return err
 	}
 	b := f.batch()
@@ -364,9 +363,7 @@ func (f *firing) element(raw []byte) error {
 // bundle (stepjob.go).
 func (f *firing) timer(t timers.Context) error {
 	f.tag = t.Tag
-	call := keysched.Call{Tag: t.Tag, Epoch: f.bundle.Epoch, Frozen: f.obs.frozen()}
-	j := f.jobs.Get(f.key)
-	if done, err := f.scheduled(keysched.Decide(call, j.Running()), j); done || err != nil {
+	if done, err := f.ask(keysched.Call{Tag: t.Tag, Epoch: f.bundle.Epoch, Frozen: f.obs.frozen()}); done || err != nil {
 		return err
 	}
 	var bl *drive.Backlog

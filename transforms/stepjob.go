@@ -116,10 +116,11 @@ func (d *stepData) merge(e *drive.Effects, at int64) {
 	}
 }
 
-// scheduled carries out what keysched.Decide answered for this call about the key's job j,
-// and reports whether the call is done; when not, the call runs its own step.
-func (f *firing) scheduled(act keysched.Action, j *stepJob) (bool, error) {
-	switch act {
+// ask asks keysched.Decide what call c does about the key's job, carries the answer out and
+// reports whether the call is done; when not, the call runs its own step.
+func (f *firing) ask(c keysched.Call) (bool, error) {
+	j := f.jobs.Get(f.key)
+	switch keysched.Decide(c, j.Running()) {
 	case keysched.Buffer:
 		j.MarkAppended()
 		return true, nil
