@@ -12,6 +12,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/internal/inorder"
+	"github.com/beamagents/beamagents/internal/keysched"
 	"github.com/beamagents/beamagents/model/hosted"
 )
 
@@ -137,7 +138,9 @@ func (f *runBatchFn) Setup() (err error) {
 	}
 	f.groupN0 = groupEnvelopes
 	if f.Concurrency > 1 {
-		f.gate = jobsOf(f.Instance, f.Concurrency)
+		if f.gate, err = keysched.Acquire[stepData](f.Instance, f.Concurrency); err != nil {
+			return err
+		}
 		// Twice as many groups as slots: a group that finished waits to be emitted after the
 		// ones before it, and must not keep the next from taking its slot.
 		f.workers, f.groupN0 = max(f.workers, 2*f.Concurrency), 1
@@ -183,7 +186,7 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 			st.latencies = append(st.latencies, us)
 			return res
 		}
-		f.gate.hold(func() { f.runKeys(ctx, group, st.counts, clock, yield) })
+		f.gate.Hold(func() { f.runKeys(ctx, group, st.counts, clock, yield) })
 		yield(batchOutput{stats: st})
 	}, f.deliver(ctx, e))
 }
@@ -248,7 +251,11 @@ func (f *runBatchFn) FinishBundle(ctx context.Context, intents, traces, finals, 
 	return nil
 }
 
-func (f *runBatchFn) Teardown() { f.stopGroups() }
+func (f *runBatchFn) Teardown() {
+	f.stopGroups()
+	f.gate.Release()
+	f.gate = nil
+}
 
 func (f *runBatchFn) stopGroups() {
 	if f.groups != nil {

@@ -57,7 +57,12 @@
 // outputs, their timestamps, the state and the timers are those of the firing run in its
 // own call, whatever the concurrency and the order in which calls complete. At most that
 // many steps of one RunAgent run at once in a worker process; the fast path shares the same
-// slots. docs/drive.md has the details.
+// slots. What each call does about its key's running step is keysched.Decide (package
+// internal/keysched); the steps live in a table the step's DoFn instances in a process share
+// from Setup to Teardown. The assumption about a runner that moves keys between workers
+// (Dataflow): a key's state and timers move with it, the table does not; a step started on
+// the old worker is run again from the committed state on the new one, and dropped if the
+// key comes back (TestKeyMovesWhileItsStepRuns). docs/drive.md has the details.
 //
 // Restores (DecodeSnapshots) are applied when they arrive, before the key's buffered
 // envelopes, and only into a key without state.

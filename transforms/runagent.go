@@ -15,6 +15,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/keysched"
 	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
@@ -204,11 +205,10 @@ type runAgentFn struct {
 	Buffer state.Bag[[]byte]
 	Timer  timers.EventTime
 
-	rt      *runtime
-	jobs    *jobTable       // when Concurrency > 1
-	epoch   uint64          // the bundle running: a job started in it was started by this instance
-	touched map[string]bool // the keys whose Beam timers the bundle changed
-	passes  *passes         // the await firings the bundle passed over
+	rt     *runtime
+	obs    observer         // what watches the step's effects (a statedir capture), once set up
+	jobs   *jobTable        // when Concurrency > 1: this RunAgent's jobs in the process
+	bundle *keysched.Bundle // the bundle running: a job started in it was started by this instance
 }
 
 // tagged emits one output of the stateful step, with its kind and its event time: an
@@ -220,27 +220,25 @@ func (f *runAgentFn) Setup() error {
 	if err == nil && f.Model.Hosted() {
 		err = rt.useModel(f.Model)
 	}
-	if rt != nil {
-		rt.capture = statedir.Lookup(f.Capture)
-	}
-	f.rt = rt
-	if f.Concurrency > 1 {
-		f.jobs = jobsOf(f.Instance, f.Concurrency)
+	f.rt, f.obs = rt, observe(statedir.Lookup(f.Capture))
+	if err == nil && f.Concurrency > 1 {
+		f.jobs, err = keysched.Acquire[stepData](f.Instance, f.Concurrency)
 	}
 	return err
 }
 
-func (f *runAgentFn) StartBundle(context.Context, tagged) {
-	f.epoch = nextEpoch()
-	if f.jobs != nil {
-		f.touched = map[string]bool{}
-		f.passes = &passes{since: f.jobs.finishedJobs(), passed: map[string]bool{}}
-	}
+// Teardown releases the instance's hold on the step's jobs: the last instance of the step in
+// the process frees them.
+func (f *runAgentFn) Teardown() {
+	f.jobs.Release()
+	f.jobs = nil
 }
 
+func (f *runAgentFn) StartBundle(context.Context, tagged) { f.bundle = f.jobs.NewBundle() }
+
 func (f *runAgentFn) frame() *frame {
-	return &frame{rt: f.rt, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
-		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, epoch: f.epoch, touched: f.touched, passes: f.passes, cell: &f.State}
+	return &frame{rt: f.rt, obs: f.obs, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
+		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, bundle: f.bundle, cell: &f.State}
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {
@@ -254,15 +252,14 @@ func (f *runAgentFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Pr
 // frame binds a DoFn's runtime, state, timer and ordering settings.
 type frame struct {
 	rt         *runtime
+	obs        observer
 	layout     layout
 	buffer     *state.Bag[[]byte]
 	timer      timers.EventTime
 	ordering   Ordering
 	resolution int64
 	jobs       *jobTable            // nil: every firing runs to its end in its own call
-	epoch      uint64               // the bundle running
-	touched    map[string]bool      // the keys whose Beam timers the bundle changed
-	passes     *passes              // the await firings the bundle passed over
+	bundle     *keysched.Bundle     // the bundle running
 	cell       *state.Value[[]byte] // the combined cell, read whole for a job
 }
 
@@ -273,9 +270,10 @@ type firing struct {
 	sp   state.Provider
 	tp   timers.Provider
 	key  []byte
-	now  int64 // the element's or the timer's event time
+	now  int64  // the element's or the timer's event time
+	tag  string // the timer's tag
 	emit tagged
-	// Set once the call carried a job's effects out (async.go): the state cell and the
+	// Set once the call carried a job's effects out (stepjob.go): the state cell and the
 	// buffer as it wrote them.
 	written *combined
 	bagNow  *[][]byte
@@ -294,7 +292,6 @@ type runtime struct {
 	stateReads, stateWrites, stateBytesWritten beam.Counter
 	deadLetters, staleSteps, passedOver        beam.Counter
 	m                                          *meters
-	capture                                    *statedir.Capture // nil unless Options.Capture is in this process
 }
 
 func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool, verifyResults string) (*runtime, error) {
@@ -346,20 +343,16 @@ func (rt *runtime) useModel(o hosted.Options) error {
 	return err
 }
 
+// element is one arriving envelope or restore of the key: with event-time ordering an
+// envelope only joins the buffer; a restore needs the key's state as committed.
 func (f *firing) element(raw []byte) error {
-	// A restore needs the key's state as committed; an envelope only joins the buffer.
-	if _, err := f.pending("", len(raw) > 0 && raw[0] == drive.RestoreMark); err != nil {
+	restore := len(raw) > 0 && raw[0] == drive.RestoreMark
+	if done, err := f.ask(keysched.Call{Element: true, Settle: restore, Epoch: f.bundle.Epoch}); done || err != nil {
 		return err
 	}
 	b := f.batch()
 	e := f.core().Step(f.ctx, b, f.key, drive.Trigger{Value: raw, AtMs: f.now}, nil)
-	if err := f.carry(f.now, nil, b.Writes(), &e, nil); err != nil {
-		return err
-	}
-	if len(raw) > 0 && raw[0] == drive.RestoreMark {
-		f.recordRestore(raw, &e)
-	}
-	return nil
+	return f.carry(f.now, nil, b.Writes(), raw, &e)
 }
 
 // timer is one firing of the key's timer (any tag). With event-time ordering it runs the
@@ -367,40 +360,25 @@ func (f *firing) element(raw []byte) error {
 // (drive.Core.Step). The core timers live in the ordering buffer beside the envelopes; the
 // Beam timers only wake the key, so a Beam timer that fires after the core moved it changes
 // nothing. With Options.ModelConcurrency > 1 a firing with due envelopes runs apart from the
-// bundle (async.go).
+// bundle (stepjob.go).
 func (f *firing) timer(t timers.Context) error {
-	if f.frozen() {
-		return f.freeze(t.Tag)
-	}
-	if done, err := f.pending(t.Tag, false); done || err != nil {
+	f.tag = t.Tag
+	if done, err := f.ask(keysched.Call{Tag: t.Tag, Epoch: f.bundle.Epoch, Frozen: f.obs.frozen()}); done || err != nil {
 		return err
 	}
-	tag := t.Tag
 	var bl *drive.Backlog
-	var raw [][]byte
-	var rest []byte
 	if f.ordering != ArrivalOrder {
-		var err error
-		if raw, err = f.readBuffer(); err != nil {
+		raw, err := f.readBuffer()
+		if err != nil {
 			return err
 		}
-		bl = &drive.Backlog{}
-		bl.Due, rest, bl.Timers, bl.Bad = drive.Split(raw, f.now)
-		if f.jobs != nil && len(bl.Due) > 0 {
-			f.rt.firings.Inc(f.ctx, 1)
-			return f.start(tag, raw, bl, rest)
+		if bl = drive.ReadBuffer(raw, f.now); f.jobs != nil && len(bl.Due) > 0 {
+			return f.start(raw, bl)
 		}
 	}
 	b := f.batch()
-	e := f.core().Step(f.ctx, b, f.key, drive.Trigger{Tag: tag, AtMs: f.now}, bl)
-	if e.Rewrite {
-		rest = drive.AppendTimers(rest, bl.Timers)
-	}
-	if err := f.carry(f.now, nil, b.Writes(), &e, rest); err != nil {
-		return err
-	}
-	f.recordQuiet(f.layout, e.Rewrite, rest)
-	return nil
+	e := f.core().Step(f.ctx, b, f.key, drive.Trigger{Tag: t.Tag, AtMs: f.now}, bl)
+	return f.carry(f.now, nil, b.Writes(), nil, &e)
 }
 
 // core is the step's core, each activation timed for the latency metric.
@@ -411,9 +389,34 @@ func (f *firing) core() drive.Core {
 }
 
 // carry carries out a step's effects at event time at: it emits the outputs (timestamped at,
-// or each at its stamp), commits the cells the step wrote, changes the buffer (rest is its
-// new content when the step rewrites it) and applies the timer operations.
-func (f *firing) carry(at int64, stamps []int64, writes map[statecodec.Cell][]byte, e *drive.Effects, rest []byte) error {
+// or each at its stamp), commits the cells the step wrote, changes the buffer and applies the
+// timer operations; then the observer sees them (value is the element the step took, nil
+// for a firing).
+func (f *firing) carry(at int64, stamps []int64, writes map[statecodec.Cell][]byte, value []byte, e *drive.Effects) error {
+	f.count(e)
+	ts := mtime.FromMilliseconds(at)
+	for i, o := range e.Outputs {
+		if stamps != nil {
+			ts = mtime.FromMilliseconds(stamps[i])
+		}
+		f.emit(ts, o.Kind, o.Bytes)
+	}
+	if err := f.commit(writes); err != nil {
+		return err
+	}
+	if err := f.rebuffer(e); err != nil {
+		return err
+	}
+	f.setTimers(e.TimerOps, at)
+	if len(e.TimerOps) > 0 {
+		f.bundle.Touch(f.key)
+	}
+	f.obs.carried(f, value, e)
+	return nil
+}
+
+// count adds a step's effects to the metrics.
+func (f *firing) count(e *drive.Effects) {
 	if e.Firing {
 		f.rt.firings.Inc(f.ctx, 1)
 	}
@@ -423,46 +426,24 @@ func (f *firing) carry(at int64, stamps []int64, writes map[statecodec.Cell][]by
 		f.rt.modelCalls.Inc(f.ctx, int64(r.ModelCalls))
 		f.rt.m.result(f.ctx, r)
 	}
-	ts := mtime.FromMilliseconds(at)
-	for i, o := range e.Outputs {
+	for _, o := range e.Outputs {
 		if o.Kind == drive.OutDeadLetter {
 			f.rt.deadLetters.Inc(f.ctx, 1)
 			noteProgress("dead_letters", 1)
 		}
-		if stamps != nil {
-			ts = mtime.FromMilliseconds(stamps[i])
-		}
-		f.emit(ts, o.Kind, o.Bytes)
 	}
-	if err := f.commit(writes); err != nil {
-		return err
-	}
-	if err := f.rebuffer(e, rest); err != nil {
-		return err
-	}
-	f.setTimers(e.TimerOps, at)
-	if len(e.TimerOps) > 0 && f.touched != nil {
-		f.touched[string(f.key)] = true
-	}
-	return nil
 }
 
-// rebuffer changes the ordering buffer as a step decided: an arriving envelope or a
-// restore's timers add one element; a firing replaces the buffer by what is left (the
-// envelopes not yet due and the armed core timers, packed as one element).
-func (f *firing) rebuffer(e *drive.Effects, rest []byte) error {
-	var add []byte
-	switch {
-	case e.Buffer != nil:
-		add = drive.AppendFrame(nil, e.Buffer.Env.GetEventTimeMs(), e.Buffer.Raw)
-	case len(e.ArmTimers) > 0:
-		add = drive.AppendTimers(nil, e.ArmTimers)
-	case e.Rewrite:
+// rebuffer changes the ordering buffer as a step decided (drive.Effects.BagOps): an arriving
+// envelope or a restore's timers add one element; a firing replaces the buffer by what is
+// left (the envelopes not yet due and the armed core timers, packed as one element).
+func (f *firing) rebuffer(e *drive.Effects) error {
+	clearFirst, add := e.BagOps()
+	if clearFirst {
 		if err := f.buffer.Clear(f.sp); err != nil {
 			return err
 		}
 		f.rt.stateWrites.Inc(f.ctx, 1)
-		add = rest
 	}
 	if len(add) == 0 {
 		return nil

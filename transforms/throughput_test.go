@@ -23,6 +23,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/internal/keysched"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -77,7 +78,7 @@ func (f *separateCellsFn) frame() *frame {
 	return &frame{rt: f.rt, layout: &separate{cells: map[statecodec.Cell]*state.Value[[]byte]{
 		statecodec.CellSeq: &f.Seq, statecodec.CellMemory: &f.Memory, statecodec.CellLLMCache: &f.Cache,
 		statecodec.CellContinuation: &f.Continuation, statecodec.CellPending: &f.Pending, agent.CellInbox: &f.Inbox,
-	}}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Ordering, resolution: f.OrderResolutionMs}
+	}}, obs: noObserver{}, bundle: &keysched.Bundle{}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Ordering, resolution: f.OrderResolutionMs}
 }
 
 func (f *separateCellsFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 
@@ -128,4 +129,63 @@ func SortDue(due []Buffered) {
 		}
 		return bytes.Compare(a.Raw, b.Raw)
 	})
+}
+
+// ReadBuffer reads a shell's raw ordering buffer (the elements of its bag) at a firing at
+// atMs: the backlog Step takes, which keeps the envelopes not yet due, so that the step's
+// Effects carry the buffer's new content (Effects.Bag).
+func ReadBuffer(elems [][]byte, atMs int64) *Backlog {
+	bl := &Backlog{raw: true}
+	bl.Due, bl.rest, bl.Timers, bl.Bad = Split(elems, atMs)
+	return bl
+}
+
+// Bag is the buffer a backlog read by ReadBuffer leaves: the envelopes not yet due and the
+// armed timers (as a step left them), packed as one element; nil when nothing is left.
+func (bl *Backlog) Bag() []byte { return AppendTimers(bl.rest, bl.Timers) }
+
+// BagOps is how a step's effects change a buffer kept as a bag of raw elements: clear it when
+// clearFirst is set, then add add when it is not empty (an arriving envelope's frame, a restore's
+// armed timers, or what a firing left).
+func (e *Effects) BagOps() (clearFirst bool, add []byte) {
+	switch {
+	case e.Buffer != nil:
+		return false, AppendFrame(nil, e.Buffer.Env.GetEventTimeMs(), e.Buffer.Raw)
+	case len(e.ArmTimers) > 0:
+		return false, AppendTimers(nil, e.ArmTimers)
+	case e.Rewrite:
+		return true, e.Bag
+	}
+	return false, nil
+}
+
+// Rebased is the buffer a step's rewrite leaves (rewritten, its Effects.Bag) when the buffer
+// the step read (read) has since become now: the elements added meanwhile follow the
+// rewrite, packed as one element. ok is false when now does not start with read: the buffer
+// changed otherwise, and the step is stale.
+func Rebased(read, now [][]byte, rewritten []byte) (bag []byte, ok bool) {
+	if len(read) > len(now) {
+		return nil, false
+	}
+	for i, e := range read {
+		if !bytes.Equal(e, now[i]) {
+			return nil, false
+		}
+	}
+	bag = append([]byte(nil), rewritten...)
+	for _, e := range now[len(read):] {
+		bag = append(bag, e...)
+	}
+	return bag, true
+}
+
+// Envelopes returns the envelopes a raw buffer holds, whatever their time, in processing
+// order, as their bytes; what does not decode is left out.
+func Envelopes(elems [][]byte) [][]byte {
+	due, _, _, _ := Split(elems, math.MaxInt64)
+	out := make([][]byte, len(due))
+	for i, d := range due {
+		out[i] = d.Raw
+	}
+	return out
 }

@@ -135,3 +135,82 @@ func TestWoken(t *testing.T) {
 		})
 	}
 }
+
+// TestBagOps: how a step's effects change a raw buffer, one row per kind of change.
+func TestBagOps(t *testing.T) {
+	e30 := env(30, "c")
+	bl := ReadBuffer([][]byte{AppendFrame(nil, 50, env(50, "late")), AppendTimers(nil, Timers{"ttl": 90})}, 30)
+	bl.Timers["deadline"] = 40 // as a step arms it
+	left := bl.Bag()
+	for _, tc := range []struct {
+		name      string
+		e         Effects
+		wantClear bool
+		wantAdd   []byte
+	}{
+		{"nothing", Effects{}, false, nil},
+		{"an arriving envelope adds its frame", Effects{Buffer: &Buffered{Env: &pb.AgentEnvelope{EventTimeMs: 30}, Raw: e30}}, false, AppendFrame(nil, 30, e30)},
+		{"a restore adds its armed timers", Effects{ArmTimers: Timers{"deadline": 7}}, false, AppendTimers(nil, Timers{"deadline": 7})},
+		{"a rewrite clears and adds what is left", Effects{Rewrite: true, Bag: left}, true, left},
+		{"a rewrite that leaves nothing only clears", Effects{Rewrite: true}, true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearFirst, add := tc.e.BagOps()
+			if clearFirst != tc.wantClear || !bytes.Equal(add, tc.wantAdd) {
+				t.Errorf("BagOps() = %v, %x; want %v, %x", clearFirst, add, tc.wantClear, tc.wantAdd)
+			}
+		})
+	}
+	due, rest, timers, _ := Split([][]byte{left}, 100)
+	if len(due) != 1 || rest != nil || len(timers) != 2 || timers["deadline"] != 40 {
+		t.Errorf("the left buffer reads back as %d due, %x, %v", len(due), rest, timers)
+	}
+}
+
+// TestRebased: a rewrite keeps what was added after the step read the buffer; a buffer
+// changed otherwise makes the step stale.
+func TestRebased(t *testing.T) {
+	a, b, c := []byte("a"), []byte("b"), []byte("c")
+	for _, tc := range []struct {
+		name      string
+		read, now [][]byte
+		rewritten []byte
+		want      []byte
+		ok        bool
+	}{
+		{"unchanged", [][]byte{a, b}, [][]byte{a, b}, []byte("R"), []byte("R"), true},
+		{"appended", [][]byte{a}, [][]byte{a, b, c}, []byte("R"), []byte("Rbc"), true},
+		{"appended to nothing left", [][]byte{a}, [][]byte{a, b}, nil, []byte("b"), true},
+		{"nothing at all", nil, nil, nil, nil, true},
+		{"cleared since", [][]byte{a, b}, [][]byte{a}, []byte("R"), nil, false},
+		{"rewritten since", [][]byte{a}, [][]byte{c}, []byte("R"), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := Rebased(tc.read, tc.now, tc.rewritten)
+			if ok != tc.ok || !bytes.Equal(got, tc.want) {
+				t.Errorf("Rebased = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestEnvelopes: every envelope of a buffer, whatever its time, in processing order; timers
+// and broken elements left out.
+func TestEnvelopes(t *testing.T) {
+	elems := [][]byte{
+		AppendFrame(AppendFrame(nil, 50, env(50, "late")), 10, env(10, "b")),
+		AppendTimers(nil, Timers{"ttl": 5}),
+		{1, 2, 3},
+		AppendFrame(nil, 10, env(10, "a")),
+	}
+	got := Envelopes(elems)
+	want := [][]byte{env(10, "a"), env(10, "b"), env(50, "late")}
+	if len(got) != len(want) {
+		t.Fatalf("%d envelopes, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("envelope %d differs", i)
+		}
+	}
+}

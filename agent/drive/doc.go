@@ -49,6 +49,9 @@
 // key, given its committed state and, for a firing, the buffer's due envelopes and core
 // timers, with the key's effects (outputs, state, buffer changes, Beam timer operations).
 // RunAgent carries them out through Beam state and timers, Driver on its in-memory image.
+// This package alone encodes the buffer: RunAgent hands a firing its bag as read
+// (ReadBuffer) and gets the bag's changes back (Effects.BagOps; Rebased for a step run
+// apart from its bundle while envelopes arrived).
 //
 // With transforms.ArrivalOrder RunAgent skips the buffer and runs each envelope as it arrives;
 // that order is the runner's, and this package does not specify it.

@@ -22,6 +22,11 @@ type Backlog struct {
 	Due    []Buffered
 	Timers Timers
 	Bad    int
+
+	// rest holds the envelopes not yet due, packed, when the backlog was read from the raw
+	// buffer (ReadBuffer); raw says it was.
+	rest []byte
+	raw  bool
 }
 
 // Effects are what one step decided, for the shell to carry out in this order: emit Outputs,
@@ -40,6 +45,9 @@ type Effects struct {
 	// Rewrite says the buffer is to be replaced by the envelopes not yet due and the core
 	// timers in the Backlog (after the step).
 	Rewrite bool
+	// Bag is the buffer's new content when Rewrite and the backlog came from ReadBuffer: one
+	// element (empty when nothing is left), which BagOps hands to a shell.
+	Bag []byte
 	// TimerOps are the Beam timer operations, in order.
 	TimerOps []agent.TimerOp
 	// Activations counts the envelopes handed to the core.
@@ -136,4 +144,7 @@ func (c Core) firing(ctx context.Context, b *agent.Batch, key []byte, t Trigger,
 	ops := Changes(before, bl.Timers)
 	e.Rewrite = len(bl.Due) > 0 || bl.Bad > 0 || len(ops) > 0
 	e.TimerOps = append(e.TimerOps, ops...)
+	if e.Rewrite && bl.raw {
+		e.Bag = bl.Bag()
+	}
 }
