@@ -46,7 +46,7 @@ func defineModelFlags() {
 		modelFlags.tpm = flag.Int64("model_tpm", 0, "model tokens per minute per endpoint and worker process, estimated then as recorded (0: unlimited)")
 		modelFlags.breakerFailures = flag.Int("model_breaker_failures", limit.DefaultBreakerFailures, "consecutive unavailability failures (broken connections, 5xx, timeouts) that open an endpoint's circuit breaker (negative: no breaker)")
 		modelFlags.breakerCooldown = flag.Duration("model_breaker_cooldown", limit.DefaultBreakerCooldown, "the longest an open circuit breaker waits before a probe (the first goes after a sixteenth of it, the next ones after a quarter of the time it has been open)")
-		modelFlags.breakerHold = flag.Duration("model_breaker_hold", 0, "how long an open circuit breaker holds a call, waiting for a probe to succeed, before it refuses it (0: four cool-downs; negative: refuse at once)")
+		modelFlags.breakerHold = flag.Duration("model_breaker_hold", 0, "how long, from when it opened, a circuit breaker holds calls waiting for a probe to succeed before it refuses them (0: four cool-downs; negative: refuse at once)")
 		modelFlags.fallback = flag.String("model_fallback", "", "comma-separated fallback model ids, each optionally @BASE_URL, asked in order when the one before is unavailable (same provider and key)")
 		modelFlags.fallbackFile = flag.String("model_fallback_file", "", "a JSON file listing fallback models: [{\"provider\":…,\"name\":…,\"base_url\":…,\"api_key\":\"env:VAR\"}], after --model_fallback's")
 	})

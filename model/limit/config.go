@@ -13,10 +13,10 @@ const (
 	DefaultConcurrency = 64
 	// DefaultBreakerFailures consecutive unavailability failures open the breaker.
 	DefaultBreakerFailures = 5
-	// DefaultBreakerCooldown is how long an open breaker refuses before its probe.
+	// DefaultBreakerCooldown is the longest an open breaker waits before a probe.
 	DefaultBreakerCooldown = 30 * time.Second
-	// DefaultBreakerHolds is how many cool-downs an open breaker holds a call before it
-	// refuses it (when BreakerHoldMs is 0): long enough for several probes, short enough
+	// DefaultBreakerHolds is how many cool-downs an open breaker holds calls before it
+	// refuses them (when BreakerHoldMs is 0): long enough for many probes, short enough
 	// that an outage fails its calls within minutes.
 	DefaultBreakerHolds = 4
 	// MaxPause bounds the pause a Retry-After can impose on an endpoint.
@@ -35,11 +35,12 @@ type Config struct {
 	// BreakerFailures is how many consecutive unavailability failures open the breaker; 0
 	// means DefaultBreakerFailures, negative disables the breaker.
 	BreakerFailures int `json:"breaker_failures,omitempty"`
-	// BreakerCooldownMs is how long an open breaker refuses attempts before its probe; 0
-	// means DefaultBreakerCooldown.
+	// BreakerCooldownMs is the longest an open breaker waits before a probe (the first goes
+	// after a sixteenth of it); 0 means DefaultBreakerCooldown.
 	BreakerCooldownMs int64 `json:"breaker_cooldown_ms,omitempty"`
-	// BreakerHoldMs is how long an open breaker holds a call, waiting for a probe to succeed,
-	// before it refuses it; 0 means DefaultBreakerHolds cool-downs, negative refuses at once.
+	// BreakerHoldMs is how long, from when it opened after it was last closed, an open
+	// breaker holds calls waiting for a probe to succeed before it refuses them; 0 means
+	// DefaultBreakerHolds cool-downs, negative refuses at once.
 	BreakerHoldMs int64 `json:"breaker_hold_ms,omitempty"`
 }
 

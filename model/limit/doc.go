@@ -26,8 +26,9 @@
 //     let through (half-open) and its outcome closes or reopens the breaker. An answer to an
 //     attempt begun before it opened moves it to half-open at once.
 //   - An open breaker holds an attempt in its place, without a connection, until the
-//     breaker lets it start or BreakerHoldMs (or the caller's deadline) passes, then refuses
-//     it with model.ErrCircuitOpen; AcquireNow, and a negative BreakerHoldMs, refuse at once.
+//     breaker lets it start, or until BreakerHoldMs has passed since the breaker opened
+//     after it was last closed (or the caller's deadline, if sooner), then refuses it with
+//     model.ErrCircuitOpen (from then on at once, until a probe succeeds); AcquireNow, and a negative BreakerHoldMs, refuse at once.
 //     After a probe succeeds, the attempts in flight are capped by a ramp that starts at two
 //     and grows by one with each answer, until it reaches Concurrency.
 //   - Every wait ends when the caller's context does.

@@ -189,7 +189,6 @@ func (e *Endpoint) AcquireNow(ctx context.Context, tokens int64) (*Permit, error
 }
 
 func (e *Endpoint) acquire(ctx context.Context, tokens int64, hold bool) (*Permit, error) {
-	asked := time.Now()
 	hold = hold && e.Config().BreakerHoldMs >= 0
 	if !hold {
 		if err := e.check(); err != nil {
@@ -205,7 +204,7 @@ func (e *Endpoint) acquire(ctx context.Context, tokens int64, hold bool) (*Permi
 		return nil, err
 	}
 	p := &Permit{e: e, tokens: max(tokens, 0), holds: hold}
-	h := holding{hold: hold, asked: asked}
+	h := holding{hold: hold}
 	for {
 		err := e.waitRate(ctx, p.tokens)
 		if err == nil {
@@ -255,7 +254,6 @@ func (e *Endpoint) check() error {
 // holding is one attempt's stay in pass.
 type holding struct {
 	hold  bool      // an open breaker holds the attempt (else it refuses it)
-	asked time.Time // when the attempt asked for a permit
 	until time.Time // when the hold ends; zero until the breaker first held it
 }
 
@@ -279,14 +277,11 @@ func (e *Endpoint) pass(ctx context.Context, h *holding) (probe, waited bool, er
 			return false, false, e.refusal(state)
 		}
 		if h.until.IsZero() {
-			// The attempt has met the open breaker since it asked or since the breaker
-			// opened, whichever is later, though it may have waited for a place meanwhile:
-			// the calls queued behind the held ones are not held a hold each in turn.
-			h.until = h.asked
-			if h.until.Before(e.downSince) {
-				h.until = e.downSince
-			}
-			h.until = h.until.Add(e.cfg.hold())
+			// Calls are held until the provider has been down for the hold, not each for a
+			// hold of its own: the calls queued behind the held ones, a retry, a call that
+			// carried a failed probe, are not held again in turn, and an outage fails every
+			// call within one hold.
+			h.until = e.downSince.Add(e.cfg.hold())
 			if dl, ok := ctx.Deadline(); ok && dl.Before(h.until) {
 				h.until = dl
 			}
