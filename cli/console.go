@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	pubsub "cloud.google.com/go/pubsub/v2"
@@ -18,6 +18,17 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pubsub/wire"
 )
+
+// hostList splits --allowed_hosts.
+func hostList(s string) []string {
+	var out []string
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 func init() {
 	register(&command{name: "console", summary: "serve a web console over a run's outputs: activations, traces, dead letters with redrive, entities", run: runConsole})
@@ -39,6 +50,7 @@ func runConsole(e *env, args []string) int {
 	redriveDir := fs.String("redrive_dir", "", "directory where a redrive writes its envelopes (a new JSON Lines file each time)")
 	redriveTopic := fs.String("redrive_topic", "", "input topic a redrive publishes its envelopes to, projects/P/topics/T")
 	poll := fs.Duration("poll", time.Second, "how often the output directories are read for new records")
+	hosts := fs.String("allowed_hosts", "", "comma-separated host names (with or without a port) the console is reached by besides IP addresses and localhost, such as a proxy's; requests for any other name are refused")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -62,7 +74,7 @@ func runConsole(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	opts := console.Options{Identity: id, ReadNeedsIdentity: !loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}}
+	opts := console.Options{Identity: id, ReadNeedsIdentity: !loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}, Hosts: hostList(*hosts)}
 	if opts.ReadNeedsIdentity && !id.Configured() {
 		e.errorf("--listen %s is beyond loopback: reading then needs --approver_header or --approver_users", *listen)
 		return 2

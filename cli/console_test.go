@@ -414,3 +414,34 @@ func marshalDet(t *testing.T, m proto.Message) []byte {
 	}
 	return b
 }
+
+// The console answers only to the names it serves: a rebound name gets 421 on any route,
+// --allowed_hosts names a proxy's, and sign-in goes back only to a path of its own.
+func TestConsoleAllowedHosts(t *testing.T) {
+	c := startConsole(t, "--db", filepath.Join(t.TempDir(), "console.db"), "--outputs", t.TempDir(), "--listen", "127.0.0.1:0",
+		"--approver_header", "X-Approver", "--allowed_hosts", "console.example.com, proxy.example:8443")
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, host string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", c.url+path, nil)
+		req.Host = host
+		req.Header.Set("X-Approver", "alice@example.com")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for host, want := range map[string]int{
+		"rebind.example:8090": http.StatusMisdirectedRequest, "proxy.example:9999": http.StatusMisdirectedRequest,
+		"console.example.com": http.StatusOK, "proxy.example:8443": http.StatusOK, "localhost:8090": http.StatusOK,
+	} {
+		if resp := get("/dead_letters", host); resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+	if resp := get("/signin?next=/%5Cevil.example/x", "console.example.com"); resp.Header.Get("Location") != "/" {
+		t.Errorf("sign-in redirect to %q, want /", resp.Header.Get("Location"))
+	}
+}

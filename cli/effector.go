@@ -43,7 +43,7 @@ var effectorContext = func() (context.Context, context.CancelFunc) {
 type effectorFlags struct {
 	input, outputDir, subscription, resultsTopic *string
 	keyring, verify, dedup, console, agents      *string
-	approverHeader, approverUsers                *string
+	approverHeader, approverUsers, allowedHosts  *string
 	lease, toolTimeout                           *time.Duration
 	workers                                      *int
 	replace                                      *bool
@@ -64,6 +64,7 @@ func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
 		agents:         fs.String("agents", "", "comma-separated agents whose tools to run (default: every agent with registered tools)"),
 		approverHeader: fs.String("approver_header", "", "console: request header carrying the approver's identity (set by an authenticating proxy)"),
 		approverUsers:  fs.String("approver_users", "", "console: basic-auth users, env:VAR or file:PATH holding user:password lines"),
+		allowedHosts:   fs.String("allowed_hosts", "", "console: comma-separated host names (with or without a port) it is reached by besides IP addresses and localhost, such as a proxy's"),
 		lease:          fs.Duration("lease", 30*time.Second, "how long a claim holds before another effector may take it over"),
 		toolTimeout:    fs.Duration("tool_timeout", 30*time.Second, "bound of one tool call"),
 		workers:        fs.Int("workers", 64, "intents handled at once"),
@@ -169,7 +170,7 @@ func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Serve
 	if err != nil {
 		return nil, err
 	}
-	h, err := console.New(console.Options{Approvals: eff.Approvals(), Identity: id, ReadNeedsIdentity: true})
+	h, err := console.New(console.Options{Approvals: eff.Approvals(), Identity: id, ReadNeedsIdentity: true, Hosts: hostList(*f.allowedHosts)})
 	if err != nil {
 		return nil, fmt.Errorf("--console needs --approver_header or --approver_users: %w", err)
 	}

@@ -69,7 +69,7 @@ func TestEffectorService(t *testing.T) {
 	go func() {
 		code, out, errOut := runCLI(t, "", "effector", "--input_subscription", sub, "--results_topic", results,
 			"--keyring", "file:"+ring, "--verify", "require", "--dedup", "redis:"+redisAddr,
-			"--console", "127.0.0.1:0", "--approver_header", "X-Approver")
+			"--console", "127.0.0.1:0", "--approver_header", "X-Approver", "--allowed_hosts", "approvals.example.com")
 		done <- exit{code, out, errOut}
 	}()
 	resultMsgs := func() []*pstest.Message {

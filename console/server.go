@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/beamagents/beamagents/effector"
@@ -41,6 +39,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the action log and of redrive file names (default time.Now).
 	Now func() time.Time
+	// Hosts are the host names (with or without a port) the console is reached by besides
+	// IP addresses and localhost, such as a proxy's; a request for any other is refused.
+	Hosts []string
 }
 
 // New returns the console's handler.
@@ -77,7 +78,7 @@ func New(o Options) (http.Handler, error) {
 	} else {
 		mux.Handle("GET /{$}", http.RedirectHandler("/approvals", http.StatusSeeOther))
 	}
-	return mux, nil
+	return hostGuard(mux, o.Hosts), nil
 }
 
 type server struct {
@@ -173,11 +174,7 @@ func (c *server) signin(w http.ResponseWriter, r *http.Request) {
 	if _, ok := c.require(w, r); !ok {
 		return
 	}
-	next := r.URL.Query().Get("next")
-	if u, err := url.Parse(next); err != nil || next == "" || u.IsAbs() || u.Host != "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
-		next = "/"
-	}
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	http.Redirect(w, r, localPath(r.URL.Query().Get("next")), http.StatusSeeOther)
 }
 
 // events streams a message each time the store or the approvals change (server-sent
