@@ -89,7 +89,7 @@ func runPipeline(e *env, args []string) int {
 		Input: *runFlags.input, OutputDir: *runFlags.outputDir, InputFormat: transforms.Format(*runFlags.format),
 		Restore: *runFlags.restore, Mode: runMode(),
 	}
-	if code, ok := checkFlags(e, runChecks(opts)...); !ok {
+	if code, ok := checkFlags(e, runChecks(&opts)...); !ok {
 		return code
 	}
 	var err error
@@ -107,7 +107,7 @@ func runPipeline(e *env, args []string) int {
 	}
 	applyPubsubFlags(&opts)
 	applyProductionFlags(&opts)
-	if opts.VerifyResults, err = resultsMode(*runCheckFlags.verifyResults, opts.Keyring); err != nil {
+	if err = resultsMode(&opts.Options); err != nil {
 		e.errorf("%v", err)
 		return 2
 	}
@@ -258,8 +258,9 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	if err := os.WriteFile(in, envelopes, 0o644); err != nil {
 		return pipeline.Options{}, nil, err
 	}
+	require := intent.ModeRequire
 	return pipeline.Options{
-		Options: transforms.Options{Agent: demo.Agent, Keyring: "file:" + ringPath, VerifyResults: "require"},
+		Options: transforms.Options{Agent: demo.Agent, Keyring: "file:" + ringPath, VerifyResults: &require},
 		Input:   in, OutputDir: filepath.Join(dir, "output"),
 	}, kr, nil
 }

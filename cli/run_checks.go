@@ -33,23 +33,18 @@ func defineRunCheckFlags() {
 	})
 }
 
-// resultsMode resolves --verify_results: by default require when the run has a keyring and off
-// when it has none (its intents are unsigned too, and nothing could be verified).
-func resultsMode(flagValue, keyring string) (string, error) {
-	if flagValue == "" {
-		if keyring == "" {
-			return "off", nil
-		}
-		return "require", nil
+// resultsMode resolves --verify_results, which its check parsed into o: by default require
+// when the run has a keyring and off when it has none (its intents are unsigned too, and
+// nothing could be verified).
+func resultsMode(o *transforms.Options) error {
+	switch m := o.VerifyResults; {
+	case m == nil && o.Keyring != "":
+		require := intent.ModeRequire
+		o.VerifyResults = &require
+	case m != nil && *m != intent.ModeOff && o.Keyring == "":
+		return fmt.Errorf("--verify_results %s needs --keyring (the key that verifies results and approvals), or --verify_results off", *m)
 	}
-	m, err := intent.ParseMode(flagValue)
-	if err != nil {
-		return "", fmt.Errorf("--verify_results: %v", err)
-	}
-	if m != intent.ModeOff && keyring == "" {
-		return "", fmt.Errorf("--verify_results %s needs --keyring (the key that verifies results and approvals), or --verify_results off", m)
-	}
-	return m.String(), nil
+	return nil
 }
 
 // noKeyringHelp explains the refusal to run an agent that emits intents without a keyring.
@@ -90,7 +85,7 @@ func runOutputs() []string {
 }
 
 // runChecks are run's launch-time checks of its flags (see checkFlags).
-func runChecks(o pipeline.Options) []check {
+func runChecks(o *pipeline.Options) []check {
 	m, p, f := &modelFlags, &productionFlags, &pubsubFlags
 	local := localRunner(runnerName())
 	return []check{
@@ -121,7 +116,7 @@ func runChecks(o pipeline.Options) []check {
 		positive("model_breaker_cooldown", *m.breakerCooldown),
 		smallFile("model_fallback_file", *m.fallbackFile, maxConfigBytes),
 		smallFile("agent_config", *runFlags.conf, maxConfigBytes),
-		when(*runCheckFlags.verifyResults != "", oneOf("verify_results", *runCheckFlags.verifyResults, "off", "permissive", "require")),
+		when(*runCheckFlags.verifyResults != "", verification("verify_results", *runCheckFlags.verifyResults, func(m intent.Mode) { o.VerifyResults = &m })),
 		keyringRef("keyring", o.Keyring, local),
 	}
 }

@@ -54,11 +54,11 @@ type Options struct {
 	// intent.ModeRequire refuses. Without it, every intent of a run without a Keyring is a
 	// signing_failed dead letter.
 	AllowUnsignedIntents bool
-	// VerifyResults is how tool results and approvals are verified against Keyring before
-	// they may resume an activation: "off" (or empty), "permissive" or "require"
-	// (intent.ParseMode; agent.Deps.VerifyResults). A refused one is a result_refused or
-	// approval_refused dead letter.
-	VerifyResults string
+	// VerifyResults, when set and not intent.ModeOff, is how tool results and approvals are
+	// verified against Keyring, which it needs, before they may resume an activation
+	// (agent.Deps.VerifyResults); nil admits them unchecked. A refused one is a
+	// result_refused or approval_refused dead letter.
+	VerifyResults *intent.Mode
 
 	// BatchWorkers is how many groups of keys of a bundle RunAgentBatch runs at once: 0 means
 	// as many as the worker has cores (GOMAXPROCS), 1 one key after another. RunAgent ignores it.
@@ -312,21 +312,19 @@ func newRuntime(o Options) (*runtime, error) {
 	return rt, nil
 }
 
-// verifyMode parses Options.VerifyResults: nil for off, else the mode, which needs a keyring.
-func verifyMode(s string, keyring bool) (*intent.Mode, error) {
-	if s == "" {
-		return nil, nil
-	}
-	m, err := intent.ParseMode(s)
+// verifyMode is Options.VerifyResults as agent.Deps takes it: nil for off, else a copy of the
+// mode, which needs a keyring.
+func verifyMode(m *intent.Mode, keyring bool) (*intent.Mode, error) {
 	switch {
-	case err != nil:
-		return nil, err
-	case m == intent.ModeOff:
+	case m == nil || *m == intent.ModeOff:
 		return nil, nil
+	case *m != intent.ModeRequire && *m != intent.ModePermissive:
+		return nil, fmt.Errorf("unknown result verification mode %d", int(*m))
 	case !keyring:
-		return nil, fmt.Errorf("verifying results in mode %s needs a keyring", m)
+		return nil, fmt.Errorf("verifying results in mode %s needs a keyring", *m)
 	}
-	return &m, nil
+	v := *m
+	return &v, nil
 }
 
 // useModel replaces the agent's model with the launch-time provider o.
