@@ -48,6 +48,7 @@ type effectorFlags struct {
 	workers                                      *int
 	replace                                      *bool
 	fs                                           *flag.FlagSet
+	mode                                         intent.Mode // --verify, parsed by its check
 }
 
 func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
@@ -119,18 +120,15 @@ func runEffector(e *env, args []string) int {
 }
 
 func buildEffector(f *effectorFlags) (*effector.Effector, store.Store, error) {
-	mode, err := intent.ParseMode(*f.verify)
-	if err != nil {
-		return nil, nil, err
-	}
 	var kr *intent.Keyring
+	var err error
 	switch {
 	case *f.keyring != "":
 		if kr, err = intent.LoadKeyring(*f.keyring); err != nil {
 			return nil, nil, err
 		}
-	case mode != intent.ModeOff:
-		return nil, nil, fmt.Errorf("--verify %s needs --keyring (or --verify off)", mode)
+	case f.mode != intent.ModeOff:
+		return nil, nil, fmt.Errorf("--verify %s needs --keyring (or --verify off)", f.mode)
 	}
 	names := tool.AgentsWithTools()
 	if *f.agents != "" {
@@ -156,7 +154,7 @@ func buildEffector(f *effectorFlags) (*effector.Effector, store.Store, error) {
 		return nil, nil, err
 	}
 	eff, err := effector.New(effector.Options{
-		Keyring: kr, Verify: mode, Store: st, Tools: bindings, Lease: *f.lease, ToolTimeout: *f.toolTimeout,
+		Keyring: kr, Verify: f.mode, Store: st, Tools: bindings, Lease: *f.lease, ToolTimeout: *f.toolTimeout,
 	})
 	if err != nil {
 		st.Close()
@@ -333,7 +331,7 @@ func effectorChecks(f *effectorFlags, files bool) []check {
 	ctx := context.Background()
 	cs := []check{
 		noArgs(f.fs),
-		oneOf("verify", *f.verify, "off", "permissive", "require"),
+		verification("verify", *f.verify, func(m intent.Mode) { f.mode = m }),
 		atLeast("workers", *f.workers, 1),
 		atMost("workers", *f.workers, 100000),
 		positive("lease", *f.lease),

@@ -108,8 +108,7 @@ func TestRunWithOpenAI(t *testing.T) {
 	t.Setenv("BEAMAGENTS_E2E_KEY", e2eKey)
 	openai, logs := run("openai", "--model", "openai", "--model_name", "gpt-test", "--base_url", srv.BaseURL(),
 		"--api_key", "env:BEAMAGENTS_E2E_KEY", "--model_timeout", "30s", "--model_max_attempts", "2", "--model_call_timeout", "2m", "--model_stream=true")
-	defineModelFlags()
-	*modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", "" // flags are process-wide
+	setFlags(t, "model", "scripted", "api_key", "", "base_url", "", "model_name", "") // flags are process-wide
 
 	if n := len(srv.Requests()); n != 8 {
 		t.Errorf("%d model requests, want the script's 8", n)
@@ -188,21 +187,32 @@ func TestModelFlagsRefuseAKeyByValue(t *testing.T) {
 	defineRunFlags()
 	dir := t.TempDir()
 	code, out, errOut := runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "openai", "--api_key", e2eKey)
-	*modelFlags.provider, *modelFlags.apiKey = "scripted", ""
+	setFlags(t, "model", "scripted", "api_key", "")
 	if code != 2 || !strings.Contains(errOut, "did you paste the key itself") || strings.Contains(out+errOut, e2eKey) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 	code, _, errOut = runCLI(t, "", "run", "--agent", support.Name, "--input", filepath.Join(dir, "*.jsonl"), "--output_dir", dir, "--model", "gemini")
-	*modelFlags.provider = "scripted"
+	setFlags(t, "model", "scripted")
 	if code != 2 || !strings.Contains(errOut, `--model: "gemini" is not one of scripted, openai, anthropic`) {
 		t.Fatalf("unknown provider: exit %d %q", code, errOut)
+	}
+}
+
+// setFlags sets run's flags, name then value: flags are process-wide.
+func setFlags(t testing.TB, nameValues ...string) {
+	t.Helper()
+	defineRunFlags()
+	for i := 0; i < len(nameValues); i += 2 {
+		if err := flag.Set(nameValues[i], nameValues[i+1]); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
 // resetModelFlags puts every model flag back to its default: flags are process-wide.
 func resetModelFlags(t *testing.T) {
 	t.Helper()
-	defineModelFlags()
+	defineRunFlags()
 	for _, name := range []string{"model", "model_name", "base_url", "api_key", "model_timeout", "model_call_timeout", "model_max_attempts", "model_stream",
 		"model_concurrency", "model_rpm", "model_tpm", "model_breaker_failures", "model_breaker_cooldown", "model_breaker_hold", "model_fallback", "model_fallback_file"} {
 		f := flag.Lookup(name)

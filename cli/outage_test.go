@@ -87,11 +87,7 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 	}
 	run := func(out, baseURL, input string) time.Duration {
 		t.Helper()
-		defineModelFlags()
-		defer func() {
-			*modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", ""
-			*modelFlags.breakerHold = 0
-		}()
+		defer setFlags(t, "model", "scripted", "api_key", "", "base_url", "", "model_name", "", "model_breaker_hold", "0s")
 		start := time.Now()
 		code, stdout, stderr := runCLI(t, "", "run", "--agent", support.Name, "--allow_unsigned_intents", "--input", input,
 			"--output_dir", filepath.Join(dir, out), "--model", "openai", "--model_name", "gpt-test", "--base_url", baseURL,

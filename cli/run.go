@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -37,80 +36,30 @@ func init() {
 	register(&command{name: "run", summary: "run a registered agent over envelope files on a Beam runner", run: runPipeline})
 }
 
-// runFlags are defined on the process-wide flag set, beside Beam's own (--runner, --endpoint,
-// --project, --region, --temp_location, --update, …), which remote runners read from there.
-var runFlags struct {
-	once                                   sync.Once
-	agent, input, outputDir, keyring, conf *string
-	format, ordering, restore              *string
-	replace                                *bool
-}
-
-func defineRunFlags() {
-	runFlags.once.Do(func() {
-		runFlags.agent = flag.String("agent", "", "registered agent to run (see `beamagents help`)")
-		runFlags.input = flag.String("input", "", "envelope files: a glob of JSON Lines (*.jsonl) or length-delimited binary files")
-		runFlags.outputDir = flag.String("output_dir", "", "directory for the output files")
-		runFlags.keyring = flag.String("keyring", "", "keyring reference for signing intents: env:VAR or file:PATH")
-		runFlags.conf = flag.String("agent_config", "", "file whose bytes configure the agent's factory")
-		runFlags.format = flag.String("input_format", "", "json or binary (default: by file extension)")
-		runFlags.ordering = flag.String("ordering", string(transforms.EventTimeOrder), "event_time or arrival")
-		runFlags.restore = flag.String("restore", "", "optional glob of StateSnapshot files to restore into keys without state first")
-		runFlags.replace = flag.Bool("replace", false, "replace the files an earlier run left in --output_dir (without it, run refuses a folder holding them)")
-		defineModelFlags()
-	})
-	defineModeFlags()
-	defineRunCheckFlags()
-	definePubsubFlags()
-	defineStateDirFlag()
-}
-
 var verbose = flag.Bool("verbose_runner", false, "show the Beam runner's informational logging")
 
 func verboseRunner() bool { return *verbose }
 
 func runPipeline(e *env, args []string) int {
 	defineRunFlags()
-	defineProductionFlags()
 	resetFlags()
 	flag.CommandLine.SetOutput(e.stderr)
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return 2
 	}
-	if *runFlags.agent == "" || *runFlags.input == "" && *pubsubFlags.sub == "" || *runFlags.outputDir == "" && !anyTopic() {
+	s := readRunFlags()
+	if s.Agent == "" || s.Input == "" && s.InputSubscription == "" || s.OutputDir == "" && !s.anyTopic() {
 		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [--verify_results off|permissive|require] [Beam flags]\nregistered agents: %v", agent.Registered())
 		return 2
 	}
-	opts := pipeline.Options{
-		Options: transforms.Options{
-			Agent: *runFlags.agent, Keyring: *runFlags.keyring, Ordering: transforms.Ordering(*runFlags.ordering),
-			AllowUnsignedIntents: *runCheckFlags.allowUnsigned,
-		},
-		Input: *runFlags.input, OutputDir: *runFlags.outputDir, InputFormat: transforms.Format(*runFlags.format),
-		Restore: *runFlags.restore, Mode: runMode(),
-	}
-	if code, ok := checkFlags(e, runChecks(opts)...); !ok {
+	if code, ok := checkFlags(e, runChecks(s)...); !ok {
 		return code
 	}
-	var err error
-	if opts.Model, err = modelOptions(); err != nil {
+	if err := s.finish(); err != nil {
 		e.errorf("%v", err)
 		return 2
 	}
-	if *runFlags.conf != "" {
-		b, err := recfile.ReadCapped(*runFlags.conf, maxConfigBytes)
-		if err != nil {
-			e.errorf("%v", err)
-			return 2
-		}
-		opts.Config = b
-	}
-	applyPubsubFlags(&opts)
-	applyProductionFlags(&opts)
-	if opts.VerifyResults, err = resultsMode(*runCheckFlags.verifyResults, opts.Keyring); err != nil {
-		e.errorf("%v", err)
-		return 2
-	}
+	opts := s.Options
 	if unsignedIntents(opts) {
 		e.errorf(noKeyringHelp, opts.Agent)
 		return 2
@@ -118,12 +67,12 @@ func runPipeline(e *env, args []string) int {
 	if code := checkSecretRefs(e, runnerName(), opts); code != 0 {
 		return code
 	}
-	if code, ok := checkFlags(e, runFileChecks(opts)...); !ok {
+	if code, ok := checkFlags(e, runFileChecks(s)...); !ok {
 		return code
 	}
 	beam.Init()
-	if opts.InputSubscription != "" || *stateDirFlag.dir != "" {
-		return runStreaming(e, runnerName(), opts)
+	if opts.InputSubscription != "" || s.stateDir != "" {
+		return runStreaming(e, runnerName(), s)
 	}
 	res, wall, err := runWithProgress(e, runnerName(), opts)
 	if err != nil {
@@ -135,6 +84,25 @@ func runPipeline(e *env, args []string) int {
 	printCounters(e, res)
 	printDistributions(e, res)
 	return 0
+}
+
+// finish completes the settings whose flags passed their checks: the model's fallbacks and
+// its options' own check, the agent's configuration, the result verification.
+func (s *runSettings) finish() error {
+	var err error
+	if s.Model.Fallback, err = fallbacks(s.fallback, s.fallbackFile); err != nil {
+		return err
+	}
+	if err := s.Model.Check(); err != nil {
+		// The error never repeats the flag's value: it may be a key pasted by mistake.
+		return fmt.Errorf("--model/--api_key/--model_fallback: %w", err)
+	}
+	if s.config != "" {
+		if s.Config, err = recfile.ReadCapped(s.config, maxConfigBytes); err != nil {
+			return err
+		}
+	}
+	return resultsMode(&s.Options.Options)
 }
 
 // runWithProgress runs the pipeline, reporting elapsed time on stderr while it runs. The
@@ -258,8 +226,9 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 	if err := os.WriteFile(in, envelopes, 0o644); err != nil {
 		return pipeline.Options{}, nil, err
 	}
+	require := intent.ModeRequire
 	return pipeline.Options{
-		Options: transforms.Options{Agent: demo.Agent, Keyring: "file:" + ringPath, VerifyResults: "require"},
+		Options: transforms.Options{Agent: demo.Agent, Keyring: "file:" + ringPath, VerifyResults: &require},
 		Input:   in, OutputDir: filepath.Join(dir, "output"),
 	}, kr, nil
 }

@@ -35,8 +35,7 @@ func TestRunWithSecretManagerReferences(t *testing.T) {
 	sm.Deny("projects/p/secrets/api/versions/3")
 	srv := scriptServer(t)
 	t.Cleanup(func() {
-		defineModelFlags()
-		*modelFlags.provider, *modelFlags.apiKey, *modelFlags.baseURL, *modelFlags.name = "scripted", "", "", ""
+		setFlags(t, "model", "scripted", "api_key", "", "base_url", "", "model_name", "")
 	})
 	run := func(name, keyring, apiKey string) (int, string, string) {
 		return runCLI(t, "", "run", "--agent", support.Name, "--input", base.Input, "--output_dir", filepath.Join(dir, name),

@@ -1,26 +1,13 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/statedir"
 	"github.com/beamagents/beamagents/transforms"
 )
-
-var stateDirFlag struct {
-	once sync.Once
-	dir  *string
-}
-
-func defineStateDirFlag() {
-	stateDirFlag.once.Do(func() {
-		stateDirFlag.dir = flag.String("state_dir", "", "streaming runs on Prism: the drain writes every key's state here, and a run started with the same directory restores it before reading its subscription")
-	})
-}
 
 // stateRun is a streaming run's --state_dir: the directory, opened for this run, and the
 // Capture its RunAgent records into. A nil *stateRun does nothing.
@@ -30,11 +17,10 @@ type stateRun struct {
 	cap  *statedir.Capture
 }
 
-// beginStateDir opens --state_dir for a streaming run: it checks the run can keep state,
-// says when the last run did not finish its drain, and points opts at the last drain's
+// beginStateDir opens --state_dir (path) for a streaming run: it checks the run can keep
+// state, says when the last run did not finish its drain, and points opts at the last drain's
 // files and at a new Capture. It returns nil and exit status 0 when the flag is unset.
-func beginStateDir(e *env, runner string, opts *pipeline.Options) (*stateRun, int) {
-	path := *stateDirFlag.dir
+func beginStateDir(e *env, runner, path string, opts *pipeline.Options) (*stateRun, int) {
 	switch {
 	case path == "":
 		return nil, 0

@@ -184,13 +184,10 @@ func assertMarker(t *testing.T, dir string, want statedir.Marker) {
 // --state_dir's start-up: an unfinished last drain is reported; a run that cannot keep
 // state is refused with a usage error.
 func TestStateDirStartup(t *testing.T) {
-	defineStateDirFlag()
-	t.Cleanup(func() { flag.Set("state_dir", "") })
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, statedir.MarkerName), []byte(`{"state":"running"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	flag.Set("state_dir", dir)
 	streaming := pipeline.Options{InputSubscription: "projects/p/subscriptions/s"}
 	for _, tc := range []struct {
 		name   string
@@ -209,7 +206,7 @@ func TestStateDirStartup(t *testing.T) {
 			var out, errb bytes.Buffer
 			e := &env{stdout: &out, stderr: &errb}
 			opts := tc.opts
-			sr, code := beginStateDir(e, tc.runner, &opts)
+			sr, code := beginStateDir(e, tc.runner, dir, &opts)
 			defer sr.close()
 			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errb.String(), tc.code, tc.want)

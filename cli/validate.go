@@ -67,6 +67,19 @@ func oneOf(name, v string, allowed ...string) check {
 	}
 }
 
+// verification accepts a verification mode, off, permissive or require, and hands it to into:
+// the flag's value is parsed once, here.
+func verification(name, v string, into func(intent.Mode)) check {
+	return func() error {
+		m, err := intent.ParseMode(v)
+		if err != nil {
+			return refuseFlag(name, "%q is not one of off, permissive, require", v)
+		}
+		into(m)
+		return nil
+	}
+}
+
 // atLeast accepts an integer of at least lo.
 func atLeast[N int | int64](name string, v, lo N) check {
 	return func() error {

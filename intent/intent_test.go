@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -234,6 +235,27 @@ func TestModes(t *testing.T) {
 	}
 	if _, err := intent.ParseMode("lenient"); err == nil {
 		t.Fatal("ParseMode accepted an unknown mode")
+	}
+}
+
+// A Mode is a setting in text form: JSON (a serialized pipeline's options) carries its name.
+func TestModeText(t *testing.T) {
+	for _, m := range []intent.Mode{intent.ModeRequire, intent.ModePermissive, intent.ModeOff} {
+		b, err := json.Marshal(struct{ M *intent.Mode }{&m})
+		if want := `{"M":"` + m.String() + `"}`; err != nil || string(b) != want {
+			t.Fatalf("%v: %s, %v; want %s", m, b, err, want)
+		}
+		var back struct{ M *intent.Mode }
+		if err := json.Unmarshal(b, &back); err != nil || back.M == nil || *back.M != m {
+			t.Fatalf("%s: read back %v, %v", b, back.M, err)
+		}
+	}
+	if _, err := json.Marshal(intent.Mode(7)); !errors.Is(err, intent.ErrVerify) {
+		t.Errorf("an unknown mode marshals: %v", err)
+	}
+	var m intent.Mode
+	if err := json.Unmarshal([]byte(`"lenient"`), &m); !errors.Is(err, intent.ErrVerify) {
+		t.Errorf("an unknown name unmarshals: %v", err)
 	}
 }
 

@@ -111,6 +111,25 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", int(m))
 }
 
+// MarshalText is m's name: a Mode reads as off, permissive or require in JSON and in any
+// text form of a setting. A Mode that is none of the three is an error.
+func (m Mode) MarshalText() ([]byte, error) {
+	switch m {
+	case ModeRequire, ModePermissive, ModeOff:
+		return []byte(m.String()), nil
+	}
+	return nil, &Error{Code: CodeVerify, Detail: fmt.Sprintf("unknown verification mode %d", int(m))}
+}
+
+// UnmarshalText sets m from its name (ParseMode).
+func (m *Mode) UnmarshalText(b []byte) error {
+	p, err := ParseMode(string(b))
+	if err == nil {
+		*m = p
+	}
+	return err
+}
+
 // Check verifies ti under mode m: nil when admitted, else an *Error with CodeVerify carrying
 // the outcome (errors.Is(err, ErrVerify)).
 func (m Mode) Check(ti *pb.ToolIntent, kr *Keyring) error {

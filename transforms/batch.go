@@ -13,7 +13,6 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/internal/inorder"
 	"github.com/beamagents/beamagents/internal/keysched"
-	"github.com/beamagents/beamagents/model/hosted"
 )
 
 func init() {
@@ -63,34 +62,26 @@ func TryRunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) (Outpu
 		opts.BatchWorkers = 1
 	}
 	grouped := beam.GroupByKey(s, keyed)
-	fn := &runBatchFn{Agent: opts.Agent, Config: opts.Config, Keyring: opts.Keyring, AllowUnsigned: opts.AllowUnsignedIntents,
-		VerifyResults: opts.VerifyResults, OrderResolutionMs: opts.OrderResolutionMs, Model: opts.Model, Workers: opts.BatchWorkers,
-		Concurrency: opts.concurrency(), Instance: newInstanceID()}
+	opts.ModelConcurrency = opts.concurrency()
+	fn := &runBatchFn{Options: opts, Instance: newInstanceID()}
 	// One output per kind, in Outputs' order: emitting to it directly spares every output a
 	// trip through a splitting step.
 	return outputsOf(beam.ParDoN(s, fn, grouped)), nil
 }
 
 type runBatchFn struct {
-	Agent             string
-	Config            []byte
-	Keyring           string
-	AllowUnsigned     bool
-	VerifyResults     string
-	OrderResolutionMs int64
-	Model             hosted.Options
-	Workers           int // Options.BatchWorkers
-	// Concurrency is Options.ModelConcurrency with its default; with more than 1, every key
-	// is a group of its own and up to Concurrency groups of the step run at once in the
-	// process (the same gate as RunAgent's steps run apart), however many bundles run; a
-	// bundle keeps twice that many groups started and not yet emitted.
-	Concurrency int
-	Instance    string
+	// Options are RunAgentBatch's, with their defaults and ModelConcurrency resolved: with a
+	// ModelConcurrency above 1, every key is a group of its own and up to that many groups of
+	// the step run at once in the process (the same gate as RunAgent's steps run apart),
+	// however many bundles run; a bundle keeps twice that many groups started and not yet
+	// emitted.
+	Options  Options
+	Instance string
 
 	rt      *runtime
-	gate    *jobTable // when Concurrency > 1
+	gate    *jobTable // when ModelConcurrency > 1
 	workers int
-	groupN0 int                          // groupEnvelopes, or 1 with Concurrency > 1
+	groupN0 int                          // groupEnvelopes, or 1 with ModelConcurrency > 1
 	counts  tally                        // the bundle's counts, added to the Beam counters when it finishes
 	groups  *inorder.Runner[batchOutput] // the bundle's running groups of keys (workers > 1)
 	group   []keyInput                   // keys gathered for the next group
@@ -129,23 +120,22 @@ const (
 )
 
 func (f *runBatchFn) Setup() (err error) {
-	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned, f.VerifyResults)
-	if err == nil && f.Model.Hosted() {
-		err = f.rt.useModel(f.Model)
+	if f.rt, err = newRuntime(f.Options); err != nil {
+		return err
 	}
-	if f.workers = f.Workers; f.workers <= 0 {
+	if f.workers = f.Options.BatchWorkers; f.workers <= 0 {
 		f.workers = goruntime.GOMAXPROCS(0)
 	}
 	f.groupN0 = groupEnvelopes
-	if f.Concurrency > 1 {
-		if f.gate, err = keysched.Acquire[stepData](f.Instance, f.Concurrency); err != nil {
+	if n := f.Options.ModelConcurrency; n > 1 {
+		if f.gate, err = keysched.Acquire[stepData](f.Instance, n); err != nil {
 			return err
 		}
 		// Twice as many groups as slots: a group that finished waits to be emitted after the
 		// ones before it, and must not keep the next from taking its slot.
-		f.workers, f.groupN0 = max(f.workers, 2*f.Concurrency), 1
+		f.workers, f.groupN0 = max(f.workers, 2*n), 1
 	}
-	return err
+	return nil
 }
 
 func (f *runBatchFn) StartBundle(_, _, _, _, _ emit) {
@@ -197,7 +187,7 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 // failed), the key running goes on without yielding and no later key runs.
 func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally, around func(func() *agent.Result) *agent.Result, yield func(batchOutput) bool) {
 	core := f.rt.core(nil)
-	core.Around, core.OrderResolutionMs = around, f.OrderResolutionMs
+	core.Around, core.OrderResolutionMs = around, f.Options.OrderResolutionMs
 	d := drive.Driver{Core: core, OutputsOnly: true,
 		Observe: func(r *agent.Result) { count(r, counts.add) }}
 	ok := true

@@ -106,7 +106,7 @@ func holdSlots(t *testing.T, instance string, n int) chan struct{} {
 
 func driverOutputs(t *testing.T, opts Options, key string, values ...[]byte) []drive.Output {
 	t.Helper()
-	rt, err := newRuntime(opts.Agent, opts.Config, opts.Keyring, opts.AllowUnsignedIntents, opts.VerifyResults)
+	rt, err := newRuntime(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,11 +54,11 @@ type Options struct {
 	// intent.ModeRequire refuses. Without it, every intent of a run without a Keyring is a
 	// signing_failed dead letter.
 	AllowUnsignedIntents bool
-	// VerifyResults is how tool results and approvals are verified against Keyring before
-	// they may resume an activation: "off" (or empty), "permissive" or "require"
-	// (intent.ParseMode; agent.Deps.VerifyResults). A refused one is a result_refused or
-	// approval_refused dead letter.
-	VerifyResults string
+	// VerifyResults, when set and not intent.ModeOff, is how tool results and approvals are
+	// verified against Keyring, which it needs, before they may resume an activation
+	// (agent.Deps.VerifyResults); nil admits them unchecked. A refused one is a
+	// result_refused or approval_refused dead letter.
+	VerifyResults *intent.Mode
 
 	// BatchWorkers is how many groups of keys of a bundle RunAgentBatch runs at once: 0 means
 	// as many as the worker has cores (GOMAXPROCS), 1 one key after another. RunAgent ignores it.
@@ -172,11 +172,10 @@ func TryRunAgent(s beam.Scope, opts Options, keyed beam.PCollection) (Outputs, e
 	return splitOutputs(s, beam.ParDo(s, newRunAgentFn(opts), keyed)), nil
 }
 
+// newRunAgentFn is the stateful step over o, its ModelConcurrency resolved.
 func newRunAgentFn(o Options) *runAgentFn {
-	return &runAgentFn{
-		Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, AllowUnsigned: o.AllowUnsignedIntents, VerifyResults: o.VerifyResults,
-		Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs, Model: o.Model,
-		Concurrency: o.concurrency(), Instance: newInstanceID(), Capture: o.Capture,
+	o.ModelConcurrency = o.concurrency()
+	return &runAgentFn{Options: o, Instance: newInstanceID(),
 		State:  state.MakeValueState[[]byte](StateCellID),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID),
 		Timer:  timers.InEventTime(TimerFamilyID),
@@ -186,20 +185,11 @@ func newRunAgentFn(o Options) *runAgentFn {
 // runAgentFn is the stateful DoFn. It reads the key's cells, calls the activation core, writes
 // the cells that changed, sets the timers and emits the outputs, tagged by kind.
 type runAgentFn struct {
-	Agent             string
-	Config            []byte
-	Keyring           string
-	AllowUnsigned     bool
-	VerifyResults     string
-	Ordering          Ordering
-	OrderResolutionMs int64
-	Model             hosted.Options
-	// Concurrency is Options.ModelConcurrency with its default; Instance tells this step's
-	// activations running apart from their bundles from another step's in the same process.
-	Concurrency int
-	Instance    string
-	// Capture is Options.Capture.
-	Capture string
+	// Options are RunAgent's, with their defaults and ModelConcurrency resolved; Instance
+	// tells this step's activations running apart from their bundles from another step's in
+	// the same process.
+	Options  Options
+	Instance string
 
 	State  state.Value[[]byte]
 	Buffer state.Bag[[]byte]
@@ -207,7 +197,7 @@ type runAgentFn struct {
 
 	rt     *runtime
 	obs    observer         // what watches the step's effects (a statedir capture), once set up
-	jobs   *jobTable        // when Concurrency > 1: this RunAgent's jobs in the process
+	jobs   *jobTable        // when ModelConcurrency > 1: this RunAgent's jobs in the process
 	bundle *keysched.Bundle // the bundle running: a job started in it was started by this instance
 }
 
@@ -215,14 +205,13 @@ type runAgentFn struct {
 // activation run apart from its bundle (Options.ModelConcurrency) emits in a later call.
 type tagged = func(beam.EventTime, int64, []byte)
 
-func (f *runAgentFn) Setup() error {
-	rt, err := newRuntime(f.Agent, f.Config, f.Keyring, f.AllowUnsigned, f.VerifyResults)
-	if err == nil && f.Model.Hosted() {
-		err = rt.useModel(f.Model)
+func (f *runAgentFn) Setup() (err error) {
+	f.obs = observe(statedir.Lookup(f.Options.Capture))
+	if f.rt, err = newRuntime(f.Options); err != nil {
+		return err
 	}
-	f.rt, f.obs = rt, observe(statedir.Lookup(f.Capture))
-	if err == nil && f.Concurrency > 1 {
-		f.jobs, err = keysched.Acquire[stepData](f.Instance, f.Concurrency)
+	if f.Options.ModelConcurrency > 1 {
+		f.jobs, err = keysched.Acquire[stepData](f.Instance, f.Options.ModelConcurrency)
 	}
 	return err
 }
@@ -238,7 +227,7 @@ func (f *runAgentFn) StartBundle(context.Context, tagged) { f.bundle = f.jobs.Ne
 
 func (f *runAgentFn) frame() *frame {
 	return &frame{rt: f.rt, obs: f.obs, layout: &combined{cell: &f.State}, buffer: &f.Buffer, timer: f.Timer,
-		ordering: f.Ordering, resolution: f.OrderResolutionMs, jobs: f.jobs, bundle: f.bundle, cell: &f.State}
+		ordering: f.Options.Ordering, resolution: f.Options.OrderResolutionMs, jobs: f.jobs, bundle: f.bundle, cell: &f.State}
 }
 
 func (f *runAgentFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {
@@ -294,19 +283,26 @@ type runtime struct {
 	m                                          *meters
 }
 
-func newRuntime(name string, config []byte, keyringRef string, allowUnsigned bool, verifyResults string) (*runtime, error) {
-	a, err := agent.Build(name, config)
+// newRuntime builds what a DoFn instance of o runs: the agent (with o's hosted model, if any),
+// the keyring, the result verification and the counters.
+func newRuntime(o Options) (*runtime, error) {
+	a, err := agent.Build(o.Agent, o.Config)
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{agent: a, deps: agent.Deps{AllowUnsigned: allowUnsigned}}
-	if keyringRef != "" {
-		if rt.deps.Keyring, err = intent.LoadKeyring(keyringRef); err != nil {
+	rt := &runtime{agent: a, deps: agent.Deps{AllowUnsigned: o.AllowUnsignedIntents}}
+	if o.Keyring != "" {
+		if rt.deps.Keyring, err = intent.LoadKeyring(o.Keyring); err != nil {
 			return nil, err
 		}
 	}
-	if rt.deps.VerifyResults, err = verifyMode(verifyResults, rt.deps.Keyring != nil); err != nil {
+	if rt.deps.VerifyResults, err = verifyMode(o.VerifyResults, rt.deps.Keyring != nil); err != nil {
 		return nil, err
+	}
+	if o.Model.Hosted() {
+		if err := rt.useModel(o.Model); err != nil {
+			return nil, err
+		}
 	}
 	c := func(n string) beam.Counter { return beam.NewCounter("beamagents", n) }
 	rt.activations, rt.firings, rt.modelCalls = c("activations"), c("timer_firings"), c("model_calls")
@@ -316,21 +312,19 @@ func newRuntime(name string, config []byte, keyringRef string, allowUnsigned boo
 	return rt, nil
 }
 
-// verifyMode parses Options.VerifyResults: nil for off, else the mode, which needs a keyring.
-func verifyMode(s string, keyring bool) (*intent.Mode, error) {
-	if s == "" {
-		return nil, nil
-	}
-	m, err := intent.ParseMode(s)
+// verifyMode is Options.VerifyResults as agent.Deps takes it: nil for off, else a copy of the
+// mode, which needs a keyring.
+func verifyMode(m *intent.Mode, keyring bool) (*intent.Mode, error) {
 	switch {
-	case err != nil:
-		return nil, err
-	case m == intent.ModeOff:
+	case m == nil || *m == intent.ModeOff:
 		return nil, nil
+	case *m != intent.ModeRequire && *m != intent.ModePermissive:
+		return nil, fmt.Errorf("unknown result verification mode %d", int(*m))
 	case !keyring:
-		return nil, fmt.Errorf("verifying results in mode %s needs a keyring", m)
+		return nil, fmt.Errorf("verifying results in mode %s needs a keyring", *m)
 	}
-	return &m, nil
+	v := *m
+	return &v, nil
 }
 
 // useModel replaces the agent's model with the launch-time provider o.

@@ -49,10 +49,7 @@ func init() {
 // separateCellsFn is RunAgent with the other layout: one Beam value cell per logical cell,
 // named by the cell ids. It exists to measure the layout choice.
 type separateCellsFn struct {
-	Agent, Keyring    string
-	Config            []byte
-	Ordering          Ordering
-	OrderResolutionMs int64
+	Options Options
 
 	Seq, Memory, Cache, Continuation, Pending, Inbox state.Value[[]byte]
 	Buffer                                           state.Bag[[]byte]
@@ -63,14 +60,14 @@ type separateCellsFn struct {
 
 func newSeparateCellsFn(o Options) *separateCellsFn {
 	v := func(c statecodec.Cell) state.Value[[]byte] { return state.MakeValueState[[]byte](string(c)) }
-	return &separateCellsFn{Agent: o.Agent, Config: o.Config, Keyring: o.Keyring, Ordering: o.Ordering, OrderResolutionMs: o.OrderResolutionMs,
+	return &separateCellsFn{Options: o,
 		Seq: v(statecodec.CellSeq), Memory: v(statecodec.CellMemory), Cache: v(statecodec.CellLLMCache),
 		Continuation: v(statecodec.CellContinuation), Pending: v(statecodec.CellPending), Inbox: v(agent.CellInbox),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID), Timer: timers.InEventTime(TimerFamilyID)}
 }
 
 func (f *separateCellsFn) Setup() (err error) {
-	f.rt, err = newRuntime(f.Agent, f.Config, f.Keyring, false, "")
+	f.rt, err = newRuntime(f.Options)
 	return err
 }
 
@@ -78,7 +75,7 @@ func (f *separateCellsFn) frame() *frame {
 	return &frame{rt: f.rt, layout: &separate{cells: map[statecodec.Cell]*state.Value[[]byte]{
 		statecodec.CellSeq: &f.Seq, statecodec.CellMemory: &f.Memory, statecodec.CellLLMCache: &f.Cache,
 		statecodec.CellContinuation: &f.Continuation, statecodec.CellPending: &f.Pending, agent.CellInbox: &f.Inbox,
-	}}, obs: noObserver{}, bundle: &keysched.Bundle{}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Ordering, resolution: f.OrderResolutionMs}
+	}}, obs: noObserver{}, bundle: &keysched.Bundle{}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Options.Ordering, resolution: f.Options.OrderResolutionMs}
 }
 
 func (f *separateCellsFn) ProcessElement(ctx context.Context, ts beam.EventTime, sp state.Provider, tp timers.Provider, key, env []byte, emit tagged) error {

@@ -205,8 +205,9 @@ func (r *run) exec(name string, p *phase) error {
 	if err := writeJSONLines(in, p.input); err != nil {
 		return err
 	}
+	require := intent.ModeRequire
 	o := pipeline.Options{
-		Options: transforms.Options{Agent: r.s.Agent, Config: config(), Keyring: r.ring, VerifyResults: "require",
+		Options: transforms.Options{Agent: r.s.Agent, Config: config(), Keyring: r.ring, VerifyResults: &require,
 			Model: hosted.Options{Provider: r.api, Name: modelID, BaseURL: r.srv.BaseURL(), APIKey: "env:" + apiKeyEnv, MaxAttempts: 1}},
 		Input: in, OutputDir: filepath.Join(r.dir, name),
 	}

@@ -2,72 +2,26 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
-	"github.com/beamagents/beamagents/pubsub/wire"
 )
-
-// pubsubFlags are run's Pub/Sub flags, on the process-wide flag set like runFlags.
-var pubsubFlags struct {
-	once                                                 sync.Once
-	sub, intents, traces, finals, snapshots, errorsTopic *string
-	eventTimeAttr, envelopeIDAttr                        *string
-	dedupWindow, statusEvery                             *time.Duration
-	orderResolutionMs                                    *int64
-}
-
-func definePubsubFlags() {
-	pubsubFlags.once.Do(func() {
-		f := &pubsubFlags
-		f.sub = flag.String("input_subscription", "", "Pub/Sub input: projects/P/subscriptions/S (makes run a streaming job that runs until interrupted)")
-		f.intents = flag.String("intents_topic", "", "Pub/Sub topic for intents: projects/P/topics/T")
-		f.traces = flag.String("traces_topic", "", "Pub/Sub topic for trace events")
-		f.finals = flag.String("finals_topic", "", "Pub/Sub topic for final replies")
-		f.snapshots = flag.String("snapshots_topic", "", "Pub/Sub topic for state snapshots")
-		f.errorsTopic = flag.String("errors_topic", "", "Pub/Sub topic for dead letters and rejected input messages")
-		f.eventTimeAttr = flag.String("event_time_attribute", "", "input attribute holding the event time when the envelope has none (ms since the epoch or RFC 3339)")
-		f.envelopeIDAttr = flag.String("envelope_id_attribute", wire.DefaultEnvelopeIDAttribute, "input attribute naming a delivery for dedup (\"-\": message ids only)")
-		f.dedupWindow = flag.Duration("dedup_window", pubsub.DefaultDedupWindow, "how long (event time) a second delivery of a message is recognized")
-		f.statusEvery = flag.Duration("status_interval", time.Second, "how often a streaming run prints its status line")
-		f.orderResolutionMs = flag.Int64("order_resolution_ms", 0, "event-time ordering resolution in ms (default 1000)")
-	})
-}
-
-// applyPubsubFlags copies the Pub/Sub flags into o.
-func applyPubsubFlags(o *pipeline.Options) {
-	f := &pubsubFlags
-	o.InputSubscription = *f.sub
-	o.IntentsTopic, o.TracesTopic, o.FinalsTopic = *f.intents, *f.traces, *f.finals
-	o.SnapshotsTopic, o.ErrorsTopic = *f.snapshots, *f.errorsTopic
-	o.PubSub.EventTimeAttribute = *f.eventTimeAttr
-	o.PubSub.EnvelopeIDAttribute = *f.envelopeIDAttr
-	o.PubSub.DedupWindow = *f.dedupWindow
-	o.OrderResolutionMs = *f.orderResolutionMs
-}
-
-// anyTopic reports whether a Pub/Sub output is set.
-func anyTopic() bool {
-	f := &pubsubFlags
-	return *f.intents != "" || *f.traces != "" || *f.finals != "" || *f.snapshots != "" || *f.errorsTopic != ""
-}
 
 // runStreaming runs a pipeline with a Pub/Sub input until it is interrupted: the first
 // SIGINT or SIGTERM drains it (the source stops pulling, in-flight bundles finish and their
 // messages are acknowledged, then the job ends as a bounded one does), a second one stops it
 // at once. A status line on stderr shows what it did so far.
-func runStreaming(e *env, runner string, opts pipeline.Options) int {
-	sd, code := beginStateDir(e, runner, &opts)
+func runStreaming(e *env, runner string, s *runSettings) int {
+	opts := s.Options
+	sd, code := beginStateDir(e, runner, s.stateDir, &opts)
 	if code != 0 {
 		return code
 	}
@@ -93,7 +47,7 @@ func runStreaming(e *env, runner string, opts pipeline.Options) int {
 		done <- result{res, err}
 	}()
 	fmt.Fprintf(e.stderr, "streaming from %s on %s; Ctrl-C drains\n", opts.InputSubscription, runner)
-	tick := time.NewTicker(*pubsubFlags.statusEvery)
+	tick := time.NewTicker(s.statusEvery)
 	defer tick.Stop()
 	prev := progress.Take()
 	status := func() string {
