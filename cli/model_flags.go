@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/internal/jsontext"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
+	"github.com/beamagents/beamagents/records"
 )
 
 // modelFlags choose the model when a pipeline is launched: the agent's own (scripted) or a
@@ -103,7 +103,7 @@ func fallbacks(list, file string) ([]hosted.Fallback, error) {
 	if file == "" {
 		return out, nil
 	}
-	b, err := recfile.ReadCapped(file, maxConfigBytes)
+	b, err := records.ReadCapped(file, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--model_fallback_file: %w", err)
 	}

@@ -27,8 +27,8 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -98,7 +98,7 @@ func runPipeline(e *env, args []string) int {
 		return 2
 	}
 	if *runFlags.conf != "" {
-		b, err := recfile.ReadCapped(*runFlags.conf, maxConfigBytes)
+		b, err := records.ReadCapped(*runFlags.conf, maxConfigBytes)
 		if err != nil {
 			e.errorf("%v", err)
 			return 2

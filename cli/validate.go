@@ -16,9 +16,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Every command checks its flags with the checks below before it does anything: each check
@@ -186,7 +186,7 @@ func registered(name, v, kind string, names []string) check {
 const maxSniffed = 1000
 
 // inputGlob accepts a glob matching at least one file, each of whose first bytes say it holds
-// records of type want (recfile.Sniff): a file of another type is refused at launch.
+// records of type want (records.Sniff): a file of another type is refused at launch.
 func inputGlob(ctx context.Context, name, glob string, want protoreflect.FullName) check {
 	return func() error {
 		files, err := listGlob(ctx, name, glob)
@@ -198,7 +198,7 @@ func inputGlob(ctx context.Context, name, glob string, want protoreflect.FullNam
 			if err != nil {
 				return refuseFlag(name, "reading %s: %v", f, err)
 			}
-			if err := recfile.Sniff(f, head, want); err != nil {
+			if err := records.Sniff(f, head, want); err != nil {
 				return refuseFlag(name, "%v", err)
 			}
 		}
@@ -244,7 +244,7 @@ func readHead(ctx context.Context, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, int64(recfile.SniffBytes())))
+	return io.ReadAll(io.LimitReader(r, int64(records.SniffBytes())))
 }
 
 // smallFile accepts an empty value or a regular file of at most max bytes.

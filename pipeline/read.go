@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -92,9 +92,9 @@ func (f *readDelimitedFn) ProcessElement(ctx context.Context, file fileio.Readab
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 1<<16)
-	got, herr := recfile.ReadHeader(br)
+	got, herr := records.ReadHeader(br)
 	if herr == nil && f.Type != "" {
-		herr = recfile.Check(file.Metadata.Path, got, protoreflect.FullName(f.Type))
+		herr = records.Check(file.Metadata.Path, got, protoreflect.FullName(f.Type))
 	}
 	if herr != nil {
 		dead(deadLetter(herr))
