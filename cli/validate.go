@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/secretref"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/pubsub/wire"
 	"github.com/beamagents/beamagents/records"
@@ -287,7 +288,7 @@ func keyringRef(name, ref string, resolve bool) check {
 		if !resolve || !localRef(ref) {
 			return nil
 		}
-		if kind, path, _ := strings.Cut(ref, ":"); kind == "file" {
+		if scheme, path, _ := secretref.Parse(ref); scheme == secretref.SchemeFile {
 			if err := smallFile(name, path, maxConfigBytes)(); err != nil {
 				return err
 			}
@@ -324,14 +325,12 @@ func keyRef(name, ref string, resolve bool) check {
 // refForm reports whether ref has a reference's form: a known scheme, a colon and a
 // non-empty rest without line breaks.
 func refForm(ref string) bool {
-	kind, arg, ok := strings.Cut(ref, ":")
-	return ok && arg != "" && !strings.ContainsAny(ref, "\n\r{}\"") && slices.Contains([]string{"env", "file", "gcpsm"}, kind)
+	_, _, ok := secretref.Parse(ref)
+	return ok && !strings.ContainsAny(ref, "\n\r{}\"")
 }
 
 // localRef reports whether ref is read from this process's environment or file system.
-func localRef(ref string) bool {
-	return strings.HasPrefix(ref, "env:") || strings.HasPrefix(ref, "file:")
-}
+func localRef(ref string) bool { return secretref.Local(ref) }
 
 // redact is err's text with any copy of the reference's value removed, as a last guard: the
 // reference itself is not a secret, but what it names is, and an error must not carry it.
