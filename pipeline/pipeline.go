@@ -99,7 +99,7 @@ func (o Options) check() error {
 		return fmt.Errorf("pipeline: no agent")
 	case o.Input == "" && o.InputSubscription == "":
 		return fmt.Errorf("pipeline: no input")
-	case o.OutputDir == "" && len(o.topics()) == 0:
+	case o.OutputDir == "" && o.topics() == records.Set[string]{}:
 		return fmt.Errorf("pipeline: no output directory or topic")
 	case o.Mode != "" && o.Mode != Streaming && o.Mode != Batch:
 		return fmt.Errorf("pipeline: unknown mode %q (streaming or batch)", o.Mode)
@@ -174,21 +174,19 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 		return err
 	}
 	dead := flattenSome(s, append(deads, out.DeadLetters)...)
-	cols := map[string]beam.PCollection{
-		IntentsName: out.Intents, TracesName: flattenSome(s, out.Traces, src.Traces), FinalsName: out.Finals,
-		SnapshotsName: out.Snapshots, DeadLettersName: flattenSome(s, dead, src.DeadLetters),
-	}
-	CountDeadLetters(s, cols[DeadLettersName])
+	cols := records.Set[beam.PCollection]{out.Intents, flattenSome(s, out.Traces, src.Traces), out.Finals,
+		out.Snapshots, flattenSome(s, dead, src.DeadLetters)}
+	CountDeadLetters(s, cols.Of(records.OutDeadLetter))
 	if o.OTLP.Endpoint != "" {
-		ExportTraces(s, o.OTLP, cols[TracesName])
+		ExportTraces(s, o.OTLP, cols.Of(records.OutTrace))
 	}
-	for _, o2 := range Outputs() {
+	for _, k := range records.Kinds() {
 		switch {
 		case o.OutputDir == "":
 		case o.Shards > 0:
-			WriteShards(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name], o.Shards, o.Window)
+			WriteShards(s, o.OutputDir, k.Name, k.Type, cols.Of(k.Out), o.Shards, o.Window)
 		default:
-			WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+			WriteRecords(s, o.OutputDir, k.Name, k.Type, cols.Of(k.Out))
 		}
 	}
 	return o.publish(s, cols, dead, src)

@@ -6,7 +6,8 @@
 //   - Output kinds (Kinds, KindOf, KindOfType, KindOfCode): one table giving each output its
 //     tag on a step's one output stream (OutIntent … OutDeadLetter), the stem of its files
 //     (IntentsName …), the `run` flag naming its topic, its records' message type, its noun in
-//     messages and the byte naming it in the console's store.
+//     messages and the byte naming it in the console's store; Set is a typed set of
+//     outputs, one value per kind (a step's output collections, their topics).
 //   - Typed record files (Header, Split, ReadHeader, Check, Records, Sniff, CheckJSON): a
 //     length-delimited binary file opens with the five bytes FF FF FF FF 0F, then
 //     "beamagents " and the full message name (beam_agents.v1.ToolIntent …), then a newline.

@@ -95,3 +95,15 @@ func KindOfCode(c byte) (Kind, bool) {
 
 // envelopeType is the type of the records of input files, results and redriven envelopes.
 var envelopeType = (&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName()
+
+// Set is a typed set of outputs: one T per kind, in the order of Kinds (a step's output
+// collections, the topics they go to).
+type Set[T any] [OutDeadLetter]T
+
+// Of returns the element of the output tagged out; any other tag is the dead letters'.
+func (s Set[T]) Of(out int64) T {
+	if out < OutIntent || out > OutDeadLetter {
+		out = OutDeadLetter
+	}
+	return s[out-OutIntent]
+}

@@ -49,3 +49,17 @@ func TestKinds(t *testing.T) {
 		t.Fatal("results files are not envelopes")
 	}
 }
+
+func TestSetOf(t *testing.T) {
+	s := records.Set[string]{"i", "t", "f", "s", "d"}
+	for _, k := range records.Kinds() {
+		if s.Of(k.Out) != string(k.Code) {
+			t.Fatalf("%s: %q", k.Name, s.Of(k.Out))
+		}
+	}
+	for _, out := range []int64{0, -1, records.OutDeadLetter + 1} {
+		if s.Of(out) != "d" {
+			t.Fatalf("tag %d: %q, want the dead letters'", out, s.Of(out))
+		}
+	}
+}

@@ -29,8 +29,5 @@ func splitOutput(kind int64, b []byte, intents, traces, finals, snapshots, dead 
 // outputOf picks the output of kind among outputs given in Outputs' order (the order of
 // records.Kinds); any other kind is a dead letter.
 func outputOf[E any](kind int64, intents, traces, finals, snapshots, dead E) E {
-	if k, ok := records.KindOf(kind); ok {
-		return [...]E{intents, traces, finals, snapshots, dead}[k.Out-records.OutIntent]
-	}
-	return dead
+	return records.Set[E]{intents, traces, finals, snapshots, dead}.Of(kind)
 }
