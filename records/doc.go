@@ -18,6 +18,9 @@
 //   - Framing: each record is a uvarint length and that many bytes (AppendFrame). A whole
 //     file is split by Frames; a file still being written by SplitFrames, which leaves a frame
 //     cut off at the end for the next read.
+//   - Dead letters: the record of a failure (DeadLetter) and the input it carries
+//     (WithEnvelope, WithRawRecord); the reason is the caller's (agent.DeadLetter takes it
+//     from an *agent.Error).
 //   - Whole files: ReadCapped, WriteAtomic, TempName.
 //
 // # Invariants
@@ -39,6 +42,8 @@
 //   - Nothing here holds more than it is given: ReadCapped never holds more than its cap plus
 //     one byte of a file (a device such as /dev/zero included); SplitFrames never takes a
 //     frame over MaxFrameBytes.
+//   - A dead letter's bytes depend only on its inputs: its detail is valid UTF-8 with no
+//     no-break space, whatever the text it was given.
 //   - Errors are *Error values with a stable Code (match them with errors.Is against
 //     ErrWrongType, ErrHeader, ErrFraming, ErrTooLarge, never on text).
 //   - The package links no Apache Beam and keeps no state: everything is safe for concurrent

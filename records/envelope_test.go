@@ -97,3 +97,18 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 	})
 }
+
+func TestDeadLetter(t *testing.T) {
+	d := records.WithRawRecord(records.DeadLetter([]byte("k"), 5, "envelope_invalid", "bad \xff byte\u00a0here"), []byte("rec"))
+	if d.GetReason() != "envelope_invalid" || d.GetDetail() != "bad \uFFFD byte here" || d.GetEventTimeMs() != 5 || string(d.GetRawRecord()) != "rec" {
+		t.Fatalf("%v", d)
+	}
+	if records.WithRawRecord(records.DeadLetter(nil, 0, "x", ""), nil).GetFailedInput() != nil {
+		t.Fatal("an empty record set a failed input")
+	}
+	env := &pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
+	got := &pb.AgentEnvelope{}
+	if err := proto.Unmarshal(records.WithEnvelope(records.DeadLetter(nil, 0, "x", ""), env).GetEnvelope(), got); err != nil || !proto.Equal(got, env) {
+		t.Fatalf("envelope %v, %v", got, err)
+	}
+}

@@ -74,7 +74,7 @@ func DeadLetter(entity []byte, atMs int64, reason agent.Reason, err error, raw [
 	if !errors.Is(err, &agent.Error{Reason: reason}) {
 		err = &agent.Error{Reason: reason, Err: err}
 	}
-	return agent.WithRawRecord(agent.DeadLetter(entity, atMs, err), raw)
+	return records.WithRawRecord(agent.DeadLetter(entity, atMs, err), raw)
 }
 
 // CorruptBuffer is the dead letter of n ordering-buffer entries that do not decode.
