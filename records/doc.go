@@ -17,7 +17,8 @@
 //     stated in docs/files.md in this repository.
 //   - Framing: each record is a uvarint length and that many bytes (AppendFrame). A whole
 //     file is split by Frames; a file still being written by SplitFrames, which leaves a frame
-//     cut off at the end for the next read.
+//     cut off at the end for the next read; a file too large to hold is streamed by
+//     ReadFrames, one record at a time.
 //   - Dead letters: the record of a failure (DeadLetter) and the input it carries
 //     (WithEnvelope, WithRawRecord); the reason is the caller's (agent.DeadLetter takes it
 //     from an *agent.Error).
@@ -36,12 +37,13 @@
 //     Lines file is checked by the shape of its first record: a record that is not of the
 //     expected type but decodes strictly as another type of the tool's files is refused the
 //     same way.
-//   - Framing is read one way: Frames and SplitFrames cut the same records from the same
-//     bytes; Frames refuses (CodeFraming, naming the byte) exactly where SplitFrames, short of
-//     a frame over MaxFrameBytes, stops before the end; AppendFrame's frames read back whole.
+//   - Framing is read one way: Frames, SplitFrames and ReadFrames cut the same records from
+//     the same bytes; Frames and ReadFrames refuse (CodeFraming, naming the byte) exactly
+//     where SplitFrames, short of a frame over its bound, stops before the end; AppendFrame's
+//     frames read back whole.
 //   - Nothing here holds more than it is given: ReadCapped never holds more than its cap plus
-//     one byte of a file (a device such as /dev/zero included); SplitFrames never takes a
-//     frame over MaxFrameBytes.
+//     one byte of a file (a device such as /dev/zero included); SplitFrames and ReadFrames never
+//     take a frame over their bound (MaxFrameBytes, ReadFrames' max).
 //   - A dead letter's bytes depend only on its inputs: its detail is valid UTF-8 with no
 //     no-break space, whatever the text it was given.
 //   - Errors are *Error values with a stable Code (match them with errors.Is against
