@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,6 +10,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -198,14 +200,12 @@ func deadlineOf(opts statecodec.ContinuationOptions, b []byte) int64 {
 	return cont.DeadlineMs()
 }
 
+// checkEnvelope refuses an envelope that is not actionable (records.CheckEnvelope) with
+// reason envelope_invalid.
 func checkEnvelope(env *pb.AgentEnvelope) error {
-	switch {
-	case env == nil:
-		return fail(ReasonEnvelopeInvalid, nil, "no envelope")
-	case len(env.GetEntityKey()) == 0:
-		return fail(ReasonEnvelopeInvalid, nil, "entity_key is empty")
-	case env.GetPayload() == nil:
-		return fail(ReasonEnvelopeInvalid, nil, "no payload")
+	var e *records.Error
+	if errors.As(records.CheckEnvelope(env), &e) {
+		return fail(ReasonEnvelopeInvalid, e.Err, "%s", e.Detail)
 	}
 	return nil
 }

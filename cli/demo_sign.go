@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 )
 
 // signDemoAnswers signs the tool results and approvals of the demo's envelopes (JSON Lines)
@@ -81,7 +82,7 @@ func answered(ctx context.Context, d *drive.Driver, envs []*pb.AgentEnvelope, en
 	var found *pb.ToolIntent
 	d.Run(ctx, env.GetEntityKey(), values, func(kind int64, b []byte) {
 		ti := &pb.ToolIntent{}
-		if kind == drive.OutIntent && proto.Unmarshal(b, ti) == nil && ti.GetIntentId() == id && found == nil {
+		if kind == records.OutIntent && proto.Unmarshal(b, ti) == nil && ti.GetIntentId() == id && found == nil {
 			found = ti
 		}
 	})

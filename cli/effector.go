@@ -27,8 +27,8 @@ import (
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -190,7 +190,7 @@ func loadUsers(ref string) (map[string]string, error) {
 	case "env":
 		data = os.Getenv(arg)
 	case "file":
-		b, err := recfile.ReadCapped(arg, maxConfigBytes)
+		b, err := records.ReadCapped(arg, maxConfigBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 // smallDisk mounts a tmpfs of one page (4 KiB) for the test: a disk that fills up. Outside
@@ -91,7 +91,7 @@ func manyIntents(t *testing.T, f *fixture, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := recfile.Header("beam_agents.v1.ToolIntent")
+	data := records.Header("beam_agents.v1.ToolIntent")
 	for i := range n {
 		key := []byte(fmt.Sprintf("customer-%d", i))
 		ti := &pb.ToolIntent{IntentId: intent.ID(key, 0, 0), EntityKey: key, ToolName: support.ToolLookupOrder,

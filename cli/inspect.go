@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	_ "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -31,12 +31,12 @@ func runInspect(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	data, err := recfile.ReadCapped(fs.Arg(0), recfile.MaxFileBytes)
+	data, err := records.ReadCapped(fs.Arg(0), records.MaxFileBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
 	}
-	if got, _, _ := recfile.Split(data); got != "" {
+	if got, _, _ := records.Split(data); got != "" {
 		return inspectRecords(e, fs.Arg(0), data, mt)
 	}
 	m := mt.New().Interface()
@@ -59,7 +59,7 @@ func runInspect(e *env, args []string) int {
 // inspectRecords prints each record of a typed record file as protojson, refusing a file of
 // another type than --type.
 func inspectRecords(e *env, file string, data []byte, mt protoreflect.MessageType) int {
-	recs, err := recfile.Records(file, data, mt.Descriptor().FullName())
+	recs, err := records.Records(file, data, mt.Descriptor().FullName())
 	if err != nil {
 		e.errorf("%v", err)
 		return 1

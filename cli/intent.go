@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -24,7 +23,7 @@ func init() {
 // readIntent reads one binary ToolIntent: a typed record file holding one record (as intent
 // sign writes it), or an unheadered blob. An empty file is no intent.
 func readIntent(e *env, path string) (*pb.ToolIntent, bool) {
-	data, err := recfile.ReadCapped(path, maxConfigBytes)
+	data, err := records.ReadCapped(path, maxConfigBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return nil, false
@@ -45,7 +44,7 @@ func readIntent(e *env, path string) (*pb.ToolIntent, bool) {
 // oneMessage is the one message of a file: the record of a typed record file holding exactly
 // one record of type want, or an unheadered file's bytes. An empty file holds none.
 func oneMessage(path string, data []byte, want protoreflect.FullName) ([]byte, error) {
-	got, _, err := recfile.Split(data)
+	got, _, err := records.Split(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -55,7 +54,7 @@ func oneMessage(path string, data []byte, want protoreflect.FullName) ([]byte, e
 		}
 		return data, nil
 	}
-	recs, err := recfile.Records(path, data, want)
+	recs, err := records.Records(path, data, want)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +116,12 @@ func runIntentSign(e *env, args []string) int {
 		return 1
 	}
 	// A typed record file of one ToolIntent (docs/files.md).
-	b = append(binary.AppendUvarint(recfile.Header(intentType), uint64(len(b))), b...)
+	b = records.AppendFrame(records.Header(intentType), b)
 	if *out == "-" {
 		e.stdout.Write(b)
 		return 0
 	}
-	if err := recfile.WriteAtomic(*out, b, 0o644); err != nil {
+	if err := records.WriteAtomic(*out, b, 0o644); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/internal/jsontext"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -49,7 +49,7 @@ func runManifest(e *env, args []string) int {
 	}
 	o.InputFormat = transforms.Format(*format)
 	if *conf != "" {
-		b, err := recfile.ReadCapped(*conf, maxConfigBytes)
+		b, err := records.ReadCapped(*conf, maxConfigBytes)
 		if err != nil {
 			e.errorf("%v", err)
 			return 2
@@ -70,7 +70,7 @@ func runManifest(e *env, args []string) int {
 }
 
 func checkManifest(e *env, m *pipeline.Manifest, pinnedFile, mappingFile string) int {
-	b, err := recfile.ReadCapped(pinnedFile, maxConfigBytes)
+	b, err := records.ReadCapped(pinnedFile, maxConfigBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return 2
@@ -82,7 +82,7 @@ func checkManifest(e *env, m *pipeline.Manifest, pinnedFile, mappingFile string)
 	}
 	mapping := map[string]string{}
 	if mappingFile != "" {
-		b, err := recfile.ReadCapped(mappingFile, maxConfigBytes)
+		b, err := records.ReadCapped(mappingFile, maxConfigBytes)
 		if err == nil {
 			err = jsontext.Decode(string(b), &mapping, jsontext.DecodeOptions{})
 		}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/internal/jsontext"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model/hosted"
+	"github.com/beamagents/beamagents/records"
 )
 
 // holdMs is --model_breaker_hold in milliseconds: a negative hold of less than a
@@ -35,7 +35,7 @@ func fallbacks(list, file string) ([]hosted.Fallback, error) {
 	if file == "" {
 		return out, nil
 	}
-	b, err := recfile.ReadCapped(file, maxConfigBytes)
+	b, err := records.ReadCapped(file, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--model_fallback_file: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -84,7 +84,7 @@ func runRedrive(e *env, args []string) int {
 	jsonl := strings.HasSuffix(*output, ".jsonl")
 	var out []byte
 	if !jsonl {
-		out = recfile.Header(envelopeType)
+		out = records.Header(envelopeType)
 	}
 	var selected, written int
 	for _, file := range files { // Glob sorts: the output is the same on every run
@@ -109,7 +109,7 @@ func runRedrive(e *env, args []string) int {
 			}
 		}
 	}
-	if err := recfile.WriteAtomic(*output, out, 0o644); err != nil {
+	if err := records.WriteAtomic(*output, out, 0o644); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // flakyAgent is the support agent whose model is down for chosen keys, optionally with
@@ -232,7 +232,7 @@ func TestRedriveSkipsAndJSONLines(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "1 dead letters chosen, 1 envelopes written") {
 		t.Fatalf("filtered: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	wantBin := append(recfile.Header(envelopeType), append([]byte{byte(len(envBytes))}, envBytes...)...)
+	wantBin := append(records.Header(envelopeType), append([]byte{byte(len(envBytes))}, envBytes...)...)
 	if bin, _ := os.ReadFile(filepath.Join(dir, "env.binpb")); !bytes.Equal(bin, wantBin) {
 		t.Fatalf("binary output %x", bin)
 	}

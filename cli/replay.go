@@ -16,8 +16,8 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/replay"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -63,7 +63,7 @@ func runReplay(e *env, args []string) int {
 	var config []byte
 	if *conf != "" {
 		var err error
-		if config, err = recfile.ReadCapped(*conf, maxConfigBytes); err != nil {
+		if config, err = records.ReadCapped(*conf, maxConfigBytes); err != nil {
 			e.errorf("%v", err)
 			return 2
 		}
@@ -144,21 +144,21 @@ func globAll(glob string) ([]string, error) {
 // directory without output files gives none (no comparison).
 func readRecorded(dir string) (map[int64][][]byte, []*pb.TraceEvent, error) {
 	rec := map[int64][][]byte{}
-	for _, k := range pipeline.Outputs() {
+	for _, k := range records.Kinds() {
 		file := filepath.Join(dir, k.Name+".binpb")
-		data, err := recfile.ReadCapped(file, recfile.MaxFileBytes)
+		data, err := records.ReadCapped(file, records.MaxFileBytes)
 		if os.IsNotExist(err) {
 			return nil, nil, nil
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec[k.Out], err = recfile.Records(file, data, k.Type); err != nil {
+		if rec[k.Out], err = records.Records(file, data, k.Type); err != nil {
 			return nil, nil, err
 		}
 	}
 	var traces []*pb.TraceEvent
-	for _, r := range rec[drive.OutTrace] {
+	for _, r := range rec[records.OutTrace] {
 		t := &pb.TraceEvent{}
 		if err := proto.Unmarshal(r, t); err != nil {
 			return nil, nil, err
@@ -193,12 +193,8 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 			if err != nil {
 				return nil, nil, err
 			}
-			format := transforms.Binary
-			if isJSONL(f) {
-				format = transforms.JSON
-			}
 			for _, r := range recs {
-				snap, err := transforms.DecodeSnapshot(format, r)
+				snap, err := transforms.DecodeSnapshot(records.FormatOf(f), r)
 				if err != nil {
 					dead = append(dead, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, r)))
 					continue
@@ -217,7 +213,7 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 			return nil, nil, err
 		}
 		for _, r := range recs {
-			env, canon, err := drive.DecodeEnvelope(isJSONL(f), r)
+			env, canon, err := drive.DecodeEnvelope(records.FormatOf(f), r)
 			if err != nil {
 				dead = append(dead, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, r)))
 				continue
@@ -228,22 +224,22 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 	return inputs, dead, nil
 }
 
-func isJSONL(f string) bool { return recfile.IsJSONL(f) }
+func isJSONL(f string) bool { return records.IsJSONL(f) }
 
 // readFileRecords splits a file of records of type want into records: non-blank lines of a
 // JSON Lines file (refused when its first record has another type's shape), else the
 // length-delimited frames of a typed record file (refused when its header, or an unheadered
-// output file's name, names another type). A file is read whole, up to recfile.MaxFileBytes.
+// output file's name, names another type). A file is read whole, up to records.MaxFileBytes.
 func readFileRecords(f string, want protoreflect.FullName) ([][]byte, error) {
-	data, err := recfile.ReadCapped(f, recfile.MaxFileBytes)
+	data, err := records.ReadCapped(f, records.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
-	if err := recfile.Sniff(f, data, want); err != nil {
+	if err := records.Sniff(f, data, want); err != nil {
 		return nil, err
 	}
 	if !isJSONL(f) {
-		return recfile.Records(f, data, want)
+		return records.Records(f, data, want)
 	}
 	var out [][]byte
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -282,13 +278,13 @@ func readMessages[M proto.Message](files []string, newM func() M) ([]M, error) {
 
 // writeReplay writes the replay's outputs as the pipeline's file sinks would.
 func writeReplay(dir string, keys []replay.Key, dead [][]byte) error {
-	byKind := map[int64][][]byte{drive.OutDeadLetter: dead}
+	byKind := map[int64][][]byte{records.OutDeadLetter: dead}
 	for _, k := range keys {
 		for _, o := range k.Outputs {
 			byKind[o.Kind] = append(byKind[o.Kind], o.Bytes)
 		}
 	}
-	for _, o := range pipeline.Outputs() {
+	for _, o := range records.Kinds() {
 		if err := pipeline.WriteLocal(dir, o.Name, o.Type, byKind[o.Out]); err != nil {
 			return err
 		}

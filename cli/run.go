@@ -26,8 +26,8 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -98,7 +98,7 @@ func (s *runSettings) finish() error {
 		return fmt.Errorf("--model/--api_key/--model_fallback: %w", err)
 	}
 	if s.config != "" {
-		if s.Config, err = recfile.ReadCapped(s.config, maxConfigBytes); err != nil {
+		if s.Config, err = records.ReadCapped(s.config, maxConfigBytes); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -45,7 +45,7 @@ func descriptorSetFlag(fs *flag.FlagSet) *string {
 // compileSchemas loads the descriptor set once and derives the schemas of the given root type
 // ids; a refusal is reported as its diagnostic line (exit 1).
 func compileSchemas(e *env, path string, roots ...string) ([]*interaction.Schema, int) {
-	data, err := recfile.ReadCapped(path, maxConfigBytes)
+	data, err := records.ReadCapped(path, maxConfigBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return nil, 1
@@ -141,7 +141,7 @@ func runSchemaVerify(e *env, args []string) int {
 		e.errorf("usage: beamagents schema verify --descriptor-set FILE --root TYPE_ID --schema FILE")
 		return 2
 	}
-	doc, err := recfile.ReadCapped(schemaFile, maxConfigBytes)
+	doc, err := records.ReadCapped(schemaFile, maxConfigBytes)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1

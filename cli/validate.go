@@ -16,9 +16,10 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/internal/secretref"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Every command checks its flags with the checks below before it does anything: each check
@@ -199,7 +200,7 @@ func registered(name, v, kind string, names []string) check {
 const maxSniffed = 1000
 
 // inputGlob accepts a glob matching at least one file, each of whose first bytes say it holds
-// records of type want (recfile.Sniff): a file of another type is refused at launch.
+// records of type want (records.Sniff): a file of another type is refused at launch.
 func inputGlob(ctx context.Context, name, glob string, want protoreflect.FullName) check {
 	return func() error {
 		files, err := listGlob(ctx, name, glob)
@@ -211,7 +212,7 @@ func inputGlob(ctx context.Context, name, glob string, want protoreflect.FullNam
 			if err != nil {
 				return refuseFlag(name, "reading %s: %v", f, err)
 			}
-			if err := recfile.Sniff(f, head, want); err != nil {
+			if err := records.Sniff(f, head, want); err != nil {
 				return refuseFlag(name, "%v", err)
 			}
 		}
@@ -257,7 +258,7 @@ func readHead(ctx context.Context, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, int64(recfile.SniffBytes())))
+	return io.ReadAll(io.LimitReader(r, int64(records.SniffBytes())))
 }
 
 // smallFile accepts an empty value or a regular file of at most max bytes.
@@ -300,7 +301,7 @@ func keyringRef(name, ref string, resolve bool) check {
 		if !resolve || !localRef(ref) {
 			return nil
 		}
-		if kind, path, _ := strings.Cut(ref, ":"); kind == "file" {
+		if scheme, path, _ := secretref.Parse(ref); scheme == secretref.SchemeFile {
 			if err := smallFile(name, path, maxConfigBytes)(); err != nil {
 				return err
 			}
@@ -337,14 +338,12 @@ func keyRef(name, ref string, resolve bool) check {
 // refForm reports whether ref has a reference's form: a known scheme, a colon and a
 // non-empty rest without line breaks.
 func refForm(ref string) bool {
-	kind, arg, ok := strings.Cut(ref, ":")
-	return ok && arg != "" && !strings.ContainsAny(ref, "\n\r{}\"") && slices.Contains([]string{"env", "file", "gcpsm"}, kind)
+	_, _, ok := secretref.Parse(ref)
+	return ok && !strings.ContainsAny(ref, "\n\r{}\"")
 }
 
 // localRef reports whether ref is read from this process's environment or file system.
-func localRef(ref string) bool {
-	return strings.HasPrefix(ref, "env:") || strings.HasPrefix(ref, "file:")
-}
+func localRef(ref string) bool { return secretref.Local(ref) }
 
 // redact is err's text with any copy of the reference's value removed, as a last guard: the
 // reference itself is not a secret, but what it names is, and an error must not carry it.

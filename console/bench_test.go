@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"net/http"
@@ -20,8 +19,8 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -61,7 +60,7 @@ func runOutputs(b *testing.B, n int) string {
 			if i%100 == 99 {
 				rec = []byte{0x0a, 0xff} // not an envelope: an envelope_invalid dead letter
 			}
-			in = append(binary.AppendUvarint(in, uint64(len(rec))), rec...)
+			in = records.AppendFrame(in, rec)
 		}
 		input := filepath.Join(dir, "in.binpb")
 		os.WriteFile(input, in, 0o644)
@@ -90,19 +89,19 @@ func BenchmarkIngest(b *testing.B) {
 		if err != nil {
 			return nil, err
 		}
-		_, body, err := recfile.Split(data)
-		recs, _, _ := console.SplitFrames(body)
+		_, body, err := records.Split(data)
+		recs, _, _ := records.SplitFrames(body)
 		return recs, err
 	}
-	records := 0
+	total := 0
 	for _, f := range files {
 		recs, err := frames(f)
 		if err != nil {
 			b.Fatal(err)
 		}
-		records += len(recs)
+		total += len(recs)
 	}
-	if records == 0 {
+	if total == 0 {
 		b.Fatal("the run wrote no records")
 	}
 	b.Run("read_and_decode", func(b *testing.B) {
@@ -113,13 +112,13 @@ func BenchmarkIngest(b *testing.B) {
 					b.Fatal(err)
 				}
 				for _, r := range recs {
-					if err := proto.Unmarshal(r, messageOf(kinds[f])); err != nil {
+					if err := proto.Unmarshal(r, kinds[f].New()); err != nil {
 						b.Fatal(err)
 					}
 				}
 			}
 		}
-		b.ReportMetric(float64(records)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	})
 	for _, serve := range []bool{false, true} {
 		name := "ingest"
@@ -133,15 +132,15 @@ func BenchmarkIngest(b *testing.B) {
 					b.Fatal(err)
 				}
 				n, err := (&console.Follower{Store: st, Dir: out}).Scan()
-				if err != nil || n != records {
-					b.Fatalf("ingested %d of %d records: %v", n, records, err)
+				if err != nil || n != total {
+					b.Fatalf("ingested %d of %d records: %v", n, total, err)
 				}
 				if serve {
 					overviewOnce(b, st)
 				}
 				st.Close()
 			}
-			b.ReportMetric(float64(records)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
 }
@@ -179,18 +178,4 @@ func overviewOnce(b *testing.B, st *console.Store) {
 	if w.Code != 200 {
 		b.Fatalf("overview: %d", w.Code)
 	}
-}
-
-func messageOf(k console.Kind) proto.Message {
-	switch k {
-	case console.KindIntent:
-		return &pb.ToolIntent{}
-	case console.KindTrace:
-		return &pb.TraceEvent{}
-	case console.KindFinal:
-		return &pb.FinalReply{}
-	case console.KindSnapshot:
-		return &pb.StateSnapshot{}
-	}
-	return &pb.ActivationErrorRecord{}
 }

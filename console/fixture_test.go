@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -30,7 +30,7 @@ func frames(t testing.TB, msgs ...proto.Message) []byte {
 	var out []byte
 	for _, m := range msgs {
 		b := marshal(t, m)
-		out = append(binary.AppendUvarint(out, uint64(len(b))), b...)
+		out = records.AppendFrame(out, b)
 	}
 	return out
 }

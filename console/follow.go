@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,8 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/beamagents/beamagents/internal/recfile"
-	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 )
 
 // prefixBytes is how much of a file's start identifies it across reads.
@@ -25,15 +23,11 @@ const chunkBytes = 8 << 20
 // OutputFiles lists the record files of a run's output directory, sorted: per output, the
 // sorted file NAME.binpb and the shards NAME-*.binpb (windowed or not). The JSON Lines twins
 // hold the same records and are not read.
-func OutputFiles(dir string) ([]string, map[string]Kind, error) {
+func OutputFiles(dir string) ([]string, map[string]records.Kind, error) {
 	var files []string
-	kinds := map[string]Kind{}
-	for _, o := range pipeline.Outputs() {
-		k, ok := KindOf(o.Type)
-		if !ok {
-			continue
-		}
-		for _, pat := range []string{o.Name + ".binpb", o.Name + "-*.binpb"} {
+	kinds := map[string]records.Kind{}
+	for _, k := range records.Kinds() {
+		for _, pat := range []string{k.Name + ".binpb", k.Name + "-*.binpb"} {
 			m, err := filepath.Glob(filepath.Join(dir, pat))
 			if err != nil {
 				return nil, nil, &Error{Code: CodeConfig, Detail: "bad output directory " + dir, Err: err}
@@ -113,7 +107,7 @@ func (f *Follower) Scan() (int, error) {
 }
 
 // readFile ingests file from its recorded offset up to size, a chunk per transaction.
-func (f *Follower) readFile(file string, kind Kind, size int64) (int, error) {
+func (f *Follower) readFile(file string, kind records.Kind, size int64) (int, error) {
 	fh, err := os.Open(file)
 	if err != nil {
 		return 0, &Error{Code: CodeInput, Detail: "opening " + file, Err: err}
@@ -140,18 +134,18 @@ func (f *Follower) readFile(file string, kind Kind, size int64) (int, error) {
 		if err != nil && err != io.EOF {
 			return total, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
 		}
-		frames, used, broken := SplitFrames(buf[:n])
+		frames, used, broken := records.SplitFrames(buf[:n])
 		if used == 0 && !broken {
-			need, w := binary.Uvarint(buf[:n])
-			if w <= 0 || off.Bytes+int64(w)+int64(need) > size {
+			need, ok := records.FrameSize(buf[:n])
+			if !ok || off.Bytes+need > size {
 				return total, nil // a record still being written
 			}
 			// One record larger than a chunk: read it whole.
-			buf = make([]byte, w+int(need))
+			buf = make([]byte, need)
 			if _, err := fh.ReadAt(buf, off.Bytes); err != nil && err != io.EOF {
 				return total, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
 			}
-			frames, used, broken = SplitFrames(buf)
+			frames, used, broken = records.SplitFrames(buf)
 		}
 		recs := make([]Record, len(frames))
 		for i, fr := range frames {
@@ -187,20 +181,20 @@ func (f *Follower) String() string { return fmt.Sprintf("outputs %s", f.Dir) }
 // A file whose header names another type than kind's, or a broken header, is skipped whole
 // (recorded as read to its end) with a warning; ok is false then, as it is while a header
 // is still incomplete.
-func (f *Follower) skipHeader(fh *os.File, file string, kind Kind, size int64) (start int64, ok bool, err error) {
+func (f *Follower) skipHeader(fh *os.File, file string, kind records.Kind, size int64) (start int64, ok bool, err error) {
 	head := make([]byte, min(size, headerBytes))
 	n, err := fh.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
 		return 0, false, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
 	}
-	t, rest, herr := recfile.Split(head[:n])
+	t, rest, herr := records.Split(head[:n])
 	switch {
 	case herr != nil && size < headerBytes:
 		return 0, false, nil // still being written
 	case herr == nil && t == "":
 		return 0, true, nil // an unheadered file: records from the first byte
 	case herr == nil:
-		if k, known := KindOf(t); known && k == kind {
+		if t == kind.Type {
 			return int64(n - len(rest)), true, nil
 		}
 		herr = fmt.Errorf("it holds %s records", t)

@@ -112,7 +112,7 @@ func TestPagesInChromium(t *testing.T) {
 	screenshot(t, ctx, "hostile-overview")
 
 	// The open page follows new outputs by itself (server-sent events, then a reload).
-	if _, _, err := st.Ingest("", console.Offset{}, []console.Record{{Kind: console.KindDeadLetter, Data: marshal(t, modelError(t, "customer-live", T0+20_000))}}); err != nil {
+	if _, _, err := st.Ingest("", console.Offset{}, []console.Record{{Kind: kindOfCode('d'), Data: marshal(t, modelError(t, "customer-live", T0+20_000))}}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(30 * time.Second); text(t, ctx, "#series-dead_letters .total") != "7"; time.Sleep(100 * time.Millisecond) {

@@ -14,6 +14,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Subscriber ingests an output topic's messages into a store through a subscription:
@@ -87,9 +88,10 @@ func MessageRecord(m *pubsubpb.PubsubMessage) Record {
 		d := &pb.ActivationErrorRecord{Reason: attrs[wire.AttrReason], Detail: attrs[wire.AttrDetail],
 			FailedInput: &pb.ActivationErrorRecord_RawRecord{RawRecord: m.GetData()}}
 		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(d)
-		return Record{Kind: KindDeadLetter, Data: b}
+		dead, _ := records.KindOf(records.OutDeadLetter)
+		return Record{Kind: dead, Data: b}
 	}
-	kind, ok := KindOf(protoreflect.FullName(typ))
+	kind, ok := records.KindOfType(protoreflect.FullName(typ))
 	if !ok {
 		return Record{Data: append([]byte("unknown type "+typ+":"), m.GetData()...)}
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -175,17 +176,17 @@ func (s *Store) Entity(key []byte) (*Entity, error) {
 		}
 		bk := tx.Bucket(bByKey).Cursor()
 		for k, ref := bk.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ref = bk.Next() {
-			switch Kind(k[len(prefix)]) {
-			case KindIntent:
+			switch kind, _ := records.KindOfCode(k[len(prefix)]); kind.Out {
+			case records.OutIntent:
 				if ti := lookupIntent(tx, string(ref)); ti != nil && len(out.Intents) < MaxListed {
 					out.Intents = append(out.Intents, ti)
 				}
-			case KindFinal:
+			case records.OutFinal:
 				f := &pb.FinalReply{}
 				if proto.Unmarshal(tx.Bucket(bFinals).Get(ref), f) == nil && len(out.Finals) < MaxListed {
 					out.Finals = append(out.Finals, f)
 				}
-			case KindDeadLetter:
+			case records.OutDeadLetter:
 				if d, ok := readDead(tx, ref); ok && len(out.DeadLetters) < MaxListed {
 					out.DeadLetters = append(out.DeadLetters, d)
 				}

@@ -3,7 +3,6 @@ package console
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 // ErrNotRedrivable: the dead letter carries no envelope (a timer's failure, a corrupt buffer,
@@ -43,9 +43,7 @@ func RedriveEnvelope(d *pb.ActivationErrorRecord) (*pb.AgentEnvelope, error) {
 	return env, nil
 }
 
-func actionable(env *pb.AgentEnvelope) bool {
-	return len(env.GetEntityKey()) > 0 && env.GetPayload() != nil
-}
+func actionable(env *pb.AgentEnvelope) bool { return records.CheckEnvelope(env) == nil }
 
 // AppendEnvelope appends env as a JSON line (compact protojson) or a length-delimited
 // deterministic binary record: the two envelope file formats a run reads.
@@ -55,7 +53,7 @@ func AppendEnvelope(out []byte, env *pb.AgentEnvelope, jsonl bool) ([]byte, erro
 		if err != nil {
 			return nil, err
 		}
-		return append(binary.AppendUvarint(out, uint64(len(b))), b...), nil
+		return records.AppendFrame(out, b), nil
 	}
 	b, err := protojson.Marshal(env)
 	if err != nil {

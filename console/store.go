@@ -13,44 +13,16 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
-// Kind is what an output record is.
-type Kind byte
-
-// Kinds, one per output of a run.
-const (
-	KindIntent     Kind = 'i'
-	KindTrace      Kind = 't'
-	KindFinal      Kind = 'f'
-	KindSnapshot   Kind = 's'
-	KindDeadLetter Kind = 'd'
-)
-
-// KindOf returns the kind of records of the named message type.
-func KindOf(name protoreflect.FullName) (Kind, bool) {
-	switch name {
-	case (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName():
-		return KindIntent, true
-	case (&pb.TraceEvent{}).ProtoReflect().Descriptor().FullName():
-		return KindTrace, true
-	case (&pb.FinalReply{}).ProtoReflect().Descriptor().FullName():
-		return KindFinal, true
-	case (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName():
-		return KindSnapshot, true
-	case (&pb.ActivationErrorRecord{}).ProtoReflect().Descriptor().FullName():
-		return KindDeadLetter, true
-	}
-	return 0, false
-}
-
-// Record is one output record: binary protobuf bytes of its kind's message.
+// Record is one output record: binary protobuf bytes of its kind's message. A record of no
+// kind (the zero Kind) is counted as malformed.
 type Record struct {
-	Kind Kind
+	Kind records.Kind
 	Data []byte
 }
 
@@ -202,7 +174,7 @@ type writer struct{ tx *bolt.Tx }
 // recordID names a record by its content: the same bytes from a file and a topic are one.
 func recordID(r Record) []byte {
 	h := sha256.New()
-	h.Write([]byte{byte(r.Kind)})
+	h.Write([]byte{r.Kind.Code})
 	h.Write(r.Data)
 	return h.Sum(nil)[:16]
 }
@@ -216,16 +188,16 @@ func (w *writer) add(r Record) (added, malformed bool, err error) {
 	if err := seen.Put(id, nil); err != nil {
 		return false, false, err
 	}
-	switch r.Kind {
-	case KindIntent:
+	switch r.Kind.Out {
+	case records.OutIntent:
 		err = w.intent(id, r.Data)
-	case KindTrace:
+	case records.OutTrace:
 		err = w.trace(id, r.Data)
-	case KindFinal:
+	case records.OutFinal:
 		err = w.final(id, r.Data)
-	case KindSnapshot:
+	case records.OutSnapshot:
 		err = w.snapshot(r.Data)
-	case KindDeadLetter:
+	case records.OutDeadLetter:
 		err = w.deadLetter(id, r.Data)
 	default:
 		err = errMalformed
@@ -234,6 +206,12 @@ func (w *writer) add(r Record) (added, malformed bool, err error) {
 		return false, true, nil
 	}
 	return err == nil, false, err
+}
+
+// code is the store code of the kind tagged out.
+func code(out int64) byte {
+	k, _ := records.KindOf(out)
+	return k.Code
 }
 
 // errMalformed marks a record that does not decode as its kind.
@@ -271,7 +249,7 @@ func (w *writer) intent(id, data []byte) error {
 	if err := b.Put([]byte(ti.GetIntentId()), data); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bByKey).Put(cat(lp(ti.GetEntityKey()), []byte{byte(KindIntent)}, be(ti.GetCreatedAtMs()), []byte(ti.GetIntentId())), []byte(ti.GetIntentId())); err != nil {
+	if err := w.tx.Bucket(bByKey).Put(cat(lp(ti.GetEntityKey()), []byte{code(records.OutIntent)}, be(ti.GetCreatedAtMs()), []byte(ti.GetIntentId())), []byte(ti.GetIntentId())); err != nil {
 		return err
 	}
 	if err := w.touch(ti.GetEntityKey(), func(*entity) {}); err != nil {
@@ -288,7 +266,7 @@ func (w *writer) final(id, data []byte) error {
 	if err := w.tx.Bucket(bFinals).Put(id, data); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bByKey).Put(cat(lp(f.GetEntityKey()), []byte{byte(KindFinal)}, be(f.GetCreatedAtMs()), id), id); err != nil {
+	if err := w.tx.Bucket(bByKey).Put(cat(lp(f.GetEntityKey()), []byte{code(records.OutFinal)}, be(f.GetCreatedAtMs()), id), id); err != nil {
 		return err
 	}
 	if err := w.touch(f.GetEntityKey(), func(e *entity) { e.Finals++ }); err != nil {
@@ -334,7 +312,7 @@ func (w *writer) deadLetter(id, data []byte) error {
 		return err
 	}
 	if len(d.GetEntityKey()) > 0 {
-		if err := w.tx.Bucket(bByKey).Put(cat(lp(d.GetEntityKey()), []byte{byte(KindDeadLetter)}, be(t), id), id); err != nil {
+		if err := w.tx.Bucket(bByKey).Put(cat(lp(d.GetEntityKey()), []byte{code(records.OutDeadLetter)}, be(t), id), id); err != nil {
 			return err
 		}
 		if err := w.touch(d.GetEntityKey(), func(e *entity) { e.DeadLetters++; e.LastReason = d.GetReason() }); err != nil {

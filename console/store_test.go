@@ -11,7 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -140,51 +140,9 @@ func TestIngestRewrittenShardedBroken(t *testing.T) {
 	}
 }
 
-func TestSplitFrames(t *testing.T) {
-	whole := frames(t, &pb.ToolIntent{IntentId: "a"}, &pb.ToolIntent{IntentId: "b"})
-	for _, tc := range []struct {
-		name   string
-		data   []byte
-		recs   int
-		used   int
-		broken bool
-	}{
-		{"empty", nil, 0, 0, false},
-		{"whole", whole, 2, len(whole), false},
-		{"cut record", whole[:len(whole)-1], 1, len(whole) / 2, false},
-		{"cut varint", []byte{0x80}, 0, 0, false},
-		{"overlong varint", bytes.Repeat([]byte{0xff}, 11), 0, 0, true},
-		{"impossible length", []byte{0xff, 0xff, 0xff, 0xff, 0x7f}, 0, 0, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			recs, used, broken := console.SplitFrames(tc.data)
-			if len(recs) != tc.recs || used != tc.used || broken != tc.broken {
-				t.Fatalf("%d records, %d used, broken %v", len(recs), used, broken)
-			}
-		})
-	}
-}
-
-func FuzzSplitFrames(f *testing.F) {
-	f.Add(frames(f, &pb.ToolIntent{IntentId: "a"}))
-	f.Add([]byte{0xff, 0x01})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		recs, used, _ := console.SplitFrames(b)
-		if used < 0 || used > len(b) {
-			t.Fatalf("used %d of %d", used, len(b))
-		}
-		n := 0
-		for _, r := range recs {
-			n += len(r)
-		}
-		if n > used {
-			t.Fatalf("%d record bytes in %d used", n, used)
-		}
-		again, used2, _ := console.SplitFrames(b[:used])
-		if used2 != used || len(again) != len(recs) {
-			t.Fatal("the records taken do not split alike")
-		}
-	})
+func kindOfCode(c byte) records.Kind {
+	k, _ := records.KindOfCode(c)
+	return k
 }
 
 // Every record decoder of the store takes any bytes without panicking: what does not decode
@@ -199,7 +157,7 @@ func FuzzIngest(f *testing.F) {
 	}
 	f.Cleanup(func() { st.Close() })
 	f.Fuzz(func(t *testing.T, kind byte, b []byte) {
-		if _, _, err := st.Ingest("", console.Offset{}, []console.Record{{Kind: console.Kind(kind), Data: b}}); err != nil {
+		if _, _, err := st.Ingest("", console.Offset{}, []console.Record{{Kind: kindOfCode(kind), Data: b}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Overview(); err != nil {
@@ -247,7 +205,7 @@ func FuzzMessageRecord(f *testing.F) {
 func TestIngestTypedFiles(t *testing.T) {
 	dir := t.TempDir()
 	traces := frames(t, lookupTrace("customer-9")...)
-	typed := func(m proto.Message) []byte { return recfile.Header(m.ProtoReflect().Descriptor().FullName()) }
+	typed := func(m proto.Message) []byte { return records.Header(m.ProtoReflect().Descriptor().FullName()) }
 	os.WriteFile(filepath.Join(dir, "traces.binpb"), append(typed(&pb.TraceEvent{}), traces...), 0o644)
 	os.WriteFile(filepath.Join(dir, "finals.binpb"), append(typed(&pb.TraceEvent{}), traces...), 0o644)
 	st := openStore(t, filepath.Join(t.TempDir(), "console.db"))

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,13 +17,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Output file names of a files run.
 const (
-	ResultsName   = "results"   // results.binpb and results.jsonl: ToolResult and Approval envelopes
-	MalformedName = "malformed" // malformed.jsonl: input records that are not intents, and intents held back
+	ResultsName   = records.ResultsName // results.binpb and results.jsonl: ToolResult and Approval envelopes
+	MalformedName = "malformed"         // malformed.jsonl: input records that are not intents, and intents held back
 )
 
 // Record is one input record: a ToolIntent, or the reason it is not one.
@@ -42,7 +41,7 @@ type Record struct {
 // Lines file whose first record has another message's shape) is refused as a whole, and of
 // the two renderings of one output (NAME.binpb and NAME.jsonl side by side, as `run` writes
 // them, the binary one typed) only the binary one is read, so that a glob such as 'out/intents.*' reads each intent
-// once. Each file is read whole, up to recfile.MaxFileBytes.
+// once. Each file is read whole, up to records.MaxFileBytes.
 func ReadIntents(glob string) ([]Record, error) {
 	files, err := filepath.Glob(glob)
 	if err != nil {
@@ -55,20 +54,20 @@ func ReadIntents(glob string) ([]Record, error) {
 	slices.Sort(files)
 	var out []Record
 	for _, f := range renderings(files) {
-		data, err := recfile.ReadCapped(f, recfile.MaxFileBytes)
+		data, err := records.ReadCapped(f, records.MaxFileBytes)
 		if err != nil {
 			return nil, &Error{Code: CodeInput, Detail: "reading " + f, Err: err}
 		}
-		if recfile.IsJSONL(f) {
-			if err := recfile.CheckJSON(f, recfile.FirstLine(data), intentType); err != nil {
+		if records.IsJSONL(f) {
+			if err := records.CheckJSON(f, records.FirstLine(data), intentType); err != nil {
 				return nil, &Error{Code: CodeInput, Err: err}
 			}
 			out = append(out, jsonRecords(f, data)...)
 			continue
 		}
-		got, body, err := recfile.Split(data)
+		got, body, err := records.Split(data)
 		if err == nil {
-			err = recfile.Check(f, got, intentType)
+			err = records.Check(f, got, intentType)
 		}
 		if err != nil {
 			return nil, &Error{Code: CodeInput, Err: err}
@@ -85,7 +84,7 @@ var intentType = (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName()
 func renderings(files []string) []string {
 	return slices.DeleteFunc(slices.Clone(files), func(f string) bool {
 		base, ok := strings.CutSuffix(f, ".jsonl")
-		return ok && slices.Contains(files, base+".binpb") && recfile.Typed(base+".binpb")
+		return ok && slices.Contains(files, base+".binpb") && records.Typed(base+".binpb")
 	})
 }
 
@@ -110,22 +109,23 @@ func jsonRecords(file string, data []byte) []Record {
 }
 
 func binaryRecords(file string, data []byte) []Record {
-	var out []Record
-	for off, n := 0, 1; off < len(data); n++ {
-		src := fmt.Sprintf("%s:%d", file, n)
-		size, w := binary.Uvarint(data[off:])
-		if w <= 0 || size > uint64(len(data)-off-w) {
-			return append(out, Record{Source: src, Err: &Error{Code: CodeInput, Detail: fmt.Sprintf("%s: broken record framing at byte %d", src, off)}})
-		}
+	frames, broken := records.Frames(data)
+	out := make([]Record, 0, len(frames)+1)
+	for n, fr := range frames {
+		src := fmt.Sprintf("%s:%d", file, n+1)
 		ti := &pb.ToolIntent{}
 		r := Record{Source: src}
-		if err := proto.Unmarshal(data[off+w:off+w+int(size)], ti); err != nil {
+		if err := proto.Unmarshal(fr, ti); err != nil {
 			r.Err = &Error{Code: CodeInput, Detail: src + ": not a binary ToolIntent", Err: err}
 		} else {
 			r.Intent = ti
 		}
 		out = append(out, r)
-		off += w + int(size)
+	}
+	var fe *records.Error
+	if errors.As(broken, &fe) {
+		src := fmt.Sprintf("%s:%d", file, len(frames)+1)
+		out = append(out, Record{Source: src, Err: &Error{Code: CodeInput, Detail: src + ": " + fe.Detail}})
 	}
 	return out
 }
@@ -192,11 +192,10 @@ func WriteResults(dir string, envs []*pb.AgentEnvelope, malformed []Record) erro
 		recs = append(recs, b)
 	}
 	slices.SortFunc(recs, bytes.Compare)
-	bin := recfile.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName())
+	bin := records.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName())
 	var js []byte
 	for _, r := range recs {
-		bin = binary.AppendUvarint(bin, uint64(len(r)))
-		bin = append(bin, r...)
+		bin = records.AppendFrame(bin, r)
 		env := &pb.AgentEnvelope{}
 		proto.Unmarshal(r, env)
 		line, err := protojson.Marshal(env)
@@ -219,7 +218,7 @@ func WriteResults(dir string, envs []*pb.AgentEnvelope, malformed []Record) erro
 		name string
 		data []byte
 	}{{ResultsName + ".binpb", bin}, {ResultsName + ".jsonl", js}, {MalformedName + ".jsonl", bad.Bytes()}} {
-		if err := recfile.WriteAtomic(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+		if err := records.WriteAtomic(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
 			// The files of one run stand together: none of them is left beside a missing one.
 			for _, w := range written {
 				os.Remove(filepath.Join(dir, w))

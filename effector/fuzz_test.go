@@ -2,7 +2,6 @@ package effector_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 	"github.com/beamagents/beamagents/effector"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 // FuzzReadIntents feeds arbitrary bytes as a binary and a JSON Lines intent file: the file is
@@ -24,8 +23,7 @@ func FuzzReadIntents(f *testing.F) {
 	kr := testRing(f)
 	good := lookupIntent(f, kr, "c", 1, "A-1001")
 	b, _ := proto.Marshal(good)
-	framed := binary.AppendUvarint(nil, uint64(len(b)))
-	framed = append(framed, b...)
+	framed := records.AppendFrame(nil, b)
 	for _, seed := range [][]byte{framed, append(framed, 0xff), {0x05, 0x01}, nil, []byte(`{"intentId":"x","entityKey":"YQ==","toolName":"orders.lookup"}` + "\n{")} {
 		f.Add(seed)
 	}
@@ -37,7 +35,7 @@ func FuzzReadIntents(f *testing.F) {
 				t.Fatal(err)
 			}
 			recs, err := effector.ReadIntents(p)
-			if errors.Is(err, effector.ErrInput) && (errors.Is(err, recfile.ErrWrongType) || errors.Is(err, recfile.ErrHeader)) {
+			if errors.Is(err, effector.ErrInput) && (errors.Is(err, records.ErrWrongType) || errors.Is(err, records.ErrHeader)) {
 				continue // a file of another type, or a broken header: refused as a whole
 			}
 			if err != nil {

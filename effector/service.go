@@ -151,7 +151,7 @@ func decodeIntentMessage(m *pubsubpb.PubsubMessage) (*pb.ToolIntent, error) {
 	if err != nil {
 		return nil, &Error{Code: CodeInput, Detail: fmt.Sprintf("message %s", m.GetMessageId()), Err: err}
 	}
-	if t := m.GetAttributes()[wire.AttrType]; t != "" && t != "beam_agents.v1.ToolIntent" {
+	if t := m.GetAttributes()[wire.AttrType]; t != "" && t != string(intentType) {
 		return nil, &Error{Code: CodeInput, Detail: fmt.Sprintf("message %s has type %q", m.GetMessageId(), t)}
 	}
 	return ti, nil

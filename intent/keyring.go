@@ -3,10 +3,9 @@ package intent
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 
 	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/internal/secretref"
@@ -92,22 +91,19 @@ func LoadKeyring(ref string) (*Keyring, error) {
 	if err := CheckKeyringRef(ref); err != nil {
 		return nil, err
 	}
-	if secretref.Is(ref) {
-		return loadSecretKeyring(ref)
+	b, err := secretref.Resolve(context.Background(), ref)
+	if err == nil {
+		return ParseKeyring(b)
 	}
-	kind, arg, _ := strings.Cut(ref, ":")
-	if kind == "env" {
-		v, ok := os.LookupEnv(arg)
-		if !ok || v == "" {
-			return nil, keyringErr("environment variable %s is not set", envName(arg))
-		}
-		return ParseKeyring([]byte(v))
+	var e *secretref.Error
+	_, arg, _ := secretref.Parse(ref)
+	switch {
+	case errors.As(err, &e) && e.Code == secretref.CodeNotSet:
+		return nil, keyringErr("environment variable %s is not set", secretref.VarName(arg, "keyring"))
+	case errors.As(err, &e) && e.Code == secretref.CodeUnreadable:
+		return nil, keyringErr("reading %s: %v", arg, e.Err)
 	}
-	b, err := os.ReadFile(arg) // file:, the one other form CheckKeyringRef admits
-	if err != nil {
-		return nil, keyringErr("reading %s: %v", arg, err)
-	}
-	return ParseKeyring(b)
+	return nil, keyringErr("%v", err)
 }
 
 // CheckKeyringRef checks the form of a keyring reference (see LoadKeyring) without reading
@@ -120,22 +116,10 @@ func CheckKeyringRef(ref string) error {
 		}
 		return nil
 	}
-	kind, arg, ok := strings.Cut(ref, ":")
-	if !ok || arg == "" || kind != "env" && kind != "file" {
+	if _, _, ok := secretref.Parse(ref); !ok {
 		return keyringErr("%s", notARef)
 	}
 	return nil
-}
-
-// envName is arg as an error names it: a variable name, or its shape when it is not one
-// (a keyring pasted after env:).
-func envName(arg string) string {
-	for i, c := range arg {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return "(not a variable name; did you paste the keyring after env:?)"
-		}
-	}
-	return arg
 }
 
 // notARef reports a reference that does not parse by its shape: the value may be the keyring
@@ -177,13 +161,4 @@ func (kr Keyring) Format(f fmt.State, verb rune) { fmt.Fprint(f, kr.String()) }
 
 func keyringErr(format string, args ...any) error {
 	return &Error{Code: CodeKeyring, Detail: fmt.Sprintf(format, args...)}
-}
-
-// loadSecretKeyring reads the keyring document from Secret Manager (cached per process).
-func loadSecretKeyring(ref string) (*Keyring, error) {
-	b, err := secretref.Read(context.Background(), ref)
-	if err != nil {
-		return nil, keyringErr("%v", err)
-	}
-	return ParseKeyring(b)
 }

@@ -9,11 +9,11 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 // atomicFile is a file-system writer behind a buffer that writes under a temporary name
-// (recfile.TempName) and renames it to its final name on Commit, so that a file under its
+// (records.TempName) and renames it to its final name on Commit, so that a file under its
 // final name is always whole: a worker that fails (a full disk, a lost bundle) leaves no
 // file, or the one it replaces, under that name. Abort removes the temporary file; it is a
 // no-op after Commit.
@@ -36,7 +36,7 @@ func openAtomic(ctx context.Context, p string) (*atomicFile, error) {
 	// temporary file; the last rename wins, and both wrote the same records.
 	var nonce [6]byte
 	rand.Read(nonce[:])
-	tmp := recfile.TempName(p, hex.EncodeToString(nonce[:]))
+	tmp := records.TempName(p, hex.EncodeToString(nonce[:]))
 	w, err := fs.OpenWrite(ctx, tmp)
 	if err != nil {
 		fs.Close()

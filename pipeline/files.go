@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -19,7 +18,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/beamagents/beamagents/agent"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -56,14 +55,14 @@ type writeRecordsFn struct {
 	Dir, Name, Type string
 }
 
-func (f *writeRecordsFn) ProcessElement(ctx context.Context, _ []byte, records func(*[]byte) bool, emit func(int)) error {
+func (f *writeRecordsFn) ProcessElement(ctx context.Context, _ []byte, next func(*[]byte) bool, emit func(int)) error {
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(f.Type))
 	if err != nil {
 		return err
 	}
 	var all [][]byte
 	var r []byte
-	for records(&r) {
+	for next(&r) {
 		all = append(all, r)
 	}
 	slices.SortFunc(all, bytes.Compare)
@@ -93,11 +92,10 @@ func (f *countWrittenFn) ProcessElement(ctx context.Context, _ []byte, written f
 	}
 }
 
-func render(mt protoreflect.MessageType, records [][]byte) (bin, js []byte, err error) {
-	bin = recfile.Header(mt.Descriptor().FullName())
-	for _, r := range records {
-		bin = binary.AppendUvarint(bin, uint64(len(r)))
-		bin = append(bin, r...)
+func render(mt protoreflect.MessageType, recs [][]byte) (bin, js []byte, err error) {
+	bin = records.Header(mt.Descriptor().FullName())
+	for _, r := range recs {
+		bin = records.AppendFrame(bin, r)
 		if js, err = appendJSONLine(js, mt, r); err != nil {
 			return nil, nil, err
 		}

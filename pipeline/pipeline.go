@@ -3,16 +3,14 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/otlpexport"
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -78,29 +76,21 @@ const (
 
 // Output names: the files under OutputDir are these names with .binpb and .jsonl.
 const (
-	IntentsName     = drive.IntentsName
-	TracesName      = drive.TracesName
-	FinalsName      = drive.FinalsName
-	SnapshotsName   = drive.SnapshotsName
-	DeadLettersName = drive.DeadLettersName
+	IntentsName     = records.IntentsName
+	TracesName      = records.TracesName
+	FinalsName      = records.FinalsName
+	SnapshotsName   = records.SnapshotsName
+	DeadLettersName = records.DeadLettersName
 )
 
 // Outputs lists every output with its name and message type, in their fixed order.
-func Outputs() []drive.Kind { return drive.Kinds() }
+func Outputs() []records.Kind { return records.Kinds() }
 
 func (o Options) format() transforms.Format {
 	if o.InputFormat != "" {
 		return o.InputFormat
 	}
-	return formatOf(o.Input)
-}
-
-func formatOf(glob string) transforms.Format {
-	switch strings.ToLower(filepath.Ext(glob)) {
-	case ".jsonl", ".json":
-		return transforms.JSON
-	}
-	return transforms.Binary
+	return records.FormatOf(o.Input)
 }
 
 func (o Options) check() error {
@@ -109,7 +99,7 @@ func (o Options) check() error {
 		return fmt.Errorf("pipeline: no agent")
 	case o.Input == "" && o.InputSubscription == "":
 		return fmt.Errorf("pipeline: no input")
-	case o.OutputDir == "" && len(o.topics()) == 0:
+	case o.OutputDir == "" && o.topics() == records.Set[string]{}:
 		return fmt.Errorf("pipeline: no output directory or topic")
 	case o.Mode != "" && o.Mode != Streaming && o.Mode != Batch:
 		return fmt.Errorf("pipeline: unknown mode %q (streaming or batch)", o.Mode)
@@ -138,9 +128,9 @@ func Build(s beam.Scope, o Options) error {
 	var keyed beam.PCollection
 	var deads []beam.PCollection
 	if o.Input != "" {
-		records, readDead := ReadRecords(s, o.Input, o.format())
+		recs, readDead := ReadRecords(s, o.Input, o.format())
 		var decodeDead beam.PCollection
-		keyed, decodeDead = transforms.DecodeEnvelopes(s, o.format(), records)
+		keyed, decodeDead = transforms.DecodeEnvelopes(s, o.format(), recs)
 		deads = append(deads, readDead, decodeDead)
 	}
 	src, err := o.readPubSub(s)
@@ -163,15 +153,15 @@ func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.P
 // buildKeyed adds restore → RunAgent → sinks for the keyed envelopes of the sources.
 func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Source, deads []beam.PCollection) error {
 	if o.Restore != "" {
-		snaps, snapReadDead := ReadRecordsOf(s.Scope("Restore"), o.Restore, formatOf(o.Restore), (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
-		restores, restoreDead := transforms.DecodeSnapshots(s, formatOf(o.Restore), snaps)
+		snaps, snapReadDead := ReadRecordsOf(s.Scope("Restore"), o.Restore, records.FormatOf(o.Restore), (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
+		restores, restoreDead := transforms.DecodeSnapshots(s, records.FormatOf(o.Restore), snaps)
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)
 	}
 	if o.Pending != "" {
 		ps := s.Scope("Pending")
-		records, readDead := ReadRecords(ps, o.Pending, transforms.Binary)
-		pending, decodeDead := transforms.DecodeEnvelopes(ps, transforms.Binary, records)
+		recs, readDead := ReadRecords(ps, o.Pending, transforms.Binary)
+		pending, decodeDead := transforms.DecodeEnvelopes(ps, transforms.Binary, recs)
 		keyed = beam.Flatten(s, keyed, pending)
 		deads = append(deads, readDead, decodeDead)
 	}
@@ -184,21 +174,19 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 		return err
 	}
 	dead := flattenSome(s, append(deads, out.DeadLetters)...)
-	cols := map[string]beam.PCollection{
-		IntentsName: out.Intents, TracesName: flattenSome(s, out.Traces, src.Traces), FinalsName: out.Finals,
-		SnapshotsName: out.Snapshots, DeadLettersName: flattenSome(s, dead, src.DeadLetters),
-	}
-	CountDeadLetters(s, cols[DeadLettersName])
+	cols := records.Set[beam.PCollection]{out.Intents, flattenSome(s, out.Traces, src.Traces), out.Finals,
+		out.Snapshots, flattenSome(s, dead, src.DeadLetters)}
+	CountDeadLetters(s, cols.Of(records.OutDeadLetter))
 	if o.OTLP.Endpoint != "" {
-		ExportTraces(s, o.OTLP, cols[TracesName])
+		ExportTraces(s, o.OTLP, cols.Of(records.OutTrace))
 	}
-	for _, o2 := range Outputs() {
+	for _, k := range records.Kinds() {
 		switch {
 		case o.OutputDir == "":
 		case o.Shards > 0:
-			WriteShards(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name], o.Shards, o.Window)
+			WriteShards(s, o.OutputDir, k.Name, k.Type, cols.Of(k.Out), o.Shards, o.Window)
 		default:
-			WriteRecords(s, o.OutputDir, o2.Name, o2.Type, cols[o2.Name])
+			WriteRecords(s, o.OutputDir, k.Name, k.Type, cols.Of(k.Out))
 		}
 	}
 	return o.publish(s, cols, dead, src)

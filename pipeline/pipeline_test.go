@@ -19,9 +19,9 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -92,7 +92,7 @@ func read(t *testing.T, dir, name string) []byte {
 // body is a typed record file's records, after its header.
 func body(t *testing.T, b []byte) []byte {
 	t.Helper()
-	_, rest, err := recfile.Split(b)
+	_, rest, err := records.Split(b)
 	if err != nil {
 		t.Fatal(err)
 	}

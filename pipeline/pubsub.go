@@ -4,20 +4,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/records"
 )
 
-// topics maps each output name to its topic, for the topics that are set.
-func (o Options) topics() map[string]string {
-	t := map[string]string{}
-	for name, topic := range map[string]string{
-		IntentsName: o.IntentsTopic, TracesName: o.TracesTopic, FinalsName: o.FinalsTopic,
-		SnapshotsName: o.SnapshotsTopic, DeadLettersName: o.ErrorsTopic,
-	} {
-		if topic != "" {
-			t[name] = topic
-		}
-	}
-	return t
+// topics is each output's topic ("" for none).
+func (o Options) topics() records.Set[string] {
+	return records.Set[string]{o.IntentsTopic, o.TracesTopic, o.FinalsTopic, o.SnapshotsTopic, o.ErrorsTopic}
 }
 
 // readPubSub adds the Pub/Sub source when a subscription is set; otherwise every
@@ -32,15 +24,15 @@ func (o Options) readPubSub(s beam.Scope) (pubsub.Source, error) {
 // publish adds a Pub/Sub sink per topic set. The errors topic gets the dead-letter records
 // (dead) and the rejected Pub/Sub inputs verbatim; the records of those rejected inputs go
 // to the files only. With a Run it also tallies the outputs for a live status.
-func (o Options) publish(s beam.Scope, cols map[string]beam.PCollection, dead beam.PCollection, src pubsub.Source) error {
+func (o Options) publish(s beam.Scope, cols records.Set[beam.PCollection], dead beam.PCollection, src pubsub.Source) error {
 	topics := o.topics()
-	for _, out := range Outputs() {
-		topic, ok := topics[out.Name]
-		if !ok {
+	for _, out := range records.Kinds() {
+		topic := topics.Of(out.Out)
+		if topic == "" {
 			continue
 		}
-		col := cols[out.Name]
-		if out.Name == DeadLettersName && src.Rejected.IsValid() {
+		col := cols.Of(out.Out)
+		if out.Out == records.OutDeadLetter && src.Rejected.IsValid() {
 			col = dead
 			if err := pubsub.PublishRejected(s, topic, src.Rejected, o.PubSub); err != nil {
 				return err
@@ -51,7 +43,7 @@ func (o Options) publish(s beam.Scope, cols map[string]beam.PCollection, dead be
 		}
 	}
 	if o.PubSub.Run != "" {
-		pubsub.Tally(s, o.PubSub.Run, cols[IntentsName], cols[TracesName], cols[DeadLettersName])
+		pubsub.Tally(s, o.PubSub.Run, cols.Of(records.OutIntent), cols.Of(records.OutTrace), cols.Of(records.OutDeadLetter))
 	}
 	return nil
 }

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
@@ -16,7 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -92,67 +90,18 @@ func (f *readDelimitedFn) ProcessElement(ctx context.Context, file fileio.Readab
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 1<<16)
-	got, herr := recfile.ReadHeader(br)
+	got, herr := records.ReadHeader(br)
 	if herr == nil && f.Type != "" {
-		herr = recfile.Check(file.Metadata.Path, got, protoreflect.FullName(f.Type))
+		herr = records.Check(file.Metadata.Path, got, protoreflect.FullName(f.Type))
 	}
 	if herr != nil {
 		dead(deadLetter(herr))
 		return nil
 	}
-	bad, err := readDelimited(br, emit)
-	if bad != nil {
-		dead(deadLetter(fmt.Errorf("%s: %w", file.Metadata.Path, bad)))
+	bad, err := records.ReadFrames(br, MaxRecordBytes, emit)
+	var fe *records.Error
+	if errors.As(bad, &fe) {
+		dead(deadLetter(fmt.Errorf("%s: %s", file.Metadata.Path, fe.Detail)))
 	}
 	return err
-}
-
-// errFraming marks a broken frame (as opposed to a read failure of the file system).
-var errFraming = errors.New("broken record framing")
-
-// readDelimited emits each varint-length-prefixed record of r, holding one record at a time.
-// It stops at the first broken frame (bad) or read failure of the file system (err).
-func readDelimited(r *bufio.Reader, emit func([]byte)) (bad, err error) {
-	for off := int64(0); ; {
-		n, w, err := readFrameLen(r)
-		switch {
-		case err == io.EOF && w == 0:
-			return nil, nil
-		case err == io.EOF || errors.Is(err, errFraming):
-			return fmt.Errorf("%w at byte %d", errFraming, off), nil
-		case err != nil:
-			return nil, err
-		case n > MaxRecordBytes:
-			return fmt.Errorf("%w at byte %d: a frame of %d bytes exceeds the record bound of %d", errFraming, off, n, MaxRecordBytes), nil
-		}
-		rec := make([]byte, n)
-		if _, err := io.ReadFull(r, rec); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("%w at byte %d", errFraming, off), nil
-		} else if err != nil {
-			return nil, err
-		}
-		emit(rec)
-		off += int64(w) + int64(n)
-	}
-}
-
-// readFrameLen reads one uvarint and its width; io.EOF after w > 0 bytes is a truncated frame.
-func readFrameLen(r *bufio.Reader) (n uint64, w int, err error) {
-	var shift uint
-	for w < binary.MaxVarintLen64 {
-		b, err := r.ReadByte()
-		if err != nil {
-			return 0, w, err
-		}
-		w++
-		if w == binary.MaxVarintLen64 && b > 1 {
-			return 0, w, errFraming // overflows 64 bits
-		}
-		n |= uint64(b&0x7f) << shift
-		if b < 0x80 {
-			return n, w, nil
-		}
-		shift += 7
-	}
-	return 0, w, errFraming
 }

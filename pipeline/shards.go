@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -68,7 +67,7 @@ func ShardName(name string, w beam.Window, shard int64, shards int) string {
 	return fmt.Sprintf("%s-%05d-of-%05d", name, shard, shards)
 }
 
-func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int64, records func(*[]byte) bool) error {
+func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard int64, next func(*[]byte) bool) error {
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(f.Type))
 	if err != nil {
 		return err
@@ -84,19 +83,16 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, w beam.Window, shard 
 		return err
 	}
 	defer js.Abort()
-	if _, err := bin.Write(recfile.Header(mt.Descriptor().FullName())); err != nil {
+	if _, err := bin.Write(records.Header(mt.Descriptor().FullName())); err != nil {
 		return err
 	}
 	var r, line, frame []byte
-	for records(&r) {
-		frame = binary.AppendUvarint(frame[:0], uint64(len(r)))
+	for next(&r) {
+		frame = records.AppendFrame(frame[:0], r)
 		if line, err = appendJSONLine(line[:0], mt, r); err != nil {
 			return err
 		}
 		if _, err := bin.Write(frame); err != nil {
-			return err
-		}
-		if _, err := bin.Write(r); err != nil {
 			return err
 		}
 		if _, err := js.Write(line); err != nil {

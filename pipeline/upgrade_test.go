@@ -100,7 +100,7 @@ func runAgentCounted(t *testing.T, name, input, restore string) (string, map[str
 	return out, res.Counters
 }
 
-func records[M proto.Message](t *testing.T, dir, name string, newM func() M) []M {
+func recordsOf[M proto.Message](t *testing.T, dir, name string, newM func() M) []M {
 	t.Helper()
 	r := bytes.NewReader(body(t, read(t, dir, name+".binpb")))
 	var out []M
@@ -236,7 +236,7 @@ func rollingUpgrade(t *testing.T, u upgrade) {
 
 	once := runAgent(t, support.Name, all, "")
 	outA := runAgent(t, support.Name, inA, "")
-	snaps := records(t, outA, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	snaps := recordsOf(t, outA, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
 	if len(snaps) != 5 {
 		t.Fatalf("version A exported %d snapshots, want one per key (5)", len(snaps))
 	}
@@ -271,25 +271,25 @@ func rollingUpgrade(t *testing.T, u upgrade) {
 	intent := func() *pb.ToolIntent { return &pb.ToolIntent{} }
 	beforeCut := func(ti *pb.ToolIntent) bool { return ti.GetAttempt() == 0 }
 	anyIntent := func(*pb.ToolIntent) bool { return true }
-	if got, want := append(keyed(records(t, outA, pipeline.IntentsName, intent), beforeCut), keyed(records(t, outB, pipeline.IntentsName, intent), anyIntent)...),
-		keyed(records(t, once, pipeline.IntentsName, intent), anyIntent); !sameSet(got, want) {
+	if got, want := append(keyed(recordsOf(t, outA, pipeline.IntentsName, intent), beforeCut), keyed(recordsOf(t, outB, pipeline.IntentsName, intent), anyIntent)...),
+		keyed(recordsOf(t, once, pipeline.IntentsName, intent), anyIntent); !sameSet(got, want) {
 		t.Errorf("intents: A before the cut and B give %d, one run %d", len(got), len(want))
 	}
 	final := func() *pb.FinalReply { return &pb.FinalReply{} }
 	anyFinal := func(*pb.FinalReply) bool { return true }
-	if got, want := append(keyed(records(t, outA, pipeline.FinalsName, final), anyFinal), keyed(records(t, outB, pipeline.FinalsName, final), anyFinal)...),
-		keyed(records(t, once, pipeline.FinalsName, final), anyFinal); !sameSet(got, want) {
+	if got, want := append(keyed(recordsOf(t, outA, pipeline.FinalsName, final), anyFinal), keyed(recordsOf(t, outB, pipeline.FinalsName, final), anyFinal)...),
+		keyed(recordsOf(t, once, pipeline.FinalsName, final), anyFinal); !sameSet(got, want) {
 		t.Errorf("final replies: A and B give %d, one run %d", len(got), len(want))
 	}
 	dead := func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} }
 	deadBefore := func(d *pb.ActivationErrorRecord) bool { return d.GetEventTimeMs() < cut }
 	anyDead := func(*pb.ActivationErrorRecord) bool { return true }
-	if got, want := append(keyed(records(t, outA, pipeline.DeadLettersName, dead), deadBefore), keyed(records(t, outB, pipeline.DeadLettersName, dead), anyDead)...),
-		keyed(records(t, once, pipeline.DeadLettersName, dead), func(d *pb.ActivationErrorRecord) bool { return d.GetReason() != string(agent.ReasonEnvelopeInvalid) }); !sameSet(got, want) {
+	if got, want := append(keyed(recordsOf(t, outA, pipeline.DeadLettersName, dead), deadBefore), keyed(recordsOf(t, outB, pipeline.DeadLettersName, dead), anyDead)...),
+		keyed(recordsOf(t, once, pipeline.DeadLettersName, dead), func(d *pb.ActivationErrorRecord) bool { return d.GetReason() != string(agent.ReasonEnvelopeInvalid) }); !sameSet(got, want) {
 		t.Errorf("dead letters: A before the cut and B give\n%s\none run\n%s", got, want)
 	}
 	snap := func() *pb.StateSnapshot { return &pb.StateSnapshot{} }
-	snapsB, snapsOnce := records(t, outB, pipeline.SnapshotsName, snap), records(t, once, pipeline.SnapshotsName, snap)
+	snapsB, snapsOnce := recordsOf(t, outB, pipeline.SnapshotsName, snap), recordsOf(t, once, pipeline.SnapshotsName, snap)
 	if want := map[bool]int{false: 1, true: 1 + len(supportKeys)}[u.exportAll]; len(snapsB) != want || len(snapsOnce) != want {
 		t.Fatalf("B exported %d snapshots, the one run %d; want %d", len(snapsB), len(snapsOnce), want)
 	}
@@ -346,7 +346,7 @@ func checkNewSchema(t *testing.T, schema *migrate.Registry, snapsB []*pb.StateSn
 	os.WriteFile(after, events.Bytes(), 0o644)
 	outA := runAgent(t, support.Name, after, restore)
 	refused := map[string]bool{}
-	for _, d := range records(t, outA, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} }) {
+	for _, d := range recordsOf(t, outA, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} }) {
 		if d.GetReason() == string(agent.ReasonStateVersionUnsupported) {
 			refused[string(d.GetEntityKey())] = true
 		}

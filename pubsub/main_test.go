@@ -26,9 +26,9 @@ import (
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -253,7 +253,7 @@ func fileRunAgent(t testing.TB, keyring, agentName string, input []byte) map[str
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, b, err = recfile.Split(b); err != nil { // the typed file's header
+		if _, b, err = records.Split(b); err != nil { // the typed file's header
 			t.Fatal(err)
 		}
 		for len(b) > 0 {

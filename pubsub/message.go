@@ -54,7 +54,7 @@ func DecodeMessage(m *pubsubpb.PubsubMessage, o Options) (Decoded, error) {
 	if wire.IsJSON(m.GetAttributes()) {
 		format = transforms.JSON
 	}
-	env, canon, err := drive.DecodeEnvelope(format == transforms.JSON, m.GetData())
+	env, canon, err := drive.DecodeEnvelope(format, m.GetData())
 	d := Decoded{Envelope: env, Canonical: canon, DedupID: dedupID(m, o.envelopeIDAttribute())}
 	d.EventMs = eventTime(m, o.EventTimeAttribute, env.GetEventTimeMs())
 	if err != nil {

@@ -1,11 +1,11 @@
 package pubsub
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/beamagents/beamagents/internal/registry"
 )
 
 // A Run connects a running pipeline's Pub/Sub steps to the process that started it: the
@@ -22,31 +22,25 @@ type Run struct {
 	watermarkMs                                                            atomic.Int64
 }
 
-var runs sync.Map // id → *Run
+var runs registry.Registry[*Run]
 
 // NewRun registers a new Run; Close unregisters it.
 func NewRun() *Run {
-	b := make([]byte, 8)
-	rand.Read(b)
-	r := &Run{id: hex.EncodeToString(b), drained: make(chan struct{})}
-	runs.Store(r.id, r)
+	r := &Run{drained: make(chan struct{})}
+	r.id = runs.Add(r)
 	return r
 }
 
 func lookupRun(id string) *Run {
-	if id == "" {
-		return nil
-	}
-	r, _ := runs.Load(id)
-	rr, _ := r.(*Run)
-	return rr
+	r, _ := runs.Lookup(id)
+	return r
 }
 
 // ID is what Options.Run takes.
 func (r *Run) ID() string { return r.id }
 
 // Close unregisters the Run.
-func (r *Run) Close() { runs.Delete(r.id) }
+func (r *Run) Close() { runs.Remove(r.id) }
 
 // Drain tells the source to stop pulling: it finishes the batch it holds and returns, its
 // last bundle's messages are acknowledged when that bundle commits, and the pipeline then

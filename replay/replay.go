@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -120,7 +121,7 @@ func (m *Model) Misses() []Miss {
 	return slices.Clone(m.misses)
 }
 
-// Output is one output record: its kind (drive.OutIntent …) and deterministic bytes.
+// Output is one output record: its kind (records.OutIntent …) and deterministic bytes.
 type Output struct {
 	Kind  int64
 	Bytes []byte
@@ -177,7 +178,7 @@ func compare(got []Output, want map[int64][][]byte) string {
 		}
 		left[o.Kind][string(o.Bytes)]--
 	}
-	for _, k := range drive.Kinds() {
+	for _, k := range records.Kinds() {
 		for _, r := range want[k.Out] {
 			if left[k.Out][string(r)] > 0 {
 				return "recorded output not produced: " + describe(Output{k.Out, r})
@@ -209,15 +210,15 @@ func describe(o Output) string {
 }
 
 func newMessage(kind int64) proto.Message {
-	k, ok := drive.KindOf(kind)
+	k, ok := records.KindOf(kind)
 	if !ok {
-		k, _ = drive.KindOf(drive.OutDeadLetter)
+		k, _ = records.KindOf(records.OutDeadLetter)
 	}
 	return k.New()
 }
 
 func kindName(kind int64) string {
-	if k, ok := drive.KindOf(kind); ok {
+	if k, ok := records.KindOf(kind); ok {
 		return k.Noun
 	}
 	return "?"

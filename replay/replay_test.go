@@ -9,6 +9,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 func TestModelAnswersOnlyFromCaches(t *testing.T) {
@@ -51,10 +52,10 @@ func TestCompare(t *testing.T) {
 		want map[int64][][]byte
 		say  string
 	}{
-		{"same", []Output{{drive.OutFinal, a}}, map[int64][][]byte{drive.OutFinal: {a}}, ""},
-		{"different", []Output{{drive.OutFinal, b}}, map[int64][][]byte{drive.OutFinal: {a}}, "first different output: final reply"},
-		{"missing", nil, map[int64][][]byte{drive.OutFinal: {a}}, "recorded output not produced: final reply"},
-		{"duplicated", []Output{{drive.OutFinal, a}, {drive.OutFinal, a}}, map[int64][][]byte{drive.OutFinal: {a}}, "first different output"},
+		{"same", []Output{{records.OutFinal, a}}, map[int64][][]byte{records.OutFinal: {a}}, ""},
+		{"different", []Output{{records.OutFinal, b}}, map[int64][][]byte{records.OutFinal: {a}}, "first different output: final reply"},
+		{"missing", nil, map[int64][][]byte{records.OutFinal: {a}}, "recorded output not produced: final reply"},
+		{"duplicated", []Output{{records.OutFinal, a}, {records.OutFinal, a}}, map[int64][][]byte{records.OutFinal: {a}}, "first different output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := compare(tc.got, tc.want)

@@ -2,13 +2,12 @@ package statedir
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/registry"
 )
 
 // A Capture collects the state of every live key of a run, in the process that runs its
@@ -31,33 +30,27 @@ type Record struct {
 	Envelopes [][]byte
 }
 
-var captures sync.Map // id → *Capture
+var captures registry.Registry[*Capture]
 
 // NewCapture registers a new, empty Capture; Close unregisters it.
 func NewCapture() *Capture {
-	b := make([]byte, 8)
-	rand.Read(b)
-	c := &Capture{id: hex.EncodeToString(b), keys: map[string]Record{}}
-	captures.Store(c.id, c)
+	c := &Capture{keys: map[string]Record{}}
+	c.id = captures.Add(c)
 	return c
 }
 
 // Lookup returns the Capture registered under id in this process, nil for none (an empty
 // id, or a worker in another process).
 func Lookup(id string) *Capture {
-	if id == "" {
-		return nil
-	}
-	c, _ := captures.Load(id)
-	cc, _ := c.(*Capture)
-	return cc
+	c, _ := captures.Lookup(id)
+	return c
 }
 
 // ID is what transforms.Options.Capture takes.
 func (c *Capture) ID() string { return c.id }
 
 // Close unregisters the Capture.
-func (c *Capture) Close() { captures.Delete(c.id) }
+func (c *Capture) Close() { captures.Remove(c.id) }
 
 // Freeze makes every later firing of RunAgent record its key instead of running.
 func (c *Capture) Freeze() { c.frozen.Store(true) }

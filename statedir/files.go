@@ -1,7 +1,6 @@
 package statedir
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/jsontext"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 // File and marker names inside a state directory.
@@ -148,25 +147,25 @@ func (d *Dir) Commit(c *Capture, watermark time.Time) (Marker, error) {
 	if !watermark.IsZero() {
 		m.WatermarkMs = max(m.WatermarkMs, watermark.UnixMilli())
 	}
-	snaps := recfile.Header((&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
-	envs := recfile.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName())
+	snaps := records.Header((&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
+	envs := records.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName())
 	var err error
 	for _, r := range recs {
 		var b []byte
 		if b, err = (proto.MarshalOptions{Deterministic: true}).Marshal(r.Snapshot); err != nil {
 			break
 		}
-		snaps = append(binary.AppendUvarint(snaps, uint64(len(b))), b...)
+		snaps = records.AppendFrame(snaps, b)
 		for _, e := range r.Envelopes {
-			envs = append(binary.AppendUvarint(envs, uint64(len(e))), e...)
+			envs = records.AppendFrame(envs, e)
 			m.Envelopes++
 		}
 	}
 	if err == nil {
-		err = recfile.WriteAtomic(filepath.Join(g, SnapshotsName), snaps, 0o644)
+		err = records.WriteAtomic(filepath.Join(g, SnapshotsName), snaps, 0o644)
 	}
 	if err == nil {
-		err = recfile.WriteAtomic(filepath.Join(g, EnvelopesName), envs, 0o644)
+		err = records.WriteAtomic(filepath.Join(g, EnvelopesName), envs, 0o644)
 	}
 	if err == nil {
 		err = syncDir(g)
@@ -198,7 +197,7 @@ func (d *Dir) writeMarker(m Marker) error {
 	if err != nil {
 		return err
 	}
-	if err := recfile.WriteAtomic(filepath.Join(d.path, MarkerName), append(b, '\n'), 0o644); err != nil {
+	if err := records.WriteAtomic(filepath.Join(d.path, MarkerName), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	return syncDir(d.path)

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statedir"
 )
 
@@ -24,7 +24,7 @@ func readSnaps(t *testing.T, path string) []*pb.StateSnapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := recfile.Records(path, b, (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
+	recs, err := records.Records(path, b, (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestBeginCommitAndIncompleteDrain(t *testing.T) {
 	if len(got) != 2 || !proto.Equal(got[0], snap("a", 7)) || !proto.Equal(got[1], snap("b", 2)) {
 		t.Fatalf("snapshots %v", got)
 	}
-	wantEnvs := append(recfile.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName()), 3, 0x0a, 0x01, 'a')
+	wantEnvs := append(records.Header((&pb.AgentEnvelope{}).ProtoReflect().Descriptor().FullName()), 3, 0x0a, 0x01, 'a')
 	if b, _ := os.ReadFile(envs); !bytes.Equal(b, wantEnvs) {
 		t.Fatalf("envelopes %x", b)
 	}

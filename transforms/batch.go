@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/internal/inorder"
 	"github.com/beamagents/beamagents/internal/keysched"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -193,7 +194,7 @@ func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally,
 	ok := true
 	for _, in := range keys {
 		st := d.Run(ctx, in.key, in.values, func(kind int64, b []byte) {
-			if kind == drive.OutDeadLetter {
+			if kind == records.OutDeadLetter {
 				counts.add("dead_letters", 1)
 			}
 			ok = ok && yield(batchOutput{ts: in.ts, kind: kind, b: b})

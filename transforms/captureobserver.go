@@ -7,6 +7,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statedir"
 )
 
@@ -54,7 +55,7 @@ func (o captureObserver) frozen() bool { return o.c.Frozen() }
 func (o captureObserver) carried(f *firing, value []byte, e *drive.Effects) {
 	if len(value) > 0 && value[0] == drive.RestoreMark {
 		for _, out := range e.Outputs {
-			if out.Kind == drive.OutDeadLetter {
+			if out.Kind == records.OutDeadLetter {
 				return
 			}
 		}
@@ -97,7 +98,7 @@ func (o captureObserver) record(f *firing, l layout, buffer [][]byte) {
 	res, err := f.rt.agent.NewBatch(store, f.rt.deps).Activate(f.ctx, req)
 	if err != nil || len(res.Snapshots) != 1 {
 		for _, d := range res.DeadLetters {
-			f.emit(mtime.FromMilliseconds(f.now), drive.OutDeadLetter, drive.Marshal(d))
+			f.emit(mtime.FromMilliseconds(f.now), records.OutDeadLetter, drive.Marshal(d))
 		}
 		return
 	}

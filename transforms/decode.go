@@ -2,15 +2,14 @@ package transforms
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/progress"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -19,15 +18,15 @@ func init() {
 	register.Emitter1[[]byte]()
 }
 
-// Format names how envelope records are encoded.
-type Format string
+// Format names how envelope records are encoded (records.Format).
+type Format = records.Format
 
 // Record formats.
 const (
 	// Binary: each record is one binary-serialized AgentEnvelope.
-	Binary Format = "binary"
+	Binary = records.Binary
 	// JSON: each record is one AgentEnvelope in protojson (one line of a JSON Lines file).
-	JSON Format = "json"
+	JSON = records.JSON
 )
 
 // DecodeEnvelopes turns raw records (PCollection<[]byte>) into envelopes keyed by entity key
@@ -52,7 +51,7 @@ func (f *decodeFn) Setup() {
 
 func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
 	progress.Read(1)
-	env, canon, err := decodeEnvelope(f.Format, rec)
+	env, canon, err := drive.DecodeEnvelope(f.Format, rec)
 	if err != nil {
 		f.invalid.Inc(ctx, 1)
 		progress.DeadLetters(1)
@@ -61,19 +60,4 @@ func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]
 	}
 	f.decoded.Inc(ctx, 1)
 	keyed(env.GetEntityKey(), canon)
-}
-
-// decodeEnvelope decodes one record and checks that the envelope is actionable: an entity key
-// and a payload. It returns the envelope (possibly partial, for the dead letter's entity key
-// and event time) and its deterministic binary serialization. Errors are *agent.Error with
-// reason envelope_invalid.
-func decodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
-	if format != Binary && format != JSON {
-		return nil, nil, invalid(nil, "unknown record format %q", format)
-	}
-	return drive.DecodeEnvelope(format == JSON, rec)
-}
-
-func invalid(err error, format string, args ...any) error {
-	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: fmt.Sprintf(format, args...), Err: err}
 }

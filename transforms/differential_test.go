@@ -3,7 +3,6 @@ package transforms_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
@@ -24,9 +23,9 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/internal/testkit/scenario"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -116,7 +115,7 @@ var diffKeys = flag.String("differential.keys", "", "run only the generated keys
 func filterSet(t *testing.T, set *scenario.Set, re *regexp.Regexp) *scenario.Set {
 	out := &scenario.Set{Script: set.Script}
 	for _, rec := range set.Records {
-		if env, _, err := transforms.DecodeEnvelope(transforms.Binary, rec); err == nil && re.Match(env.GetEntityKey()) {
+		if env, _, err := drive.DecodeEnvelope(records.Binary, rec); err == nil && re.Match(env.GetEntityKey()) {
 			out.Records = append(out.Records, rec)
 		}
 	}
@@ -222,8 +221,8 @@ func writeOutputs(s beam.Scope, dir string, out transforms.Outputs, dead ...beam
 func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]byte {
 	t.Helper()
 	out := map[string][][]byte{}
-	names := map[int64]string{drive.OutIntent: pipeline.IntentsName, drive.OutTrace: pipeline.TracesName, drive.OutFinal: pipeline.FinalsName,
-		drive.OutSnapshot: pipeline.SnapshotsName, drive.OutDeadLetter: pipeline.DeadLettersName}
+	names := map[int64]string{records.OutIntent: pipeline.IntentsName, records.OutTrace: pipeline.TracesName, records.OutFinal: pipeline.FinalsName,
+		records.OutSnapshot: pipeline.SnapshotsName, records.OutDeadLetter: pipeline.DeadLettersName}
 	emit := func(kind int64, b []byte) { out[names[kind]] = append(out[names[kind]], b) }
 	values := map[string][][]byte{}
 	var keys []string
@@ -236,15 +235,15 @@ func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]b
 	for _, rec := range set.Snapshots {
 		snap, err := transforms.DecodeSnapshot(transforms.Binary, rec)
 		if err != nil {
-			emit(drive.OutDeadLetter, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
+			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
 			continue
 		}
 		add(snap.GetEntityKey(), drive.RestoreValue(snap))
 	}
 	for _, rec := range set.Records {
-		env, canon, err := transforms.DecodeEnvelope(transforms.Binary, rec)
+		env, canon, err := drive.DecodeEnvelope(records.Binary, rec)
 		if err != nil {
-			emit(drive.OutDeadLetter, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
+			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
 			continue
 		}
 		add(env.GetEntityKey(), canon)
@@ -264,18 +263,13 @@ func readRecords(t *testing.T, path string) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][]byte
-	_, data, err = recfile.Split(data) // the typed file's header
+	_, data, err = records.Split(data) // the typed file's header
 	if err != nil {
 		t.Fatal(err)
 	}
-	for len(data) > 0 {
-		n, w := binary.Uvarint(data)
-		if w <= 0 || n > uint64(len(data)-w) {
-			t.Fatalf("%s: broken framing", path)
-		}
-		out = append(out, data[w:w+int(n)])
-		data = data[w+int(n):]
+	out, err := records.Frames(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return out
 }

@@ -51,7 +51,7 @@ func DecodeSnapshot(format Format, rec []byte) (*pb.StateSnapshot, error) {
 		err = proto.Unmarshal(rec, snap)
 	}
 	if err == nil && len(snap.GetEntityKey()) == 0 {
-		err = invalid(nil, "snapshot has no entity key")
+		err = &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: "snapshot has no entity key"}
 	}
 	return snap, err
 }

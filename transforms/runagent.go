@@ -19,6 +19,7 @@ import (
 	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/statedir"
 )
@@ -421,7 +422,7 @@ func (f *firing) count(e *drive.Effects) {
 		f.rt.m.result(f.ctx, r)
 	}
 	for _, o := range e.Outputs {
-		if o.Kind == drive.OutDeadLetter {
+		if o.Kind == records.OutDeadLetter {
 			f.rt.deadLetters.Inc(f.ctx, 1)
 			noteProgress("dead_letters", 1)
 		}

@@ -19,8 +19,8 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/recfile"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -193,7 +193,7 @@ func runBeam(t testing.TB, r run) *outputs {
 func decodeAll[M proto.Message](t testing.TB, b []byte, newM func() M) []M {
 	t.Helper()
 	var out []M
-	_, b, err := recfile.Split(b) // the typed file's header
+	_, b, err := records.Split(b) // the typed file's header
 	if err != nil {
 		t.Fatal(err)
 	}

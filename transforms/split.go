@@ -4,7 +4,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -27,10 +27,7 @@ func splitOutput(kind int64, b []byte, intents, traces, finals, snapshots, dead 
 }
 
 // outputOf picks the output of kind among outputs given in Outputs' order (the order of
-// drive.Kinds); any other kind is a dead letter.
+// records.Kinds); any other kind is a dead letter.
 func outputOf[E any](kind int64, intents, traces, finals, snapshots, dead E) E {
-	if k, ok := drive.KindOf(kind); ok {
-		return [...]E{intents, traces, finals, snapshots, dead}[k.Out-drive.OutIntent]
-	}
-	return dead
+	return records.Set[E]{intents, traces, finals, snapshots, dead}.Of(kind)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // runHandler runs h over one external event of key "k" in memory, answered by script, and
@@ -32,11 +33,11 @@ func runHandler(t *testing.T, script string, h agent.Handler) (finals, dead []st
 	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{AllowUnsigned: true}, OrderResolutionMs: 1}}
 	d.Run(context.Background(), []byte("k"), [][]byte{env}, func(kind int64, b []byte) {
 		switch kind {
-		case drive.OutFinal:
+		case records.OutFinal:
 			f := &pb.FinalReply{}
 			proto.Unmarshal(b, f)
 			finals = append(finals, f.GetMessage())
-		case drive.OutDeadLetter:
+		case records.OutDeadLetter:
 			r := &pb.ActivationErrorRecord{}
 			proto.Unmarshal(b, r)
 			dead = append(dead, r.GetReason()+": "+r.GetDetail())

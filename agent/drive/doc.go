@@ -9,7 +9,7 @@
 // A key's inputs are envelopes (external events, tool results, approvals, export requests)
 // and restores (StateSnapshots, RestoreValue). Its outputs are the core's (package agent):
 // intents, traces, final replies, snapshots and dead letters, each serialized
-// deterministically (Marshal) and tagged by kind (OutIntent … OutDeadLetter).
+// deterministically (Marshal) and tagged by kind (records.OutIntent … records.OutDeadLetter).
 //
 //   - Restores come first. A restore is applied when it arrives, before any envelope of the
 //     key runs, and only into a key without state (a second restore of a key is refused with

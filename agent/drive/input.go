@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 // RestoreMark starts an input value that is a state restore (a binary StateSnapshot) rather
@@ -47,38 +47,25 @@ func DecodeInput(key, value []byte) Input {
 	return Input{Env: env}
 }
 
-// DecodeEnvelope decodes one envelope record, protojson when json is set, else binary, and
-// checks that the envelope is actionable: an entity key and a payload. It returns the
-// envelope (possibly partial, for the dead letter's entity key and event time) and its
-// deterministic binary serialization. Errors are *agent.Error with reason envelope_invalid.
-func DecodeEnvelope(json bool, rec []byte) (*pb.AgentEnvelope, []byte, error) {
-	env := &pb.AgentEnvelope{}
-	var err error
-	format := "binary"
-	if json {
-		format = "json"
-		err = protojson.Unmarshal(rec, env)
-	} else {
-		err = proto.Unmarshal(rec, env)
-	}
-	if err != nil {
-		return nil, nil, invalid(err, "not a %s AgentEnvelope", format)
-	}
-	if len(env.GetEntityKey()) == 0 {
-		return env, nil, invalid(nil, "entity_key is empty")
-	}
-	if env.GetPayload() == nil {
-		return env, nil, invalid(nil, "no payload")
-	}
-	canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
-	if err != nil {
-		return env, nil, invalid(err, "re-encoding")
-	}
-	return env, canon, nil
+// DecodeEnvelope decodes one envelope record of format and checks that the envelope is
+// actionable (records.DecodeEnvelope). It returns the envelope (possibly partial, for the dead
+// letter's entity key and event time) and its deterministic binary serialization. Errors are
+// *agent.Error with reason envelope_invalid.
+func DecodeEnvelope(format records.Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
+	env, canon, err := records.DecodeEnvelope(format, rec)
+	return env, canon, invalid(err)
 }
 
-func invalid(err error, format string, args ...any) error {
-	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: fmt.Sprintf(format, args...), Err: err}
+// invalid is the activation error of records' envelope error err (records.CodeEnvelope):
+// reason envelope_invalid, with err's detail and cause, so that the dead letter reads as
+// agent.Activate's refusal of the same envelope. Any other error, nil included, is returned
+// as it is.
+func invalid(err error) error {
+	var e *records.Error
+	if !errors.As(err, &e) || e.Code != records.CodeEnvelope {
+		return err
+	}
+	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: e.Detail, Err: e.Err}
 }
 
 // DeadLetter is the dead letter of an input that failed before reaching the core: err
@@ -87,7 +74,7 @@ func DeadLetter(entity []byte, atMs int64, reason agent.Reason, err error, raw [
 	if !errors.Is(err, &agent.Error{Reason: reason}) {
 		err = &agent.Error{Reason: reason, Err: err}
 	}
-	return agent.WithRawRecord(agent.DeadLetter(entity, atMs, err), raw)
+	return records.WithRawRecord(agent.DeadLetter(entity, atMs, err), raw)
 }
 
 // CorruptBuffer is the dead letter of n ordering-buffer entries that do not decode.
@@ -100,18 +87,18 @@ func CorruptBuffer(key []byte, n int) *pb.ActivationErrorRecord {
 // finals, snapshots, dead letters.
 func Emit(res *agent.Result, emit func(kind int64, b []byte)) {
 	for _, m := range res.Intents {
-		emit(OutIntent, Marshal(m))
+		emit(records.OutIntent, Marshal(m))
 	}
 	for _, m := range res.Traces {
-		emit(OutTrace, Marshal(m))
+		emit(records.OutTrace, Marshal(m))
 	}
 	for _, m := range res.Finals {
-		emit(OutFinal, Marshal(m))
+		emit(records.OutFinal, Marshal(m))
 	}
 	for _, m := range res.Snapshots {
-		emit(OutSnapshot, Marshal(m))
+		emit(records.OutSnapshot, Marshal(m))
 	}
 	for _, m := range res.DeadLetters {
-		emit(OutDeadLetter, Marshal(m))
+		emit(records.OutDeadLetter, Marshal(m))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Trigger is what one step of a key answers: one input value as it arrives (Value set), or
@@ -56,7 +57,7 @@ type Effects struct {
 	Firing bool
 }
 
-// Output is one output: its kind (OutIntent … OutDeadLetter) and deterministic bytes.
+// Output is one output: its kind (records.OutIntent … records.OutDeadLetter) and deterministic bytes.
 type Output struct {
 	Kind  int64
 	Bytes []byte
@@ -99,7 +100,7 @@ func (c Core) element(ctx context.Context, b *agent.Batch, key []byte, t Trigger
 	in := DecodeInput(key, t.Value)
 	switch {
 	case in.Dead != nil:
-		e.emit(OutDeadLetter, Marshal(in.Dead))
+		e.emit(records.OutDeadLetter, Marshal(in.Dead))
 	case in.Snapshot != nil:
 		timers := Timers{}
 		c.Restore(ctx, b, in.Snapshot, timers, e.sink)
@@ -127,7 +128,7 @@ func (c Core) element(ctx context.Context, b *agent.Batch, key []byte, t Trigger
 // t.AtMs (a core timer fired inside it) may still hold envelopes, which its own timer runs.
 func (c Core) firing(ctx context.Context, b *agent.Batch, key []byte, t Trigger, bl *Backlog, e *Effects) {
 	if bl.Bad > 0 {
-		e.emit(OutDeadLetter, Marshal(CorruptBuffer(key, bl.Bad)))
+		e.emit(records.OutDeadLetter, Marshal(CorruptBuffer(key, bl.Bad)))
 	}
 	var cleared int64
 	var any bool

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/beamagents/beamagents/internal/registry"
 )
 
 // A Timer is one firing queued on a job: its tag and its time.
@@ -101,8 +103,7 @@ func (j *Job[D]) stop() {
 
 // A Table holds one step's jobs in a process, by key, shared by its DoFn instances.
 type Table[D any] struct {
-	name string
-	refs int // guarded by registryMu
+	name string // the name it is registered under; "" for a Table of its own
 
 	mu    sync.Mutex
 	jobs  map[string]*Job[D]
@@ -118,9 +119,8 @@ type Table[D any] struct {
 const MaxKept = 1 << 16
 
 var (
-	registryMu sync.Mutex
-	registry   = map[string]any{}
-	epochs     atomic.Uint64
+	tables registry.Registry[any] // name → *Table[D]
+	epochs atomic.Uint64
 )
 
 // NewTable returns a Table of its own (not registered) running at most slots jobs at once.
@@ -131,19 +131,16 @@ func NewTable[D any](slots int) *Table[D] {
 // Acquire returns the process's Table of the step named name, creating it with slots on
 // first use, and counts a reference to it: call it in Setup, and Release in Teardown.
 func Acquire[D any](name string, slots int) (*Table[D], error) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if v, ok := registry[name]; ok {
-		t, ok := v.(*Table[D])
-		if !ok {
-			return nil, fmt.Errorf("keysched: table %q holds another type of job", name)
-		}
-		t.refs++
+	v, _ := tables.Acquire(name, func() (any, error) {
+		t := NewTable[D](slots)
+		t.name = name
 		return t, nil
+	})
+	t, ok := v.(*Table[D])
+	if !ok {
+		tables.Release(name)
+		return nil, fmt.Errorf("keysched: table %q holds another type of job", name)
 	}
-	t := NewTable[D](slots)
-	t.name, t.refs = name, 1
-	registry[name] = t
 	return t, nil
 }
 
@@ -153,19 +150,11 @@ func (t *Table[D]) Release() {
 	if t == nil || t.name == "" {
 		return
 	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if t.refs--; t.refs <= 0 && registry[t.name] == t {
-		delete(registry, t.name)
-	}
+	tables.Release(t.name)
 }
 
 // registered is how many Tables the process holds (for tests).
-func registered() int {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return len(registry)
-}
+func registered() int { return tables.Len() }
 
 // NewEpoch returns a number no earlier call returned in this process: a bundle's epoch, or
 // what makes an await timer's tag unique.

@@ -1,8 +1,9 @@
 package provider
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/beamagents/beamagents/internal/secretref"
@@ -18,40 +19,25 @@ func LoadKey(ref string) (string, error) {
 	if secretref.Is(ref) {
 		return loadSecretKey(ref)
 	}
-	kind, arg, ok := strings.Cut(ref, ":")
-	if !ok || arg == "" {
+	scheme, arg, ok := secretref.Parse(ref)
+	if !ok {
 		return "", credErr(notARef)
 	}
-	switch kind {
-	case "env":
-		v, ok := os.LookupEnv(arg)
-		if !ok || v == "" {
-			return "", credErr(fmt.Sprintf("environment variable %s is not set", envName(arg)))
-		}
-		return v, nil
-	case "file":
-		b, err := os.ReadFile(arg)
-		if err != nil {
-			return "", credErr(fmt.Sprintf("cannot read the key file %s", arg))
-		}
-		v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
-		if v == "" {
-			return "", credErr(fmt.Sprintf("the key file %s is empty", arg))
-		}
-		return v, nil
+	b, err := secretref.Resolve(context.Background(), ref)
+	var e *secretref.Error
+	switch {
+	case errors.As(err, &e) && e.Code == secretref.CodeNotSet:
+		return "", credErr(fmt.Sprintf("environment variable %s is not set", secretref.VarName(arg, "key")))
+	case err != nil:
+		return "", credErr(fmt.Sprintf("cannot read the key file %s", arg))
+	case scheme == secretref.SchemeEnv:
+		return string(b), nil
 	}
-	return "", credErr(notARef)
-}
-
-// envName is arg as an error names it: a variable name, or its shape when it is not one
-// (a key pasted after env:).
-func envName(arg string) string {
-	for i, c := range arg {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return "(not a variable name; did you paste the key after env:?)"
-		}
+	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if v == "" {
+		return "", credErr(fmt.Sprintf("the key file %s is empty", arg))
 	}
-	return arg
+	return v, nil
 }
 
 // notARef reports a reference that does not parse by its shape: the value may be the key
@@ -67,8 +53,7 @@ func CheckKeyRef(ref string) error {
 	if secretref.Is(ref) {
 		return checkSecretKeyRef(ref)
 	}
-	kind, arg, ok := strings.Cut(ref, ":")
-	if !ok || arg == "" || kind != "env" && kind != "file" {
+	if _, _, ok := secretref.Parse(ref); !ok {
 		return credErr(notARef)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // scriptModel answers the scenarios' requests in process, as the loopback server does.
@@ -69,7 +70,7 @@ func newBenchKey(agentName string) (*benchKey, error) {
 	}
 	var ti *pb.ToolIntent
 	bk.run(func(kind int64, b []byte) {
-		if kind == drive.OutIntent && ti == nil {
+		if kind == records.OutIntent && ti == nil {
 			ti = &pb.ToolIntent{}
 			if proto.Unmarshal(b, ti) != nil {
 				ti = nil
@@ -87,7 +88,7 @@ func newBenchKey(agentName string) (*benchKey, error) {
 	bk.values = append(bk.values, b)
 	finals := 0
 	bk.run(func(kind int64, _ []byte) {
-		if kind == drive.OutFinal {
+		if kind == records.OutFinal {
 			finals++
 		}
 	})

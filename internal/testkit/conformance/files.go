@@ -9,9 +9,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 // outputs are one run's output files, decoded.
@@ -30,7 +29,7 @@ type outputs struct {
 // readOutputs reads the outputs a pipeline wrote into dir.
 func readOutputs(dir string) (*outputs, error) {
 	o := &outputs{raw: map[int64][][]byte{}, files: map[string][]byte{}}
-	for _, k := range drive.Kinds() {
+	for _, k := range records.Kinds() {
 		for _, ext := range []string{".binpb", ".jsonl"} {
 			b, err := os.ReadFile(filepath.Join(dir, k.Name+ext))
 			if err != nil {
@@ -39,7 +38,7 @@ func readOutputs(dir string) (*outputs, error) {
 			o.files[k.Name+ext] = b
 		}
 		file := filepath.Join(dir, k.Name+".binpb")
-		recs, err := recfile.Records(file, o.files[k.Name+".binpb"], k.Type)
+		recs, err := records.Records(file, o.files[k.Name+".binpb"], k.Type)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 )
 
 // anomaly is what the model does for one anomaly of the devices agent.
@@ -193,7 +194,7 @@ func (g *DevicesGenerator) Build(ctx context.Context, d *drive.Driver) (*Set, er
 			}
 			var snap []byte
 			d.Run(ctx, []byte(k.key), values, func(kind int64, b []byte) {
-				if kind == drive.OutSnapshot {
+				if kind == records.OutSnapshot {
 					snap = b
 				}
 			})

@@ -13,6 +13,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/records"
 )
 
 // T0 is the event time the generated traffic starts at.
@@ -121,7 +122,7 @@ func (g *Generator) snapshot(ctx context.Context, d *drive.Driver, kp *keyPlan) 
 	}
 	var snap []byte
 	d.Run(ctx, []byte(kp.key), values, func(kind int64, b []byte) {
-		if kind == drive.OutSnapshot {
+		if kind == records.OutSnapshot {
 			snap = b
 		}
 	})

@@ -1,4 +1,4 @@
-package recfile_test
+package records_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/beamagents/beamagents/internal/recfile"
+	"github.com/beamagents/beamagents/records"
 )
 
 const intentType protoreflect.FullName = "beam_agents.v1.ToolIntent"
@@ -32,17 +32,17 @@ func TestRecords(t *testing.T) {
 		recs int
 		err  error
 	}{
-		{"typed", append(recfile.Header(intentType), frames("a", "bc")...), intentType, 2, nil},
-		{"typed, empty", recfile.Header(intentType), intentType, 0, nil},
+		{"typed", append(records.Header(intentType), frames("a", "bc")...), intentType, 2, nil},
+		{"typed, empty", records.Header(intentType), intentType, 0, nil},
 		{"unheadered", frames("a"), intentType, 1, nil},
-		{"another type", append(recfile.Header("beam_agents.v1.FinalReply"), frames("a")...), intentType, 0, recfile.ErrWrongType},
-		{"marker without a header", []byte("\xff\xff\xff\xff\x0fnot it\n"), intentType, 0, recfile.ErrHeader},
-		{"header cut short", []byte("\xff\xff\xff\xff\x0fbeamagents beam_agents"), intentType, 0, recfile.ErrHeader},
-		{"bad type name", []byte("\xff\xff\xff\xff\x0fbeamagents a..b\n"), intentType, 0, recfile.ErrHeader},
-		{"broken framing", append(recfile.Header(intentType), 5, 'a'), intentType, 0, recfile.ErrFraming},
+		{"another type", append(records.Header("beam_agents.v1.FinalReply"), frames("a")...), intentType, 0, records.ErrWrongType},
+		{"marker without a header", []byte("\xff\xff\xff\xff\x0fnot it\n"), intentType, 0, records.ErrHeader},
+		{"header cut short", []byte("\xff\xff\xff\xff\x0fbeamagents beam_agents"), intentType, 0, records.ErrHeader},
+		{"bad type name", []byte("\xff\xff\xff\xff\x0fbeamagents a..b\n"), intentType, 0, records.ErrHeader},
+		{"broken framing", append(records.Header(intentType), 5, 'a'), intentType, 0, records.ErrFraming},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			recs, err := recfile.Records("f", tc.data, tc.want)
+			recs, err := records.Records("f", tc.data, tc.want)
 			if !errors.Is(err, tc.err) || len(recs) != tc.recs {
 				t.Fatalf("%d records, err %v; want %d, %v", len(recs), err, tc.recs, tc.err)
 			}
@@ -51,10 +51,10 @@ func TestRecords(t *testing.T) {
 }
 
 func TestReadHeaderLeavesTheRecords(t *testing.T) {
-	for _, data := range [][]byte{append(recfile.Header(intentType), frames("abc")...), frames("abc"), {}, {0xff}} {
+	for _, data := range [][]byte{append(records.Header(intentType), frames("abc")...), frames("abc"), {}, {0xff}} {
 		r := bufio.NewReader(bytes.NewReader(data))
-		got, err := recfile.ReadHeader(r)
-		_, rest, serr := recfile.Split(data)
+		got, err := records.ReadHeader(r)
+		_, rest, serr := records.Split(data)
 		left := new(bytes.Buffer)
 		left.ReadFrom(r)
 		if err != nil || serr != nil || !bytes.Equal(left.Bytes(), rest) {
@@ -69,11 +69,11 @@ func TestCheckJSON(t *testing.T) {
 		err        error
 	}{
 		{"an intent", `{"intentId":"i","toolName":"t"}`, nil},
-		{"a dead letter", `{"reason":"model_error","detail":"x"}`, recfile.ErrWrongType},
+		{"a dead letter", `{"reason":"model_error","detail":"x"}`, records.ErrWrongType},
 		{"no known shape", `{"nothing":1}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := recfile.CheckJSON("f.jsonl", []byte(tc.line), intentType); !errors.Is(err, tc.err) {
+			if err := records.CheckJSON("f.jsonl", []byte(tc.line), intentType); !errors.Is(err, tc.err) {
 				t.Fatalf("err %v, want %v", err, tc.err)
 			}
 		})
@@ -81,21 +81,21 @@ func TestCheckJSON(t *testing.T) {
 }
 
 func TestSniffByName(t *testing.T) {
-	if err := recfile.Sniff("out/dead_letters-00001-of-00002.binpb", frames("x"), intentType); !errors.Is(err, recfile.ErrWrongType) {
+	if err := records.Sniff("out/dead_letters-00001-of-00002.binpb", frames("x"), intentType); !errors.Is(err, records.ErrWrongType) {
 		t.Fatalf("an unheadered dead-letter shard read as intents: %v", err)
 	}
-	if err := recfile.Sniff("in/mine.binpb", frames("x"), intentType); err != nil {
+	if err := records.Sniff("in/mine.binpb", frames("x"), intentType); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestReadCapped(t *testing.T) {
-	if _, err := recfile.ReadCapped("/dev/zero", 1<<10); !errors.Is(err, recfile.ErrTooLarge) {
+	if _, err := records.ReadCapped("/dev/zero", 1<<10); !errors.Is(err, records.ErrTooLarge) {
 		t.Fatalf("/dev/zero: %v", err)
 	}
 	p := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(p, []byte("abc"), 0o644)
-	if b, err := recfile.ReadCapped(p, 3); err != nil || string(b) != "abc" {
+	if b, err := records.ReadCapped(p, 3); err != nil || string(b) != "abc" {
 		t.Fatalf("%q %v", b, err)
 	}
 }
@@ -103,10 +103,10 @@ func TestReadCapped(t *testing.T) {
 func TestWriteAtomicLeavesNoTemporaryFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "results.binpb")
-	if err := recfile.WriteAtomic(p, []byte("x"), 0o644); err != nil {
+	if err := records.WriteAtomic(p, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := recfile.WriteAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
+	if err := records.WriteAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
 		t.Fatal("a write into a missing folder succeeded")
 	}
 	entries, _ := os.ReadDir(dir)
@@ -117,13 +117,13 @@ func TestWriteAtomicLeavesNoTemporaryFile(t *testing.T) {
 
 // Split and ReadHeader agree on every input, and neither panics.
 func FuzzSplit(f *testing.F) {
-	f.Add(append(recfile.Header(intentType), frames("a")...))
+	f.Add(append(records.Header(intentType), frames("a")...))
 	f.Add([]byte("\xff\xff\xff\xff\x0fbeamagents \n"))
 	f.Add(frames("abc"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		typ, rest, err := recfile.Split(data)
+		typ, rest, err := records.Split(data)
 		r := bufio.NewReader(bytes.NewReader(data))
-		typ2, err2 := recfile.ReadHeader(r)
+		typ2, err2 := records.ReadHeader(r)
 		if (err == nil) != (err2 == nil) || typ != typ2 {
 			t.Fatalf("Split %q %v, ReadHeader %q %v", typ, err, typ2, err2)
 		}
@@ -133,7 +133,7 @@ func FuzzSplit(f *testing.F) {
 			if !bytes.Equal(left.Bytes(), rest) {
 				t.Fatalf("rest %x, reader left %x", rest, left.Bytes())
 			}
-			recfile.Frames(rest)
+			records.Frames(rest)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package transforms
+package drive_test
 
 import (
 	"bytes"
@@ -10,47 +10,8 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
-
-func TestDecodeEnvelope(t *testing.T) {
-	valid := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 5, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
-	bin, _ := proto.Marshal(valid)
-	for _, tc := range []struct {
-		name   string
-		format Format
-		rec    string
-		ok     bool
-	}{
-		{"binary", Binary, string(bin), true},
-		{"json", JSON, `{"entityKey":"aw==","eventTimeMs":"5","externalEvent":"aGk="}`, true},
-		{"json with unknown member", JSON, `{"entityKey":"aw==","externalEvent":"aGk=","bogus":1}`, false},
-		{"binary garbage", Binary, "\xff\xff\xff", false},
-		{"json garbage", JSON, `{"entityKey":`, false},
-		{"no entity key", JSON, `{"externalEvent":"aGk="}`, false},
-		{"no payload", JSON, `{"entityKey":"aw=="}`, false},
-		{"unknown format", Format("xml"), "<x/>", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			env, canon, err := decodeEnvelope(tc.format, []byte(tc.rec))
-			if !tc.ok {
-				if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) {
-					t.Fatalf("err = %v, want envelope_invalid", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !proto.Equal(env, valid) {
-				t.Fatalf("env = %v", env)
-			}
-			want, _ := proto.MarshalOptions{Deterministic: true}.Marshal(valid)
-			if string(canon) != string(want) {
-				t.Fatal("canonical bytes differ")
-			}
-		})
-	}
-}
 
 func TestDeadLetterDetailIsValidUTF8(t *testing.T) {
 	rec := &pb.ActivationErrorRecord{}
@@ -60,15 +21,39 @@ func TestDeadLetterDetailIsValidUTF8(t *testing.T) {
 	}
 }
 
+// DecodeEnvelope's refusals are activation errors of reason envelope_invalid, worded as the
+// core words its own refusal of the same envelope.
+func TestDecodeEnvelopeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		format records.Format
+		rec    string
+		text   string
+	}{
+		{records.JSON, `{"externalEvent":"aGk="}`, "envelope_invalid: entity_key is empty"},
+		{records.JSON, `{"entityKey":"aw=="}`, "envelope_invalid: no payload"},
+		{records.Format("xml"), "<x/>", `envelope_invalid: unknown record format "xml"`},
+	} {
+		_, _, err := drive.DecodeEnvelope(tc.format, []byte(tc.rec))
+		var e *agent.Error
+		if !errors.As(err, &e) || e.Reason != agent.ReasonEnvelopeInvalid || err.Error() != tc.text {
+			t.Fatalf("%s: %v, want %s", tc.rec, err, tc.text)
+		}
+	}
+	_, _, err := drive.DecodeEnvelope(records.JSON, []byte(`{"entityKey":`))
+	if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) || !bytes.HasPrefix([]byte(err.Error()), []byte("envelope_invalid: not a json AgentEnvelope: ")) {
+		t.Fatalf("garbage: %v", err)
+	}
+}
+
 func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(`{"entityKey":"aw==","externalEvent":"aGk="}`), true)
 	f.Add([]byte{0x0a, 0x01, 'k', 0x1a, 0x00}, false)
 	f.Fuzz(func(t *testing.T, rec []byte, json bool) {
-		format := Binary
+		format := records.Binary
 		if json {
-			format = JSON
+			format = records.JSON
 		}
-		env, canon, err := decodeEnvelope(format, rec)
+		env, canon, err := drive.DecodeEnvelope(format, rec)
 		if err != nil {
 			if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) {
 				t.Fatalf("untyped error %v", err)

@@ -1,9 +1,8 @@
-package recfile
+package records
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,31 +12,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
-
-	_ "github.com/beamagents/beamagents/gen/beam_agents/v1" // the types the files hold
-	"github.com/beamagents/beamagents/internal/errs"
-)
-
-// Code is a stable error code of this package.
-type Code string
-
-// Codes.
-const (
-	CodeWrongType Code = "file_wrong_type"  // the file holds records of another type
-	CodeHeader    Code = "file_bad_header"  // the file opens with a broken header
-	CodeFraming   Code = "file_bad_framing" // a record's length prefix is broken or cut
-	CodeTooLarge  Code = "file_too_large"   // the file exceeds the reader's cap
-)
-
-// Error is a typed error of this package.
-type Error = errs.Error[Code]
-
-// Sentinels for errors.Is.
-var (
-	ErrWrongType = &Error{Code: CodeWrongType}
-	ErrHeader    = &Error{Code: CodeHeader}
-	ErrFraming   = &Error{Code: CodeFraming}
-	ErrTooLarge  = &Error{Code: CodeTooLarge}
 )
 
 const (
@@ -102,20 +76,6 @@ func wrongType(file string, got, want protoreflect.FullName) error {
 	return &Error{Code: CodeWrongType, Detail: fmt.Sprintf("%s holds %s records, not %s", file, got, want)}
 }
 
-// Frames splits data (after its header) into its length-delimited records.
-func Frames(data []byte) ([][]byte, error) {
-	var out [][]byte
-	for off := 0; off < len(data); {
-		n, w := binary.Uvarint(data[off:])
-		if w <= 0 || n > uint64(len(data)-off-w) {
-			return nil, &Error{Code: CodeFraming, Detail: fmt.Sprintf("broken record framing at byte %d", off)}
-		}
-		out = append(out, data[off+w:off+w+int(n)])
-		off += w + int(n)
-	}
-	return out, nil
-}
-
 // Records checks data's header against want and splits the records after it.
 func Records(file string, data []byte, want protoreflect.FullName) ([][]byte, error) {
 	got, rest, err := Split(data)
@@ -151,11 +111,14 @@ func ReadCapped(path string, max int64) ([]byte, error) {
 }
 
 // fileTypes are the record types of the tool's files, which a JSON Lines record's shape is
-// compared against.
-var fileTypes = []protoreflect.FullName{
-	"beam_agents.v1.AgentEnvelope", "beam_agents.v1.ToolIntent", "beam_agents.v1.TraceEvent",
-	"beam_agents.v1.FinalReply", "beam_agents.v1.StateSnapshot", "beam_agents.v1.ActivationErrorRecord",
-}
+// compared against: envelopes, then the outputs in their fixed order.
+var fileTypes = func() []protoreflect.FullName {
+	out := []protoreflect.FullName{envelopeType}
+	for _, k := range kinds {
+		out = append(out, k.Type)
+	}
+	return out
+}()
 
 // CheckJSON refuses a JSON Lines file whose record line is not a want but decodes strictly as
 // another type of the tool's files. A line of no known shape is left to the reader, which
@@ -193,14 +156,6 @@ func IsJSONL(name string) bool {
 	return strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, ".json")
 }
 
-// outputTypes are the types of the tool's output files by base name: an unheadered file
-// written before headers existed says its type by its name.
-var outputTypes = map[string]protoreflect.FullName{
-	"intents": "beam_agents.v1.ToolIntent", "traces": "beam_agents.v1.TraceEvent",
-	"finals": "beam_agents.v1.FinalReply", "snapshots": "beam_agents.v1.StateSnapshot",
-	"dead_letters": "beam_agents.v1.ActivationErrorRecord", "results": "beam_agents.v1.AgentEnvelope",
-}
-
 // NamedType is the type an output file's name says it holds ("" for another name):
 // NAME.binpb, NAME.jsonl and their shards NAME-….
 func NamedType(file string) protoreflect.FullName {
@@ -208,7 +163,15 @@ func NamedType(file string) protoreflect.FullName {
 	if i := strings.IndexAny(base, ".-"); i >= 0 {
 		base = base[:i]
 	}
-	return outputTypes[base]
+	if base == ResultsName {
+		return envelopeType
+	}
+	for _, k := range kinds {
+		if k.Name == base {
+			return k.Type
+		}
+	}
+	return ""
 }
 
 // Sniff checks a file from its first bytes head (a prefix of the file, or all of it): its

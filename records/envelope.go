@@ -1,0 +1,76 @@
+package records
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+)
+
+// Format names how envelope records are encoded.
+type Format string
+
+// Record formats.
+const (
+	// Binary: each record is one binary-serialized AgentEnvelope.
+	Binary Format = "binary"
+	// JSON: each record is one AgentEnvelope in protojson (one line of a JSON Lines file).
+	JSON Format = "json"
+)
+
+// CheckEnvelope refuses an envelope that is not actionable: one without an entity key or a
+// payload. Its errors are *Error values of CodeEnvelope.
+func CheckEnvelope(env *pb.AgentEnvelope) error {
+	switch {
+	case env == nil:
+		return invalid(nil, "no envelope")
+	case len(env.GetEntityKey()) == 0:
+		return invalid(nil, "entity_key is empty")
+	case env.GetPayload() == nil:
+		return invalid(nil, "no payload")
+	}
+	return nil
+}
+
+// DecodeEnvelope decodes one envelope record of format and checks that the envelope is
+// actionable (CheckEnvelope). It returns the envelope (possibly partial, for the dead
+// letter's entity key and event time; nil when the record does not decode) and its
+// deterministic binary serialization. Its errors are *Error values of CodeEnvelope.
+func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
+	env := &pb.AgentEnvelope{}
+	var err error
+	switch format {
+	case JSON:
+		err = protojson.Unmarshal(rec, env)
+	case Binary:
+		err = proto.Unmarshal(rec, env)
+	default:
+		return nil, nil, invalid(nil, fmt.Sprintf("unknown record format %q", format))
+	}
+	if err != nil {
+		return nil, nil, invalid(err, fmt.Sprintf("not a %s AgentEnvelope", format))
+	}
+	if err := CheckEnvelope(env); err != nil {
+		return env, nil, err
+	}
+	canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+	if err != nil {
+		return env, nil, invalid(err, "re-encoding")
+	}
+	return env, canon, nil
+}
+
+func invalid(err error, detail string) error {
+	return &Error{Code: CodeEnvelope, Detail: detail, Err: err}
+}
+
+// FormatOf is the format of the records of a file (or a glob of files) by its name: JSON for
+// *.jsonl and *.json (IsJSONL), Binary otherwise.
+func FormatOf(name string) Format {
+	if IsJSONL(name) {
+		return JSON
+	}
+	return Binary
+}

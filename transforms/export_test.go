@@ -1,4 +1,0 @@
-package transforms
-
-// DecodeEnvelope is decodeEnvelope, for the differential tests.
-var DecodeEnvelope = decodeEnvelope
