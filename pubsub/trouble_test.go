@@ -35,27 +35,6 @@ func troubleAnswer(delay time.Duration) func(int, []byte) llmtest.Reply {
 	}
 }
 
-type troubleScenario struct {
-	name  string
-	serve func(delay time.Duration) (baseURL string, closer func())
-}
-
-func troubleScenarios() []troubleScenario {
-	started := func(s *llmtest.Server) (string, func()) { return s.BaseURL(), s.Close }
-	return []troubleScenario{
-		{"burst_10x503", func(d time.Duration) (string, func()) {
-			return started(llmtest.New(llmtest.OpenAI, llmtest.Failing(10, 503, troubleAnswer(d))))
-		}},
-		{"first_10_connections_reset", func(d time.Duration) (string, func()) {
-			return started(llmtest.NewResetting(llmtest.OpenAI, 10, troubleAnswer(d)))
-		}},
-		{"flapping_5s_down_5s_up", func(d time.Duration) (string, func()) {
-			return started(llmtest.New(llmtest.OpenAI, llmtest.Flapping(time.Now(), 5*time.Second, 5*time.Second, 503, troubleAnswer(d))))
-		}},
-		{"outage", func(time.Duration) (string, func()) { return llmtest.Refused(llmtest.OpenAI), func() {} }},
-	}
-}
-
 // runTrouble publishes keys events and runs the pipeline until each has a final reply or a
 // dead letter; it returns their counts and the wall time from the start of the run.
 func runTrouble(t *testing.T, keys int, baseURL string, lc limit.Config) (finals, dead int, elapsed time.Duration) {
@@ -84,8 +63,7 @@ func runTrouble(t *testing.T, keys int, baseURL string, lc limit.Config) (finals
 // A burst of 503s costs no key its reply on the Pub/Sub path (the default limits, but for a
 // cool-down that lets the first probe go after 200 ms).
 func TestProviderTroubleLosesNothing(t *testing.T) {
-	sc := troubleScenarios()[0]
-	url, closer := sc.serve(50 * time.Millisecond)
+	url, closer := llmtest.Troubles()[0].Serve(llmtest.OpenAI, troubleAnswer(50*time.Millisecond))
 	defer closer()
 	const keys = 96
 	if finals, dead, _ := runTrouble(t, keys, url, limit.Config{BreakerCooldownMs: 3200}); finals != keys || dead != 0 {
@@ -97,12 +75,12 @@ func TestProviderTroubleFigures(t *testing.T) {
 	if !*troubleBench {
 		t.Skip("figures harness: run with -trouble.bench")
 	}
-	for _, sc := range troubleScenarios() {
-		url, closer := sc.serve(*troubleDelay)
+	for _, sc := range llmtest.Troubles() {
+		url, closer := sc.Serve(llmtest.OpenAI, troubleAnswer(*troubleDelay))
 		finals, dead, elapsed := runTrouble(t, *troubleKeys, url, limit.Config{})
 		closer()
 		ideal := time.Duration(float64(*troubleKeys) / limit.DefaultConcurrency * float64(*troubleDelay))
 		t.Logf("provider trouble %s/pubsub: %d finals, %d dead letters, run %.1f s, ideal %.1f s, x_ideal %.3f",
-			sc.name, finals, dead, elapsed.Seconds(), ideal.Seconds(), ideal.Seconds()/elapsed.Seconds())
+			sc.Name, finals, dead, elapsed.Seconds(), ideal.Seconds(), ideal.Seconds()/elapsed.Seconds())
 	}
 }

@@ -36,34 +36,9 @@ var (
 	troubleDelay = flag.Duration("trouble.delay", 500*time.Millisecond, "the loopback model's answer delay")
 )
 
-// troubleServer starts a scenario's server answering each key's call after delay.
-type troubleServer func(delay time.Duration) (baseURL string, closer func())
-
 func troubleAnswer(delay time.Duration) func(int, []byte) llmtest.Reply {
 	return func(_ int, body []byte) llmtest.Reply {
 		return llmtest.Reply{Text: reply("hello " + string(entityRe.Find(body))), Hang: delay, InputTokens: 10, OutputTokens: 5}
-	}
-}
-
-func troubleScenarios() []struct {
-	name  string
-	serve troubleServer
-} {
-	started := func(s *llmtest.Server) (string, func()) { return s.BaseURL(), s.Close }
-	return []struct {
-		name  string
-		serve troubleServer
-	}{
-		{"burst_10x503", func(d time.Duration) (string, func()) {
-			return started(llmtest.New(llmtest.OpenAI, llmtest.Failing(10, 503, troubleAnswer(d))))
-		}},
-		{"first_10_connections_reset", func(d time.Duration) (string, func()) {
-			return started(llmtest.NewResetting(llmtest.OpenAI, 10, troubleAnswer(d)))
-		}},
-		{"flapping_5s_down_5s_up", func(d time.Duration) (string, func()) {
-			return started(llmtest.New(llmtest.OpenAI, llmtest.Flapping(time.Now(), 5*time.Second, 5*time.Second, 503, troubleAnswer(d))))
-		}},
-		{"outage", func(time.Duration) (string, func()) { return llmtest.Refused(llmtest.OpenAI), func() {} }},
 	}
 }
 
@@ -113,10 +88,10 @@ func countLines(tb testing.TB, path string) int {
 // probe go after 200 ms).
 func TestProviderTroubleLosesNothing(t *testing.T) {
 	t.Setenv("BEAMAGENTS_TEST_MODEL_KEY", "sk-test")
-	for _, sc := range troubleScenarios()[:2] {
+	for _, sc := range llmtest.Troubles()[:2] {
 		for _, batch := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/batch=%t", sc.name, batch), func(t *testing.T) {
-				url, closer := sc.serve(50 * time.Millisecond)
+			t.Run(fmt.Sprintf("%s/batch=%t", sc.Name, batch), func(t *testing.T) {
+				url, closer := sc.Serve(llmtest.OpenAI, troubleAnswer(50*time.Millisecond))
 				defer closer()
 				const keys = 96
 				if r := runTrouble(t, keys, url, limit.Config{BreakerCooldownMs: 3200}, batch); r.finals != keys || r.dead != 0 {
@@ -129,12 +104,12 @@ func TestProviderTroubleLosesNothing(t *testing.T) {
 
 func BenchmarkProviderTrouble(b *testing.B) {
 	b.Setenv("BEAMAGENTS_TEST_MODEL_KEY", "sk-test")
-	for _, sc := range troubleScenarios() {
+	for _, sc := range llmtest.Troubles() {
 		for _, path := range []string{"streaming", "batch"} {
-			b.Run(sc.name+"/"+path, func(b *testing.B) {
+			b.Run(sc.Name+"/"+path, func(b *testing.B) {
 				var r troubleRun
 				for range b.N {
-					url, closer := sc.serve(*troubleDelay)
+					url, closer := sc.Serve(llmtest.OpenAI, troubleAnswer(*troubleDelay))
 					r = runTrouble(b, *troubleKeys, url, limit.Config{}, path == "batch")
 					closer()
 				}

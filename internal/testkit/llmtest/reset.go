@@ -55,3 +55,30 @@ func Flapping(start time.Time, down, up time.Duration, status int, then func(n i
 		return then(i, body)
 	}
 }
+
+// Trouble is a provider in trouble first and then answering as scripted: one scenario of the
+// provider-trouble tests and harnesses.
+type Trouble struct {
+	Name string
+	// Serve starts the scenario's server for api, answering with answer once it is well, and
+	// returns its base URL and what stops it (for the outage, a URL where nothing listens).
+	Serve func(api string, answer func(int, []byte) Reply) (baseURL string, stop func())
+}
+
+// Troubles are the scenarios: a burst of 10 × 503, the first 10 connections reset, a
+// provider down 5 s and up 5 s by turns, and an outage (nothing listens).
+func Troubles() []Trouble {
+	started := func(s *Server) (string, func()) { return s.BaseURL(), s.Close }
+	return []Trouble{
+		{"burst_10x503", func(api string, a func(int, []byte) Reply) (string, func()) {
+			return started(New(api, Failing(10, 503, a)))
+		}},
+		{"first_10_connections_reset", func(api string, a func(int, []byte) Reply) (string, func()) {
+			return started(NewResetting(api, 10, a))
+		}},
+		{"flapping_5s_down_5s_up", func(api string, a func(int, []byte) Reply) (string, func()) {
+			return started(New(api, Flapping(time.Now(), 5*time.Second, 5*time.Second, 503, a)))
+		}},
+		{"outage", func(api string, _ func(int, []byte) Reply) (string, func()) { return Refused(api), func() {} }},
+	}
+}
