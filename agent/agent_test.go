@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/testschema"
@@ -182,50 +183,51 @@ func TestHostileProposalsNeverProduceAnIntent(t *testing.T) {
 
 func TestNewValidatesBindings(t *testing.T) {
 	m, _ := model.ParseScript(nil)
-	base := func() agent.Definition {
-		return agent.Definition{Name: "assist", Schema: testSchema(t), Model: m, Bindings: testBindings()}
+	base := func() bindings.Definition {
+		return bindings.Definition{Definition: agent.Definition{Name: "assist", Schema: testSchema(t), Model: m}, Bindings: testBindings()}
 	}
 	for _, tc := range []struct {
 		name   string
-		mutate func(*agent.Definition)
+		mutate func(*bindings.Definition)
 		want   string
 	}{
-		{"valid", func(*agent.Definition) {}, ""},
-		{"no name", func(d *agent.Definition) { d.Name = "" }, "no name"},
-		{"no schema", func(d *agent.Definition) { d.Schema = nil }, "no proposal schema"},
-		{"no model", func(d *agent.Definition) { d.Model = nil }, "no model"},
-		{"unbound case", func(d *agent.Definition) { delete(d.Bindings, "assist.lookup") }, "case assist.lookup has no binding"},
-		{"binding names no case", func(d *agent.Definition) { d.Bindings["assist.final"] = agent.Final() }, "binding assist.final names no case"},
-		{"tool without name", func(d *agent.Definition) { d.Bindings["assist.lookup"] = agent.Tool("") }, "without a tool name"},
-		{"remember non-string key", func(d *agent.Definition) {
-			d.Bindings["assist.refund"] = agent.Remember("assist.refund.amount", "assist.refund.order_id")
+		{"valid", func(*bindings.Definition) {}, ""},
+		{"a handler", func(d *bindings.Definition) { d.Handler = func(*agent.Context, agent.Trigger) error { return nil } }, "has no handler"},
+		{"no name", func(d *bindings.Definition) { d.Name = "" }, "no name"},
+		{"no schema", func(d *bindings.Definition) { d.Schema = nil }, "no proposal schema"},
+		{"no model", func(d *bindings.Definition) { d.Model = nil }, "no model"},
+		{"unbound case", func(d *bindings.Definition) { delete(d.Bindings, "assist.lookup") }, "case assist.lookup has no binding"},
+		{"binding names no case", func(d *bindings.Definition) { d.Bindings["assist.final"] = bindings.Final() }, "binding assist.final names no case"},
+		{"tool without name", func(d *bindings.Definition) { d.Bindings["assist.lookup"] = bindings.Tool("") }, "without a tool name"},
+		{"remember non-string key", func(d *bindings.Definition) {
+			d.Bindings["assist.refund"] = bindings.Remember("assist.refund.amount", "assist.refund.order_id")
 		}, "not a string field"},
-		{"tool arguments under FAIL_FAST with a delta", func(d *agent.Definition) {
+		{"tool arguments under FAIL_FAST with a delta", func(d *bindings.Definition) {
 			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
 				Protocol: negotiate.FailFast, Moves: map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"}}}}
 		}, "binding assist.lookup to tool lookup_order: negotiate_fail_fast"},
-		{"tool arguments without an agreement", func(d *agent.Definition) {
+		{"tool arguments without an agreement", func(d *bindings.Definition) {
 			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t)}}
 		}, "negotiation_required"},
-		{"tool arguments under TRANSFORM_ALL", func(d *agent.Definition) {
+		{"tool arguments under TRANSFORM_ALL", func(d *bindings.Definition) {
 			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
 				Protocol: negotiate.TransformAll, Moves: map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"}}}}
 		}, ""},
-		{"a state schema", func(d *agent.Definition) { d.StateSchema = testschema.V2() }, ""},
-		{"the same state schema in the limits", func(d *agent.Definition) {
+		{"a state schema", func(d *bindings.Definition) { d.StateSchema = testschema.V2() }, ""},
+		{"the same state schema in the limits", func(d *bindings.Definition) {
 			d.StateSchema, d.Limits.Memory.Schema, d.Limits.Cache.Schema = testschema.V2(), testschema.V2(), testschema.V2()
 		}, ""},
-		{"another state schema in the limits", func(d *agent.Definition) {
+		{"another state schema in the limits", func(d *bindings.Definition) {
 			d.StateSchema, d.Limits.Cache.Schema = testschema.V2(), migrate.Default()
 		}, "Limits.Cache.Schema differs from StateSchema"},
-		{"remember field of another case", func(d *agent.Definition) {
-			d.Bindings["assist.note"] = agent.Remember("assist.reply.text", "assist.note.value")
+		{"remember field of another case", func(d *bindings.Definition) {
+			d.Bindings["assist.note"] = bindings.Remember("assist.reply.text", "assist.note.value")
 		}, "not a string field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := base()
 			tc.mutate(&d)
-			_, err := agent.New(d)
+			_, err := bindings.New(d)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -3,6 +3,7 @@ package agent
 import (
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent/internal/bind"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 )
@@ -34,17 +35,17 @@ func (a *Agent) runBindings(hc *Context, _ Trigger) error {
 		if err != nil {
 			return err
 		}
-		action := a.def.Bindings[bindingOf(val)]
+		action := a.spec.Bindings[bindingOf(val)]
 		switch action.Kind {
-		case ActFinal:
+		case bind.ActFinal:
 			return hc.ReplyValue(val, a.def.Schema)
-		case ActRemember:
+		case bind.ActRemember:
 			if err := hc.remember(val, action); err != nil {
 				return err
 			}
-		case ActTool:
+		case bind.ActTool:
 			return hc.bound(e, val, action.Tool, pb.ToolIntent_TOOL, a.limits.ToolTimeoutMs)
-		case ActApproval:
+		case bind.ActApproval:
 			return hc.bound(e, val, action.Tool, pb.ToolIntent_APPROVAL, a.limits.ApprovalTimeoutMs)
 		default:
 			return hc.fails(fail(ReasonInternalPanic, nil, "case %s has no action", bindingOf(val)))
@@ -123,7 +124,7 @@ func (hc *Context) gate(e *pb.JournalEntry) error {
 	}
 	act := hc.act
 	a := act.c.a
-	caseID, tool := e.GetName(), a.def.Bindings[e.GetName()].Tool
+	caseID, tool := e.GetName(), a.spec.Bindings[e.GetName()].Tool
 	step := uint32(hc.pos)
 	if step >= a.limits.MaxSteps {
 		return hc.fails(fail(ReasonBudgetExceeded, nil, "no step left for the approved call of %s", tool))
@@ -148,7 +149,7 @@ func (hc *Context) gate(e *pb.JournalEntry) error {
 }
 
 // remember writes the memory entry of a remember binding: two of the case's fields.
-func (hc *Context) remember(val *interaction.Value, action Action) error {
+func (hc *Context) remember(val *interaction.Value, action bind.Action) error {
 	k, _ := val.Lookup(action.KeyField)
 	fv, _ := val.Lookup(action.ValueField)
 	value := []byte(fv.Text())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/beamagents/beamagents/agent/internal/bind"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
@@ -14,100 +15,6 @@ import (
 	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/statecodec"
 )
-
-// ActionKind says what an admitted proposal case does.
-type ActionKind int
-
-// Action kinds.
-const (
-	// ActFinal ends the activation with a final reply carrying the admitted document.
-	ActFinal ActionKind = iota + 1
-	// ActTool emits a TOOL intent with the case's fields as arguments and suspends until its
-	// result arrives.
-	ActTool
-	// ActApproval emits an APPROVAL intent for a gated tool, suspends until a human decides,
-	// then emits the gated TOOL intent (approved) or resumes with the rejection (rejected).
-	ActApproval
-	// ActRemember writes one memory entry from two of the case's fields and continues with
-	// the next step.
-	ActRemember
-)
-
-func (k ActionKind) String() string {
-	switch k {
-	case ActFinal:
-		return "final"
-	case ActTool:
-		return "tool"
-	case ActApproval:
-		return "approval"
-	case ActRemember:
-		return "remember"
-	}
-	return fmt.Sprintf("action(%d)", int(k))
-}
-
-// Action is what one bound proposal case does. Build it with Final, Tool, Approval or
-// Remember.
-type Action struct {
-	Kind ActionKind
-	// Tool is the tool a TOOL intent calls, or the tool an APPROVAL intent gates.
-	Tool string
-	// KeyField and ValueField are the stable ids of the case fields a remember action writes
-	// as memory key (a string field) and value (a string or bytes field).
-	KeyField, ValueField string
-}
-
-// Final binds a case to the final reply.
-func Final() Action { return Action{Kind: ActFinal} }
-
-// Tool binds a case to a call of the named tool.
-func Tool(name string) Action { return Action{Kind: ActTool, Tool: name} }
-
-// Approval binds a case to a human approval of a call of the named tool.
-func Approval(tool string) Action { return Action{Kind: ActApproval, Tool: tool} }
-
-// Remember binds a case to a memory write of the two named fields.
-func Remember(keyField, valueField string) Action {
-	return Action{Kind: ActRemember, KeyField: keyField, ValueField: valueField}
-}
-
-// PromptInput is what a prompt builder sees for one step.
-type PromptInput struct {
-	EntityKey []byte
-	Seq       int64
-	Step      uint32
-	// Trigger is the external event that started the activation (opaque bytes).
-	Trigger []byte
-	// Memory is the key's working memory, least recently used first.
-	Memory []MemoryItem
-	// Steps are the completed steps of this activation: the admitted proposals and the tool
-	// results or approval decisions that answered them.
-	Steps []StepView
-}
-
-// MemoryItem is one memory entry.
-type MemoryItem struct {
-	Key   string
-	Value []byte
-}
-
-// StepView is one completed step as a prompt builder sees it.
-type StepView struct {
-	Step     uint32
-	CaseID   string
-	Proposal string // the admitted canonical proposal document ("" for a gated tool step)
-	Tool     string // the tool called or gated, if any
-	// Outcome of the step's intent: "ok", "error", "expired", "rejected" (tool statuses),
-	// "approved" or "denied" (approvals), or "" when the step emitted no intent.
-	Outcome string
-	Payload []byte // tool result payload
-	Message string // tool error message, or the approver
-}
-
-// PromptBuilder turns a step's input into the model's messages. It must be deterministic: the
-// messages are part of the replay-cache key.
-type PromptBuilder func(in *PromptInput) []model.Message
 
 // Limits bound an activation. The zero value of each field selects its default.
 type Limits struct {
@@ -202,17 +109,19 @@ func (l Limits) resolved() Limits {
 	return l
 }
 
-// Definition describes an agent: a proposal schema with bindings of its cases to actions, or
-// a Handler, an agent written as Go code (docs/agents.md).
+// Definition describes an agent by what every agent has: a name, its Handler (the Go code the
+// agent is, docs/agents.md), a model, limits, declared tools and a state schema. An agent of
+// bindings, a proposal schema whose cases are bound to actions, is built from a Definition
+// without a Handler by package agent/bindings.
 type Definition struct {
 	// Name identifies the agent in registries, traces and pipelines.
 	Name string
-	// Handler, when set, is the agent: a Go function over a Context and the activation's
-	// trigger, made durable by the activation's journal. A handler agent has no Bindings; its
-	// Schema, optional, is the proposal schema of Context.Propose calls that name none, and
-	// its Model, optional, answers its model calls.
+	// Handler is the agent: a Go function over a Context and the activation's trigger, made
+	// durable by the activation's journal. New requires it.
 	Handler Handler
-	// Schema is the compiled proposal schema: the only shape model output may take.
+	// Schema is the compiled proposal schema: of a handler, optional, the schema of
+	// Context.Propose calls that name none; of a bindings agent, the only shape its model's
+	// output may take.
 	Schema *interaction.Schema
 	// Model answers the agent's requests. If it implements model.Streamer and Stream is set,
 	// the response is streamed: under every output protocol each chunk goes through the
@@ -226,22 +135,18 @@ type Definition struct {
 	// ModelID is the provider's model id, part of every request and of the replay-cache key.
 	ModelID  string
 	Sampling model.Sampling
-	// Prompt builds each step's messages; nil selects DefaultPrompt("").
-	Prompt PromptBuilder
-	// Bindings map each proposal case's stable id (the root type id, for a record proposal) to
-	// its action. Every case must be bound: bindings are explicit, never inferred from names.
-	Bindings map[string]Action
 	// OutputProtocol is how model output is admitted (package negotiate). The zero value is
 	// negotiate.TransformAll: provider-style JSON (any whitespace and key order, integers as
 	// JSON numbers, no envelope) is canonicalized losslessly, then strictly decoded; anything
 	// else is refused. negotiate.FailFast admits only the exact canonical value document, and
 	// is the protocol under which a streaming model is refused early.
 	OutputProtocol negotiate.Protocol
-	// Tools declares, by tool name, the argument schema a tool accepts. Each case bound to a
-	// declared tool is negotiated against it when the agent is built (negotiate.CheckBinding;
-	// a FAIL_FAST agreement with a non-empty delta refuses the build), and each intent's
-	// arguments cross that boundary with a conformance receipt on the trace. A tool without a
-	// declaration receives the case's fields as they are.
+	// Tools declares, by tool name, the argument schema a tool accepts (Agent.ToolShapes). In
+	// a bindings agent, each case bound to a declared tool is negotiated against it when the
+	// agent is built (negotiate.CheckBinding; a FAIL_FAST agreement with a non-empty delta
+	// refuses the build), and each intent's arguments cross that boundary with a conformance
+	// receipt on the trace; a tool without a declaration receives the case's fields as they
+	// are.
 	Tools  map[string]ToolSpec
 	Limits Limits
 	// PinModel keeps Model when a pipeline is launched with a model of its own choosing
@@ -269,15 +174,15 @@ type ToolSpec struct {
 type Agent struct {
 	def        Definition
 	limits     Limits
-	prompt     PromptBuilder
+	prompt     bind.PromptBuilder
 	use        *schemaUse                     // the proposal schema's admission; nil for a handler without one
 	uses       *sync.Map                      // *interaction.Schema → *schemaUse, for a handler's other schemas
 	boundaries map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
 	schema     *migrate.Registry              // the state schema: def.StateSchema or the default
-	// handler is the agent's code: def.Handler, or runBindings for a bindings agent (bindings
+	// handler is the agent's code: def.Handler, or runBindings for a bindings agent (spec
 	// set), whose suspensions keep their journal as an AgentResume.
-	handler  Handler
-	bindings bool
+	handler Handler
+	spec    *bind.Spec
 }
 
 // schemaUse is how model output is admitted by one schema: its admitter, its provider
@@ -289,58 +194,86 @@ type schemaUse struct {
 	streams  bool
 }
 
-// New validates def: a name, declared tool names every provider can be sent (errors.Is
-// model.ErrToolName), a schema, a model, every case of the schema bound and every binding
-// naming a case, tool names present, remember fields naming string or bytes fields of their
-// case.
+// New validates a handler agent's def: a name, a Handler, declared tool names every provider
+// can be sent (errors.Is model.ErrToolName), the state schema, and the proposal schema's
+// admission when it has one.
 func New(def Definition) (*Agent, error) {
-	if def.Name == "" {
-		return nil, defErr("agent has no name")
+	if err := named(def); err != nil {
+		return nil, err
 	}
-	if err := declaredToolNames(def); err != nil {
+	if def.Handler == nil {
+		return nil, defErr("agent %s has no handler (an agent of bindings is built by package agent/bindings)", def.Name)
+	}
+	return newHandlerAgent(def)
+}
+
+func init() {
+	bind.Build = func(def any, spec bind.Spec) (any, error) { return newBindings(def.(Definition), spec) }
+}
+
+// named checks what every definition needs before anything else: a name, and declared tool
+// names every provider can carry.
+func named(def Definition) error {
+	if def.Name == "" {
+		return defErr("agent has no name")
+	}
+	return declaredToolNames(def)
+}
+
+// newBindings validates a bindings agent: def without a Handler, a schema, a model, every case
+// of the schema bound and every binding naming a case, tool names present, remember fields
+// naming string or bytes fields of their case.
+func newBindings(def Definition, spec bind.Spec) (*Agent, error) {
+	if err := named(def); err != nil {
 		return nil, err
 	}
 	switch {
 	case def.Handler != nil:
-		return newHandlerAgent(def)
+		return nil, defErr("agent %s: an agent of bindings has no handler", def.Name)
 	case def.Schema == nil:
 		return nil, defErr("agent %s has no proposal schema", def.Name)
 	case def.Model == nil:
 		return nil, defErr("agent %s has no model", def.Name)
 	}
-	cases := caseFields(def.Schema)
-	var problems []string
-	for id := range cases {
-		if _, ok := def.Bindings[id]; !ok {
-			problems = append(problems, fmt.Sprintf("case %s has no binding", id))
-		}
-	}
-	for id, act := range def.Bindings {
-		fields, ok := cases[id]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("binding %s names no case of %s", id, def.Schema.RootTypeID()))
-			continue
-		}
-		if err := checkAction(act, fields); err != "" {
-			problems = append(problems, fmt.Sprintf("binding %s: %s", id, err))
-		}
-	}
+	problems := bindingProblems(def.Schema, spec.Bindings)
 	schema, schemaProblems := stateSchema(def)
 	problems = append(problems, schemaProblems...)
 	if len(problems) > 0 {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
 	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: def.Prompt, schema: schema, uses: &sync.Map{}, bindings: true}
+	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: spec.Prompt, schema: schema, uses: &sync.Map{}, spec: &spec}
 	a.handler = a.runBindings
 	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
 	if a.prompt == nil {
-		a.prompt = DefaultPrompt("")
+		a.prompt = bind.DefaultPrompt("")
 	}
 	if err := a.negotiate(); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// bindingProblems lists what is wrong with the bindings of schema's cases.
+func bindingProblems(schema *interaction.Schema, bindings map[string]bind.Action) []string {
+	cases := caseFields(schema)
+	var problems []string
+	for id := range cases {
+		if _, ok := bindings[id]; !ok {
+			problems = append(problems, fmt.Sprintf("case %s has no binding", id))
+		}
+	}
+	for id, act := range bindings {
+		fields, ok := cases[id]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("binding %s names no case of %s", id, schema.RootTypeID()))
+			continue
+		}
+		if err := checkAction(act, fields); err != "" {
+			problems = append(problems, fmt.Sprintf("binding %s: %s", id, err))
+		}
+	}
+	return problems
 }
 
 // stateSchema resolves def's state schema and checks the cells' schemas agree with it.
@@ -390,10 +323,10 @@ func (a *Agent) negotiate() error {
 	a.uses.Store(a.def.Schema, u)
 	a.boundaries = map[string]*negotiate.Boundary{}
 	var problems []string
-	for _, caseID := range slices.Sorted(maps.Keys(a.def.Bindings)) {
-		act := a.def.Bindings[caseID]
+	for _, caseID := range slices.Sorted(maps.Keys(a.spec.Bindings)) {
+		act := a.spec.Bindings[caseID]
 		spec, ok := a.def.Tools[act.Tool]
-		if (act.Kind != ActTool && act.Kind != ActApproval) || !ok {
+		if (act.Kind != bind.ActTool && act.Kind != bind.ActApproval) || !ok {
 			continue
 		}
 		b, err := negotiate.CheckBinding(a.def.Schema, caseID, spec.Args, spec.Agreement)
@@ -421,6 +354,9 @@ func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error)
 	if id != "" {
 		def.ModelID = id
 	}
+	if a.spec != nil {
+		return newBindings(def, *a.spec)
+	}
 	return New(def)
 }
 
@@ -433,11 +369,11 @@ func (a *Agent) Schema() *interaction.Schema { return a.def.Schema }
 // EmitsIntents reports whether a case of the agent is bound to a tool or an approval: whether
 // its activations emit intents, which need a keyring to be signed.
 func (a *Agent) EmitsIntents() bool {
-	if a.def.Handler != nil {
+	if a.spec == nil {
 		return true // a handler decides in code whether it calls tools
 	}
-	for _, act := range a.def.Bindings {
-		if act.Kind == ActTool || act.Kind == ActApproval {
+	for _, act := range a.spec.Bindings {
+		if act.Kind == bind.ActTool || act.Kind == bind.ActApproval {
 			return true
 		}
 	}
@@ -472,16 +408,16 @@ func caseFields(s *interaction.Schema) map[string][]*interaction.Field {
 	return out
 }
 
-func checkAction(act Action, fields []*interaction.Field) string {
+func checkAction(act bind.Action, fields []*interaction.Field) string {
 	switch act.Kind {
-	case ActFinal:
+	case bind.ActFinal:
 		return ""
-	case ActTool, ActApproval:
+	case bind.ActTool, bind.ActApproval:
 		if act.Tool == "" {
 			return act.Kind.String() + " action without a tool name"
 		}
 		return ""
-	case ActRemember:
+	case bind.ActRemember:
 		if !hasField(fields, act.KeyField, interaction.String) {
 			return fmt.Sprintf("remember key field %q is not a string field of the case", act.KeyField)
 		}

@@ -63,9 +63,10 @@
 // to Limits.MaxEscalations times, then fails closed. A TTL firing drops an idle key's memory
 // and replay cache; seq is kept forever so intent ids never repeat.
 //
-// A bindings agent runs as a handler too (runBindings: one position per step), so there is one
-// activation mechanism; its suspensions keep their journal as an AgentResume (adapter
-// beamagents.agent.v1), mapped one to one to the handler journal.
+// Every agent is a handler. New builds one from Definition.Handler; package agent/bindings
+// builds an agent of bindings, whose handler is the runtime's own (one position per step), so
+// there is one activation mechanism; its suspensions keep their journal as an AgentResume
+// (adapter beamagents.agent.v1), mapped one to one to the handler journal.
 //
 // Handler agents (Definition.Handler) are Go code over a Context instead of bindings: each of
 // their operations (model calls, native-tool chats, tool and approval intents, inline

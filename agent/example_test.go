@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
@@ -45,14 +46,14 @@ func exampleAgent() (*agent.Agent, *intent.Keyring) {
 	if err != nil {
 		panic(err)
 	}
-	a, err := agent.New(agent.Definition{
-		Name: "assist", Schema: schema, Model: m, ModelID: "scripted",
-		Bindings: map[string]agent.Action{
-			"assist.reply":  agent.Final(),
-			"assist.lookup": agent.Tool("lookup_order"),
-			"assist.refund": agent.Approval("refund"),
-			"assist.note":   agent.Remember("assist.note.key", "assist.note.value"),
-			"tool":          agent.Final(),
+	a, err := bindings.New(bindings.Definition{
+		Definition: agent.Definition{Name: "assist", Schema: schema, Model: m, ModelID: "scripted"},
+		Bindings: map[string]bindings.Action{
+			"assist.reply":  bindings.Final(),
+			"assist.lookup": bindings.Tool("lookup_order"),
+			"assist.refund": bindings.Approval("refund"),
+			"assist.note":   bindings.Remember("assist.note.key", "assist.note.value"),
+			"tool":          bindings.Final(),
 		},
 	})
 	if err != nil {

@@ -251,13 +251,9 @@ func (a *Agent) argsUseOf(schema *interaction.Schema) (*schemaUse, error) {
 // argsKey keys a tool-argument admission in Agent.uses apart from the schema's proposal one.
 type argsKey struct{ s *interaction.Schema }
 
-// newHandlerAgent validates a handler definition: no bindings (the handler decides), the
-// state schema, and the proposal schema's admission when it has one.
+// newHandlerAgent validates a handler definition: the state schema, and the proposal schema's admission when it has one.
 func newHandlerAgent(def Definition) (*Agent, error) {
 	schema, problems := stateSchema(def)
-	if len(def.Bindings) > 0 {
-		problems = append(problems, "a handler agent has no bindings")
-	}
 	if len(problems) > 0 {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))

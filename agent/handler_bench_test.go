@@ -34,14 +34,14 @@ func roundTrip(b *testing.B, a *agent.Agent, resultStep uint32) {
 // (propose, tool, propose, reply), interleaved in one loop; handler/bindings is the ratio of
 // their times.
 func BenchmarkHandlerVsBindings(b *testing.B) {
-	bindings, _ := scenarioAgent(b, "tool_round_trip")
+	bound, _ := scenarioAgent(b, "tool_round_trip")
 	sc := loadScenario(b, "testdata/scenarios/handler_tool.json")
 	handler := newTestAgentWith(b, sc.script(b), sc)
 	var tb, th time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
 		t0 := time.Now()
-		roundTrip(b, bindings, 0)
+		roundTrip(b, bound, 0)
 		t1 := time.Now()
 		roundTrip(b, handler, 1)
 		th += time.Since(t1)

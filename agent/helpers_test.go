@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/testkit/prototest"
@@ -54,13 +55,13 @@ func compileAssist(tb testing.TB) {
 	}
 }
 
-func testBindings() map[string]agent.Action {
-	return map[string]agent.Action{
-		"assist.reply":  agent.Final(),
-		"assist.lookup": agent.Tool("lookup_order"),
-		"assist.refund": agent.Approval("refund"),
-		"assist.note":   agent.Remember("assist.note.key", "assist.note.value"),
-		"tool":          agent.Final(),
+func testBindings() map[string]bindings.Action {
+	return map[string]bindings.Action{
+		"assist.reply":  bindings.Final(),
+		"assist.lookup": bindings.Tool("lookup_order"),
+		"assist.refund": bindings.Approval("refund"),
+		"assist.note":   bindings.Remember("assist.note.key", "assist.note.value"),
+		"tool":          bindings.Final(),
 	}
 }
 
@@ -74,12 +75,12 @@ func newTestAgent(tb testing.TB, m model.Model, l agentLimits, panicPrompt bool)
 func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 	tb.Helper()
 	l, panicPrompt := sc.Limits, sc.PanicPrompt
-	def := agent.Definition{
-		Name:     "assist",
-		Schema:   testSchema(tb),
-		Model:    m,
-		ModelID:  "scripted-1",
-		Bindings: testBindings(),
+	def := bindings.Definition{Bindings: testBindings()}
+	def.Definition = agent.Definition{
+		Name:    "assist",
+		Schema:  testSchema(tb),
+		Model:   m,
+		ModelID: "scripted-1",
 		Limits: agent.Limits{
 			MaxSteps: l.MaxSteps, MaxModelCalls: l.MaxModelCalls, MaxInbox: l.MaxInbox, MaxFinalBytes: l.MaxFinalBytes,
 			MaxEscalations: l.MaxEscalations, ToolTimeoutMs: l.ToolTimeoutMs, ApprovalTimeoutMs: l.ApprovalTimeoutMs,
@@ -89,7 +90,7 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		},
 	}
 	if panicPrompt {
-		def.Prompt = func(*agent.PromptInput) []model.Message { panic("prompt builder bug") }
+		def.Prompt = func(*bindings.PromptInput) []model.Message { panic("prompt builder bug") }
 	}
 	if sc.Protocol != "" {
 		p, err := negotiate.ParseProtocol(sc.Protocol)
@@ -117,9 +118,14 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		if !ok {
 			tb.Fatalf("unknown handler %q", sc.Handler)
 		}
-		def.Handler, def.Bindings = make(tb), nil
+		def.Handler = make(tb)
+		a, err := agent.New(def.Definition)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return a
 	}
-	a, err := agent.New(def)
+	a, err := bindings.New(def)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func argsDigest(op pb.JournalEntry_Op, name string, args [][]byte) []byte {
 // adapter is the Continuation.adapter of the agent's suspensions: a handler agent keeps a
 // HandlerJournal, a bindings agent an AgentResume (bindingsAdapter).
 func (a *Agent) adapter() string {
-	if a.bindings {
+	if a.spec != nil {
 		return bindingsAdapter
 	}
 	return handlerAdapter
@@ -79,7 +79,7 @@ func (a *Agent) adapter() string {
 
 // decodeJournal reads the journal of a suspended activation, in the agent's form.
 func (act *activation) decodeJournal(snapshot []byte) error {
-	if act.c.a.bindings {
+	if act.c.a.spec != nil {
 		j, err := journalOfResume(snapshot)
 		act.journal = j
 		return err
@@ -103,7 +103,7 @@ func (act *activation) decodeJournal(snapshot []byte) error {
 func (act *activation) handle() error {
 	c, v := act.c, act.v
 	// A bindings step reads the memory and the cache when it asks the model, not before.
-	if !c.a.bindings {
+	if c.a.spec == nil {
 		if err := v.need(memoryCell, cacheCell); err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (act *activation) suspendJournal(hc *Context) error {
 // journalBytes encodes the journal, in the agent's form; a handler's within its byte limit.
 func (act *activation) journalBytes() ([]byte, error) {
 	j := act.journal
-	if act.c.a.bindings {
+	if act.c.a.spec != nil {
 		return resumeOfJournal(j)
 	}
 	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(j)

@@ -1,70 +1,23 @@
 package agent
 
 import (
-	"encoding/base64"
-	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/beamagents/beamagents/agent/internal/bind"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/model"
 )
-
-// DefaultSystemPrompt is the system message of DefaultPrompt("").
-const DefaultSystemPrompt = "You are an agent in an event-driven runtime. Answer every turn with exactly one JSON value that satisfies the response schema, and nothing else."
-
-// DefaultPrompt returns a prompt builder: the system message, the memory as a second system
-// message, the triggering event as the user message, then for each completed step the
-// proposal (assistant) and its outcome (tool). Bytes that are not UTF-8 are shown in base64.
-func DefaultPrompt(system string) PromptBuilder {
-	if system == "" {
-		system = DefaultSystemPrompt
-	}
-	return func(in *PromptInput) []model.Message {
-		msgs := []model.Message{{Role: model.RoleSystem, Content: system}}
-		if len(in.Memory) > 0 {
-			var b strings.Builder
-			b.WriteString("Memory:")
-			for _, m := range in.Memory {
-				fmt.Fprintf(&b, "\n%s: %s", m.Key, text(m.Value))
-			}
-			msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: b.String()})
-		}
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: text(in.Trigger)})
-		for _, s := range in.Steps {
-			if s.Proposal != "" {
-				msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: s.Proposal})
-			}
-			if s.Outcome != "" {
-				detail := text(s.Payload)
-				if s.Message != "" {
-					detail = strings.TrimSpace(detail + " " + s.Message)
-				}
-				msgs = append(msgs, model.Message{Role: model.RoleTool, Content: fmt.Sprintf("%s %s: %s", s.Tool, s.Outcome, detail)})
-			}
-		}
-		return msgs
-	}
-}
-
-func text(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return "base64:" + base64.StdEncoding.EncodeToString(b)
-}
 
 // promptInput is what the prompt builder sees for a bindings agent's step: the journal's
 // steps so far (one position each) and the key's memory as it is now.
-func (act *activation) promptInput(step uint32) *PromptInput {
-	in := &PromptInput{
+func (act *activation) promptInput(step uint32) *bind.PromptInput {
+	in := &bind.PromptInput{
 		EntityKey: act.c.entity,
 		Seq:       act.seq,
 		Step:      step,
 		Trigger:   act.journal.GetTrigger().GetExternalEvent(),
 	}
 	for k, val := range act.v.memory.All() {
-		in.Memory = append(in.Memory, MemoryItem{Key: k, Value: val})
+		in.Memory = append(in.Memory, bind.MemoryItem{Key: k, Value: val})
 	}
 	for i, e := range act.journal.GetEntries() {
 		in.Steps = append(in.Steps, act.stepView(uint32(i), e))
@@ -73,8 +26,8 @@ func (act *activation) promptInput(step uint32) *PromptInput {
 }
 
 // stepView shows a bindings step: its entry's subject is the step's case.
-func (act *activation) stepView(step uint32, e *pb.JournalEntry) StepView {
-	sv := StepView{Step: step, CaseID: e.GetName(), Tool: act.c.a.def.Bindings[e.GetName()].Tool}
+func (act *activation) stepView(step uint32, e *pb.JournalEntry) bind.StepView {
+	sv := bind.StepView{Step: step, CaseID: e.GetName(), Tool: act.c.a.spec.Bindings[e.GetName()].Tool}
 	if e.GetOp() == pb.JournalEntry_PROPOSE {
 		sv.Proposal = string(e.GetResult())
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/beamagents/beamagents/agent/internal/bind"
 	"github.com/beamagents/beamagents/interaction"
 )
 
@@ -23,7 +24,7 @@ type ToolShape struct {
 // in stable-id order is listed.
 func (a *Agent) ToolShapes() []ToolShape {
 	byTool := map[string]ToolShape{}
-	if a.def.Handler != nil {
+	if a.spec == nil {
 		// A handler's tools are the declared ones: it calls them in code.
 		for name, spec := range a.def.Tools {
 			if spec.Args != nil {
@@ -31,9 +32,13 @@ func (a *Agent) ToolShapes() []ToolShape {
 			}
 		}
 	}
-	for _, caseID := range slices.Sorted(maps.Keys(a.def.Bindings)) {
-		act := a.def.Bindings[caseID]
-		if act.Kind != ActTool && act.Kind != ActApproval {
+	var bindings map[string]bind.Action
+	if a.spec != nil {
+		bindings = a.spec.Bindings
+	}
+	for _, caseID := range slices.Sorted(maps.Keys(bindings)) {
+		act := bindings[caseID]
+		if act.Kind != bind.ActTool && act.Kind != bind.ActApproval {
 			continue
 		}
 		if _, seen := byTool[act.Tool]; seen {

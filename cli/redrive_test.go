@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
@@ -48,9 +49,9 @@ func init() {
 		}
 		def.Model = downFor{def.Model, cfg.Down}
 		if cfg.Prompt != "" {
-			def.Prompt = agent.DefaultPrompt(cfg.Prompt)
+			def.Prompt = bindings.DefaultPrompt(cfg.Prompt)
 		}
-		return agent.New(def)
+		return bindings.New(def)
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pipeline"
@@ -35,7 +36,7 @@ func init() {
 			return nil, err
 		}
 		def.Name = "support-any"
-		return agent.New(def)
+		return bindings.New(def)
 	})
 }
 

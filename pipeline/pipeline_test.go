@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/negotiate"
@@ -39,7 +40,7 @@ func init() {
 		spec := def.Tools[support.ToolRefund]
 		spec.Agreement.Protocol = negotiate.FailFast
 		def.Tools = map[string]agent.ToolSpec{support.ToolRefund: spec}
-		return agent.New(def)
+		return bindings.New(def)
 	})
 }
 

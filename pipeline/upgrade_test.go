@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/testschema"
@@ -37,8 +38,8 @@ func init() {
 				return nil, err
 			}
 			def.Name = name
-			change(&def)
-			return agent.New(def)
+			change(&def.Definition)
+			return bindings.New(def)
 		})
 	}
 	variant("support-v2", func(d *agent.Definition) { d.ModelID = "support-scripted-2" })

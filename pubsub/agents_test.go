@@ -2,6 +2,7 @@ package pubsub_test
 
 import (
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/examples/support"
 )
 
@@ -23,6 +24,6 @@ func init() {
 		}
 		def.Name, def.ModelID = quickAgent, "quick-1"
 		def.Limits = agent.Limits{ToolTimeoutMs: 1000, ApprovalTimeoutMs: 1000, MaxEscalations: 2}
-		return agent.New(def)
+		return bindings.New(def)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/examples/quickstart/quickstartpb"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
@@ -59,15 +60,12 @@ func New(config []byte) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return agent.New(agent.Definition{
-		Name:    Name,
-		Schema:  schema,
-		Model:   m,
-		ModelID: cfg.ModelID,
-		Prompt:  agent.DefaultPrompt(SystemPrompt),
-		Bindings: map[string]agent.Action{
-			"triage.answer":      agent.Final(),
-			"triage.open_ticket": agent.Tool(ToolOpenTicket),
+	return bindings.New(bindings.Definition{
+		Definition: agent.Definition{Name: Name, Schema: schema, Model: m, ModelID: cfg.ModelID},
+		Prompt:     bindings.DefaultPrompt(SystemPrompt),
+		Bindings: map[string]bindings.Action{
+			"triage.answer":      bindings.Final(),
+			"triage.open_ticket": bindings.Tool(ToolOpenTicket),
 		},
 	})
 }

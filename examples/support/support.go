@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/examples/support/supportpb"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
@@ -56,12 +57,12 @@ var RefundAgreement = negotiate.Agreement{
 }
 
 // Bindings turn each proposal case into an action, by stable id.
-func Bindings() map[string]agent.Action {
-	return map[string]agent.Action{
-		"support.reply":        agent.Final(),
-		"support.lookup_order": agent.Tool(ToolLookupOrder),
-		"support.refund":       agent.Approval(ToolRefund),
-		"support.remember":     agent.Remember("support.remember.key", "support.remember.value"),
+func Bindings() map[string]bindings.Action {
+	return map[string]bindings.Action{
+		"support.reply":        bindings.Final(),
+		"support.lookup_order": bindings.Tool(ToolLookupOrder),
+		"support.refund":       bindings.Approval(ToolRefund),
+		"support.remember":     bindings.Remember("support.remember.key", "support.remember.value"),
 	}
 }
 
@@ -102,32 +103,34 @@ func New(config []byte) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return agent.New(def)
+	return bindings.New(def)
 }
 
 // Definition is the agent's definition with a scripted model answering from script (a
 // model.Scripted script): the starting point of a variant of the agent.
-func Definition(script []byte) (agent.Definition, error) {
+func Definition(script []byte) (bindings.Definition, error) {
 	m, err := model.ParseScript(script)
 	if err != nil {
-		return agent.Definition{}, err
+		return bindings.Definition{}, err
 	}
 	schema, err := Schema()
 	if err != nil {
-		return agent.Definition{}, err
+		return bindings.Definition{}, err
 	}
 	refundArgs, err := RefundArgs()
 	if err != nil {
-		return agent.Definition{}, err
+		return bindings.Definition{}, err
 	}
-	return agent.Definition{
-		Name:     Name,
-		Schema:   schema,
-		Model:    m,
-		ModelID:  "support-scripted-1",
-		Prompt:   agent.DefaultPrompt(SystemPrompt),
+	return bindings.Definition{
+		Definition: agent.Definition{
+			Name:    Name,
+			Schema:  schema,
+			Model:   m,
+			ModelID: "support-scripted-1",
+			Tools:   map[string]agent.ToolSpec{ToolRefund: {Args: refundArgs, Agreement: RefundAgreement}},
+			Limits:  Limits,
+		},
+		Prompt:   bindings.DefaultPrompt(SystemPrompt),
 		Bindings: Bindings(),
-		Tools:    map[string]agent.ToolSpec{ToolRefund: {Args: refundArgs, Agreement: RefundAgreement}},
-		Limits:   Limits,
 	}, nil
 }

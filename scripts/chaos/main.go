@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/cli"
 	"github.com/beamagents/beamagents/effector/tool"
 	"github.com/beamagents/beamagents/examples/support"
@@ -40,7 +41,7 @@ func init() {
 			return nil, err
 		}
 		def.Name = Name
-		return agent.New(def)
+		return bindings.New(def)
 	})
 	tool.RegisterAgentTools(Name, tools)
 }
