@@ -52,4 +52,3 @@ func text(b []byte) string {
 	}
 	return "base64:" + base64.StdEncoding.EncodeToString(b)
 }
-
