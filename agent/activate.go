@@ -89,7 +89,7 @@ func (b *Batch) fire(ctx context.Context, entity []byte, tag string, atMs int64)
 	case TagTTL:
 		err = c.atomic(func(v *view, out *Outputs) error { return c.idle(v) })
 	default:
-		err = fail(ReasonInternalPanic, nil, "unknown timer tag %q", tag)
+		err = fail(records.ReasonInternalPanic, nil, "unknown timer tag %q", tag)
 		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(entity, atMs, err))
 	}
 	return c, err
@@ -142,7 +142,7 @@ func protect(fn func() error) (err error) {
 		if r := recover(); r != nil {
 			// The panic value only: a stack trace would differ between runs, and a retry must
 			// emit the same bytes.
-			err = &Error{Reason: ReasonInternalPanic, Detail: fmt.Sprint(r)}
+			err = &Error{Reason: records.ReasonInternalPanic, Detail: fmt.Sprint(r)}
 		}
 	}()
 	return fn()
@@ -205,7 +205,7 @@ func deadlineOf(opts statecodec.ContinuationOptions, b []byte) int64 {
 func checkEnvelope(env *pb.AgentEnvelope) error {
 	var e *records.Error
 	if errors.As(records.CheckEnvelope(env), &e) {
-		return fail(ReasonEnvelopeInvalid, e.Err, "%s", e.Detail)
+		return fail(records.ReasonEnvelopeInvalid, e.Err, "%s", e.Detail)
 	}
 	return nil
 }
@@ -230,7 +230,7 @@ func (c *call) enqueue(v *view, env *pb.AgentEnvelope) error {
 		return err
 	}
 	if len(v.inbox.Envelopes) >= c.a.limits.MaxInbox {
-		return fail(ReasonInboxFull, nil, "%d events already wait for the key to resume", len(v.inbox.Envelopes))
+		return fail(records.ReasonInboxFull, nil, "%d events already wait for the key to resume", len(v.inbox.Envelopes))
 	}
 	v.inbox.Envelopes = append(v.inbox.Envelopes, proto.CloneOf(env))
 	v.touch(inboxCell)

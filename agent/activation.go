@@ -6,6 +6,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -41,7 +42,7 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 func (c *call) resumeActivation(v *view, out *Outputs, kind string) (*activation, error) {
 	want := c.a.adapter()
 	if a := v.cont.Adapter(); a != want {
-		return nil, fail(ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, want)
+		return nil, fail(records.ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, want)
 	}
 	act := &activation{c: c, v: v, out: out, seq: v.cont.Seq(), last: v.cont.StepIndex()}
 	if err := act.decodeJournal(v.cont.Snapshot()); err != nil {
@@ -96,10 +97,10 @@ func (act *activation) sign(ti *pb.ToolIntent) error {
 		if act.c.deps.AllowUnsigned {
 			return nil
 		}
-		return fail(ReasonSigningFailed, nil, "no keyring to sign intent %s", ti.IntentId)
+		return fail(records.ReasonSigningFailed, nil, "no keyring to sign intent %s", ti.IntentId)
 	}
 	if err := intent.Sign(ti, act.c.deps.Keyring); err != nil {
-		return fail(ReasonSigningFailed, err, "intent %s", ti.IntentId)
+		return fail(records.ReasonSigningFailed, err, "intent %s", ti.IntentId)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -298,12 +299,12 @@ func TestCellAccessPerPath(t *testing.T) {
 }
 
 func TestDeadLetterDetailIsStable(t *testing.T) {
-	err := &agent.Error{Reason: agent.ReasonStateCorrupt, Err: errors.New("proto:\u00a0cannot parse \xff")}
+	err := &agent.Error{Reason: records.ReasonStateCorrupt, Err: errors.New("proto:\u00a0cannot parse \xff")}
 	d := agent.DeadLetter([]byte("k"), 5, err)
 	if d.Reason != "state_corrupt" || d.Detail != "state_corrupt: proto: cannot parse \ufffd" || d.EventTimeMs != 5 {
 		t.Fatalf("dead letter %v", d)
 	}
-	if agent.DeadLetter(nil, 0, errors.New("untyped")).Reason != string(agent.ReasonInternalPanic) {
+	if agent.DeadLetter(nil, 0, errors.New("untyped")).Reason != string(records.ReasonInternalPanic) {
 		t.Fatal("an untyped error must not invent a reason")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -103,7 +104,7 @@ func (b *Batch) committed(c cell) ([]byte, error) {
 	}
 	v, err := b.store.Read(cellTable[c].id)
 	if err != nil {
-		return nil, &Error{Reason: ReasonStateCorrupt, Detail: "reading " + c.String(), Err: err}
+		return nil, &Error{Reason: records.ReasonStateCorrupt, Detail: "reading " + c.String(), Err: err}
 	}
 	b.cells[c], b.read = v, b.read.with(c)
 	return v, nil

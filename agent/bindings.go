@@ -6,6 +6,7 @@ import (
 	"github.com/beamagents/beamagents/agent/internal/bind"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/records"
 )
 
 // bindingsAdapter is the Continuation.adapter of a suspended bindings agent; its snapshot is
@@ -48,7 +49,7 @@ func (a *Agent) runBindings(hc *Context, _ Trigger) error {
 		case bind.ActApproval:
 			return hc.bound(e, val, action.Tool, pb.ToolIntent_APPROVAL, a.limits.ApprovalTimeoutMs)
 		default:
-			return hc.fails(fail(ReasonInternalPanic, nil, "case %s has no action", bindingOf(val)))
+			return hc.fails(fail(records.ReasonInternalPanic, nil, "case %s has no action", bindingOf(val)))
 		}
 	}
 }
@@ -73,7 +74,7 @@ func (hc *Context) journaled(op pb.JournalEntry_Op) (*pb.JournalEntry, bool, err
 	}
 	e := hc.j.Entries[hc.pos]
 	if e.GetOp() != op {
-		return nil, false, hc.fails(fail(ReasonStateCorrupt, nil, "step %d of the journal is %s, not %s", hc.pos, e.GetOp(), op))
+		return nil, false, hc.fails(fail(records.ReasonStateCorrupt, nil, "step %d of the journal is %s, not %s", hc.pos, e.GetOp(), op))
 	}
 	hc.pos++
 	return e, true, nil
@@ -87,7 +88,7 @@ func (hc *Context) step() (*interaction.Value, *pb.JournalEntry, error) {
 	}
 	step := uint32(hc.pos)
 	if max := act.c.a.limits.MaxSteps; step >= max {
-		return nil, nil, hc.fails(fail(ReasonBudgetExceeded, nil, "activation reached its %d-step budget", max))
+		return nil, nil, hc.fails(fail(records.ReasonBudgetExceeded, nil, "activation reached its %d-step budget", max))
 	}
 	val, err := act.propose(step)
 	if err != nil {
@@ -127,12 +128,12 @@ func (hc *Context) gate(e *pb.JournalEntry) error {
 	caseID, tool := e.GetName(), a.spec.Bindings[e.GetName()].Tool
 	step := uint32(hc.pos)
 	if step >= a.limits.MaxSteps {
-		return hc.fails(fail(ReasonBudgetExceeded, nil, "no step left for the approved call of %s", tool))
+		return hc.fails(fail(records.ReasonBudgetExceeded, nil, "no step left for the approved call of %s", tool))
 	}
 	// The step's proposal is admitted again to render the same arguments as its approval's.
 	out, err := a.use.admitter.Admit(e.GetResult())
 	if err != nil {
-		return hc.fails(fail(ReasonStateCorrupt, err, "journaled proposal of step %d", step-1))
+		return hc.fails(fail(records.ReasonStateCorrupt, err, "journaled proposal of step %d", step-1))
 	}
 	args, _, err := act.toolArgs(caseID, out.Value)
 	if err != nil {
@@ -168,7 +169,7 @@ func (act *activation) toolArgs(caseID string, val *interaction.Value) (string, 
 	}
 	out, err := b.Convey(val)
 	if err != nil {
-		return "", nil, fail(ReasonProposalRefused, err, "arguments for the tool of %s", caseID)
+		return "", nil, fail(records.ReasonProposalRefused, err, "arguments for the tool of %s", caseID)
 	}
 	return string(out.Value.FieldsJSON()), out.Receipt.Attributes(), nil
 }
@@ -181,13 +182,13 @@ func (act *activation) toolArgs(caseID string, val *interaction.Value) (string, 
 func journalOfResume(snapshot []byte) (*pb.HandlerJournal, error) {
 	r := &pb.AgentResume{}
 	if err := proto.Unmarshal(snapshot, r); err != nil {
-		return nil, fail(ReasonStateCorrupt, err, "continuation snapshot")
+		return nil, fail(records.ReasonStateCorrupt, err, "continuation snapshot")
 	}
 	j := &pb.HandlerJournal{Trigger: r.GetTrigger(), TraceId: r.GetTraceId(), ModelCalls: r.GetModelCalls(), Tokens: r.GetTokens()}
 	j.Entries = make([]*pb.JournalEntry, len(r.GetSteps()))
 	for i, rec := range r.GetSteps() {
 		if rec.GetStepIndex() != uint32(i) {
-			return nil, fail(ReasonStateCorrupt, nil, "continuation snapshot: record %d is of step %d", i, rec.GetStepIndex())
+			return nil, fail(records.ReasonStateCorrupt, nil, "continuation snapshot: record %d is of step %d", i, rec.GetStepIndex())
 		}
 		e := &pb.JournalEntry{Op: pb.JournalEntry_PROPOSE, Name: rec.GetCaseId(), Result: []byte(rec.GetProposal()),
 			IntentId: rec.GetIntentId(), ToolResult: rec.GetResult(), Approval: rec.GetApproval()}
@@ -209,7 +210,7 @@ func resumeOfJournal(j *pb.HandlerJournal) ([]byte, error) {
 	}
 	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
 	if err != nil {
-		return nil, fail(ReasonStateCorrupt, err, "encoding resume state")
+		return nil, fail(records.ReasonStateCorrupt, err, "encoding resume state")
 	}
 	return snap, nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -65,16 +66,16 @@ func TestBindingsJournalKeepsTheResumeForm(t *testing.T) {
 	}
 	for name, r := range cases {
 		b, _ := proto.Marshal(r)
-		if _, err := journalOfResume(b); !isReason(err, ReasonStateCorrupt) {
+		if _, err := journalOfResume(b); !isReason(err, records.ReasonStateCorrupt) {
 			t.Errorf("%s: %v, want state_corrupt", name, err)
 		}
 	}
-	if _, err := journalOfResume([]byte{0xff}); !isReason(err, ReasonStateCorrupt) {
+	if _, err := journalOfResume([]byte{0xff}); !isReason(err, records.ReasonStateCorrupt) {
 		t.Errorf("undecodable: %v, want state_corrupt", err)
 	}
 }
 
-func isReason(err error, r Reason) bool {
+func isReason(err error, r records.Reason) bool {
 	e, ok := err.(*Error)
 	return ok && e.Reason == r
 }
@@ -88,7 +89,7 @@ func FuzzBindingsJournal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		j, err := journalOfResume(b)
 		if err != nil {
-			if !isReason(err, ReasonStateCorrupt) {
+			if !isReason(err, records.ReasonStateCorrupt) {
 				t.Fatalf("untyped failure %v", err)
 			}
 			return

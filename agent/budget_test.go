@@ -11,6 +11,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -67,7 +68,7 @@ func TestTokenBudgetDecidesTheSameOnReplay(t *testing.T) {
 				t.Fatalf("replayed: %v", rerr)
 			}
 			if tc.fails {
-				if !errors.Is(err, &agent.Error{Reason: agent.ReasonBudgetExceeded}) || len(called.DeadLetters) != 1 ||
+				if !errors.Is(err, &agent.Error{Reason: records.ReasonBudgetExceeded}) || len(called.DeadLetters) != 1 ||
 					!proto.Equal(called.DeadLetters[0], replayed.DeadLetters[0]) {
 					t.Fatalf("dead letters differ:\n%v\n%v", called.DeadLetters, replayed.DeadLetters)
 				}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -47,7 +48,7 @@ func (l *liveCells) materialize(c cell, dst *[]byte) error {
 	}
 	b, err := l.vals[c].Encode()
 	if err != nil {
-		return &Error{Reason: ReasonStateCorrupt, Detail: "encoding " + c.String(), Err: err}
+		return &Error{Reason: records.ReasonStateCorrupt, Detail: "encoding " + c.String(), Err: err}
 	}
 	*dst = b
 	l.stale &^= 1 << c

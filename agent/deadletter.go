@@ -13,7 +13,7 @@ import (
 // the reason of the *Error inside err (internal_panic for an untyped error), and err's text
 // as the detail.
 func DeadLetter(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord {
-	reason := ReasonInternalPanic
+	reason := records.ReasonInternalPanic
 	var e *Error
 	if errors.As(err, &e) {
 		reason = e.Reason

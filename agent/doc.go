@@ -12,7 +12,7 @@
 // Inputs are AgentEnvelopes (external event, tool result, approval, export request) and
 // firings of the key's one timer family (tags TagDeadline and TagTTL). Outputs are signed
 // ToolIntents, TraceEvents with OpenTelemetry GenAI attributes, FinalReplies, StateSnapshots
-// and dead letters (ActivationErrorRecords whose reason is one of Reasons).
+// and dead letters (ActivationErrorRecords whose reason is one of records.Reasons).
 //
 // Tracing. An activation is one trace. Each attempt on it (the external event that starts
 // it, each tool result or approval that resumes it, each deadline firing) is one span,

@@ -1,11 +1,15 @@
 package agent
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/beamagents/beamagents/records"
+)
 
 // Error is the typed error of an activation. Its Reason is the dead-letter reason the failure
 // ends in; errors.Is(err, &agent.Error{Reason: r}) matches on the reason alone.
 type Error struct {
-	Reason Reason
+	Reason records.Reason
 	Detail string
 	Err    error // the underlying typed error (an interaction, statecodec, intent or model error)
 }
@@ -29,6 +33,6 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Reason == e.Reason
 }
 
-func fail(r Reason, err error, format string, args ...any) *Error {
+func fail(r records.Reason, err error, format string, args ...any) *Error {
 	return &Error{Reason: r, Detail: fmt.Sprintf(format, args...), Err: err}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -78,7 +79,7 @@ func TestBreakerRefusalDeadLetters(t *testing.T) {
 		t.Fatalf("%v %v %d writes", err, res.DeadLetters, len(res.Writes))
 	}
 	d := res.DeadLetters[0]
-	if d.GetReason() != string(agent.ReasonModelError) || !strings.Contains(d.GetDetail(), string(model.CodeCircuitOpen)) || len(d.GetEnvelope()) == 0 {
+	if d.GetReason() != string(records.ReasonModelError) || !strings.Contains(d.GetDetail(), string(model.CodeCircuitOpen)) || len(d.GetEnvelope()) == 0 {
 		t.Fatalf("dead letter %v", d)
 	}
 	if len(res.Traces) != 1 || len(res.Intents)+len(res.Finals)+len(res.Snapshots) != 0 {

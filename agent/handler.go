@@ -12,6 +12,7 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Handler is an agent written as Go code: it runs once per activation attempt, from the top,
@@ -77,11 +78,11 @@ func (hc *Context) Now() int64 { return hc.trigger.EventTimeMs }
 // Position returns the position the next operation takes in the journal.
 func (hc *Context) Position() int { return hc.pos }
 
-// Fail returns the error that fails the activation with reason, one of Reasons; another
+// Fail returns the error that fails the activation with reason, one of records.Reasons; another
 // reason fails it as internal_panic.
-func (hc *Context) Fail(reason Reason, format string, args ...any) error {
-	if !slices.Contains(Reasons, reason) {
-		return fail(ReasonInternalPanic, nil, "handler failed with reason %q, which is not in the vocabulary: %s", reason, fmt.Sprintf(format, args...))
+func (hc *Context) Fail(reason records.Reason, format string, args ...any) error {
+	if !slices.Contains(records.Reasons, reason) {
+		return fail(records.ReasonInternalPanic, nil, "handler failed with reason %q, which is not in the vocabulary: %s", reason, fmt.Sprintf(format, args...))
 	}
 	return fail(reason, nil, format, args...)
 }
@@ -110,7 +111,7 @@ func (hc *Context) reply(doc, caseID, digest string) error {
 	act := hc.act
 	action := renderFinal(doc)
 	if max := act.c.a.limits.MaxFinalBytes; len(action) > max {
-		hc.failure = fail(ReasonFinalTooLarge, nil, "final action is %d bytes after escaping, bound %d", len(action), max)
+		hc.failure = fail(records.ReasonFinalTooLarge, nil, "final action is %d bytes after escaping, bound %d", len(action), max)
 		return hc.failure
 	}
 	hc.final = &pb.FinalReply{
@@ -168,11 +169,11 @@ func (hc *Context) Propose(ask Ask) (*interaction.Value, error) {
 		schema = act.c.a.def.Schema
 	}
 	if schema == nil {
-		return nil, hc.fails(fail(ReasonInternalPanic, nil, "Propose without a schema, and the agent has none"))
+		return nil, hc.fails(fail(records.ReasonInternalPanic, nil, "Propose without a schema, and the agent has none"))
 	}
 	u, err := act.c.a.useOf(schema)
 	if err != nil {
-		return nil, hc.fails(fail(ReasonInternalPanic, err, "proposal schema"))
+		return nil, hc.fails(fail(records.ReasonInternalPanic, err, "proposal schema"))
 	}
 	req := hc.request(ask.Messages)
 	req.ResponseSchema, req.SchemaDigest = u.provider, schema.Digest()
@@ -184,7 +185,7 @@ func (hc *Context) Propose(ask Ask) (*interaction.Value, error) {
 	if replayed {
 		out, err := u.admitter.Admit(e.GetResult())
 		if err != nil {
-			return nil, hc.fails(fail(ReasonStateCorrupt, err, "journaled proposal at %d", req.Step))
+			return nil, hc.fails(fail(records.ReasonStateCorrupt, err, "journaled proposal at %d", req.Step))
 		}
 		return out.Value, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Get reads the memory entry key (without moving it in the LRU order). The read is
@@ -34,7 +35,7 @@ func (hc *Context) put(key string, value []byte) error {
 	v := hc.act.v
 	v.ownMemory()
 	if err := v.memory.Put(key, value, hc.act.c.now); err != nil {
-		return hc.fails(fail(ReasonBudgetExceeded, err, "memory write of key %q", key))
+		return hc.fails(fail(records.ReasonBudgetExceeded, err, "memory write of key %q", key))
 	}
 	v.touch(memoryCell)
 	return nil
@@ -62,7 +63,7 @@ func (hc *Context) Ring(ring string) ([][]byte, error) {
 	}
 	entries, ok := decodeRing(b)
 	if !ok {
-		return nil, hc.fails(fail(ReasonStateCorrupt, nil, "memory entry %q is not a ring", ring))
+		return nil, hc.fails(fail(records.ReasonStateCorrupt, nil, "memory entry %q is not a ring", ring))
 	}
 	return entries, nil
 }
@@ -72,7 +73,7 @@ func (hc *Context) Ring(ring string) ([][]byte, error) {
 // and its bytes, oldest first. It takes effect once.
 func (hc *Context) Append(ring string, value []byte, keep int) error {
 	if keep < 1 {
-		return hc.fails(fail(ReasonInternalPanic, nil, "ring %q: keep %d is below 1", ring, keep))
+		return hc.fails(fail(records.ReasonInternalPanic, nil, "ring %q: keep %d is below 1", ring, keep))
 	}
 	_, replayed, err := hc.begin(pb.JournalEntry_MEMORY_APPEND, ring, value, []byte(strconv.Itoa(keep)))
 	if err != nil || replayed {
@@ -81,7 +82,7 @@ func (hc *Context) Append(ring string, value []byte, keep int) error {
 	old, _ := hc.act.v.memory.Peek(ring)
 	entries, ok := decodeRing(old)
 	if !ok {
-		return hc.fails(fail(ReasonStateCorrupt, nil, "memory entry %q is not a ring", ring))
+		return hc.fails(fail(records.ReasonStateCorrupt, nil, "memory entry %q is not a ring", ring))
 	}
 	entries = append(entries, value)
 	if len(entries) > keep {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // testHandlers are the handler agents scenarios name ("handler"); each is built afresh per
@@ -50,7 +51,7 @@ func proposeTool(hc *agent.Context, tr agent.Trigger) error {
 		}
 		extra = append(extra, "lookup: "+res.GetStatus().String()+" "+string(res.GetPayload()))
 	}
-	return hc.Fail(agent.ReasonBudgetExceeded, "three lookups without an answer")
+	return hc.Fail(records.ReasonBudgetExceeded, "three lookups without an answer")
 }
 
 // approvalHandler refunds only above a threshold after an approval, decided in code.
@@ -152,7 +153,7 @@ func chatHandler(tb testing.TB) agent.Handler {
 			}
 			msgs = append(msgs, more...)
 		}
-		return hc.Fail(agent.ReasonBudgetExceeded, "four turns without an answer")
+		return hc.Fail(records.ReasonBudgetExceeded, "four turns without an answer")
 	}
 }
 
@@ -186,5 +187,5 @@ func failHandler(hc *agent.Context, tr agent.Trigger) error {
 	if err := hc.Put("seen", tr.Event); err != nil {
 		return err
 	}
-	return hc.Fail(agent.ReasonProposalRefused, "the event %q is not for this agent", tr.Event)
+	return hc.Fail(records.ReasonProposalRefused, "the event %q is not for this agent", tr.Event)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -47,7 +48,7 @@ func (hc *Context) Tools(calls ...Call) ([]*pb.ToolResult, error) {
 		}
 		if replayed {
 			if e.GetToolResult() == nil {
-				return nil, hc.fails(fail(ReasonStateCorrupt, nil, "journaled tool call %d has no result", hc.pos-1))
+				return nil, hc.fails(fail(records.ReasonStateCorrupt, nil, "journaled tool call %d has no result", hc.pos-1))
 			}
 			results[i] = e.GetToolResult()
 			continue
@@ -87,7 +88,7 @@ func (hc *Context) Approved(tool, argsJSON string) (res *pb.ToolResult, approved
 	}
 	switch {
 	case e.GetApproval() == nil:
-		return nil, false, hc.fails(fail(ReasonStateCorrupt, nil, "journaled approval %d has no decision", hc.pos-1))
+		return nil, false, hc.fails(fail(records.ReasonStateCorrupt, nil, "journaled approval %d has no decision", hc.pos-1))
 	case !e.GetApproval().GetApproved():
 		return nil, false, nil
 	}
@@ -136,7 +137,7 @@ func (act *activation) inline(e *pb.JournalEntry, pos uint32, args []byte, fn In
 	key := inlineKey(c.entity, act.seq, pos, e.GetName(), args)
 	lk, err := v.cache.Lookup(key, c.now)
 	if err != nil {
-		return fail(ReasonStateCorrupt, err, "replay cache lookup")
+		return fail(records.ReasonStateCorrupt, err, "replay cache lookup")
 	}
 	v.touch(cacheCell)
 	hit := lk.Status == statecodec.Hit
@@ -147,11 +148,11 @@ func (act *activation) inline(e *pb.JournalEntry, pos uint32, args []byte, fn In
 		out, runErr := runInline(c.ctx, time.Duration(c.a.limits.InlineTimeoutMs)*time.Millisecond, fn, args)
 		rec = inlineRecord(out, runErr)
 		if _, err := v.cache.Store(key, rec, c.now); err != nil {
-			return fail(ReasonStateCorrupt, err, "replay cache store")
+			return fail(records.ReasonStateCorrupt, err, "replay cache store")
 		}
 	}
 	if len(rec) == 0 || rec[0] > 1 {
-		return fail(ReasonStateCorrupt, nil, "replay cache entry of inline tool %s", e.GetName())
+		return fail(records.ReasonStateCorrupt, nil, "replay cache entry of inline tool %s", e.GetName())
 	}
 	status := pb.ToolResult_OK.String()
 	if rec[0] == 1 {
@@ -275,13 +276,13 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 	// Every provider is sent each tool under its wire name and maps the answer back: a set of
 	// names that cannot make that round trip is the handler's error, refused before any call.
 	if err := checkToolNames(chat.Tools); err != nil {
-		return nil, hc.fails(fail(ReasonInternalPanic, err, "step %d: tool declarations", req.Step))
+		return nil, hc.fails(fail(records.ReasonInternalPanic, err, "step %d: tool declarations", req.Step))
 	}
 	uses := map[string]*schemaUse{}
 	for _, d := range chat.Tools {
 		u, err := act.c.a.argsUseOf(d.Args)
 		if err != nil {
-			return nil, hc.fails(fail(ReasonInternalPanic, err, "arguments of tool %s", d.Name))
+			return nil, hc.fails(fail(records.ReasonInternalPanic, err, "arguments of tool %s", d.Name))
 		}
 		uses[d.Name] = u
 		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: u.provider, Digest: d.Args.Digest()})
@@ -303,12 +304,12 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 	resp := &model.Response{Text: text}
 	if len(req.Tools) > 0 {
 		if resp, err = model.DecodeTurn(text); err != nil {
-			return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d: the answer is not a turn", req.Step))
+			return nil, hc.fails(fail(records.ReasonProposalRefused, err, "step %d: the answer is not a turn", req.Step))
 		}
 	}
 	turn, err := admitTurn(resp, uses)
 	if err != nil {
-		return nil, hc.fails(fail(ReasonProposalRefused, err, "step %d", req.Step))
+		return nil, hc.fails(fail(records.ReasonProposalRefused, err, "step %d", req.Step))
 	}
 	if !replayed {
 		e.Result = text

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -30,14 +31,14 @@ func (hc *Context) begin(op pb.JournalEntry_Op, name string, args ...[]byte) (*p
 	}
 	pos := hc.pos
 	if max := hc.act.c.a.limits.MaxOperations; pos >= max {
-		return nil, false, hc.fails(fail(ReasonBudgetExceeded, nil, "activation reached its %d-operation budget", max))
+		return nil, false, hc.fails(fail(records.ReasonBudgetExceeded, nil, "activation reached its %d-operation budget", max))
 	}
 	hc.pos++
 	digest := argsDigest(op, name, args)
 	if pos < len(hc.j.Entries) {
 		e := hc.j.Entries[pos]
 		if e.GetOp() != op || e.GetName() != name || !bytes.Equal(e.GetArgsDigest(), digest) {
-			return nil, false, hc.fails(fail(ReasonNondeterministicAgent, nil,
+			return nil, false, hc.fails(fail(records.ReasonNondeterministicAgent, nil,
 				"operation %d is %s %q; the journal recorded %s %q%s", pos, op, name, e.GetOp(), e.GetName(), sameArgs(e, op, name)))
 		}
 		return e, true, nil
@@ -86,13 +87,13 @@ func (act *activation) decodeJournal(snapshot []byte) error {
 	}
 	j := &pb.HandlerJournal{}
 	if err := proto.Unmarshal(snapshot, j); err != nil {
-		return fail(ReasonStateCorrupt, err, "handler journal")
+		return fail(records.ReasonStateCorrupt, err, "handler journal")
 	}
 	if v := j.GetJournalVersion(); v != journalVersion {
 		if v > journalVersion {
-			return fail(ReasonStateVersionUnsupported, nil, "handler journal version %d; this build reads %d", v, journalVersion)
+			return fail(records.ReasonStateVersionUnsupported, nil, "handler journal version %d; this build reads %d", v, journalVersion)
 		}
-		return fail(ReasonStateCorrupt, nil, "handler journal version %d", v)
+		return fail(records.ReasonStateCorrupt, nil, "handler journal version %d", v)
 	}
 	act.journal = j
 	return nil
@@ -123,9 +124,9 @@ func (act *activation) handle() error {
 	case errors.As(err, &typed):
 		return typed
 	case err != nil:
-		return fail(ReasonInternalPanic, err, "the handler failed")
+		return fail(records.ReasonInternalPanic, err, "the handler failed")
 	case hc.pos < replaying:
-		return fail(ReasonNondeterministicAgent, nil, "the handler ended after %d operations; its journal recorded %d", hc.pos, replaying)
+		return fail(records.ReasonNondeterministicAgent, nil, "the handler ended after %d operations; its journal recorded %d", hc.pos, replaying)
 	}
 	act.last = hc.lastPos()
 	if hc.final != nil {
@@ -144,7 +145,7 @@ func (act *activation) suspendJournal(hc *Context) error {
 	ids := make([]string, len(hc.fresh))
 	for i, ti := range hc.fresh {
 		if err := v.pending.Add(ti); err != nil {
-			return fail(ReasonStateCorrupt, err, "recording intent %s", ti.IntentId)
+			return fail(records.ReasonStateCorrupt, err, "recording intent %s", ti.IntentId)
 		}
 		ids[i] = ti.IntentId
 	}
@@ -159,7 +160,7 @@ func (act *activation) suspendJournal(hc *Context) error {
 		Snapshot: snap, SuspendedAtMs: c.now, DeadlineMs: last.ExpiresAtMs,
 	})
 	if err != nil {
-		return fail(ReasonStateCorrupt, err, "suspending")
+		return fail(records.ReasonStateCorrupt, err, "suspending")
 	}
 	v.cont = cont
 	v.touch(contCell)
@@ -181,10 +182,10 @@ func (act *activation) journalBytes() ([]byte, error) {
 	}
 	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(j)
 	if err != nil {
-		return nil, fail(ReasonStateCorrupt, err, "encoding the handler journal")
+		return nil, fail(records.ReasonStateCorrupt, err, "encoding the handler journal")
 	}
 	if max := act.c.a.limits.MaxJournalBytes; len(snap) > max {
-		return nil, fail(ReasonJournalTooLarge, nil, "the journal of %d operations is %d bytes; the limit (MaxJournalBytes) is %d", len(j.Entries), len(snap), max)
+		return nil, fail(records.ReasonJournalTooLarge, nil, "the journal of %d operations is %d bytes; the limit (MaxJournalBytes) is %d", len(j.Entries), len(snap), max)
 	}
 	return snap, nil
 }
@@ -196,5 +197,5 @@ func (act *activation) entry(id string) (*pb.JournalEntry, error) {
 			return e, nil
 		}
 	}
-	return nil, fail(ReasonStateCorrupt, nil, "the journal has no operation for pending intent %s", id)
+	return nil, fail(records.ReasonStateCorrupt, nil, "the journal has no operation for pending intent %s", id)
 }

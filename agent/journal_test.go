@@ -12,6 +12,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	goldenv1 "github.com/beamagents/beamagents/golden/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -67,7 +68,7 @@ func FuzzHandlerJournal(f *testing.F) {
 		res, err := a.Activate(context.Background(), withSnapshot(t, st, snap), resume, agent.Deps{Keyring: kr})
 		check(t, res, err, kr)
 		var ae *agent.Error
-		if err != nil && (!errorsAs(err, &ae) || !slices.Contains(agent.Reasons, ae.Reason)) {
+		if err != nil && (!errorsAs(err, &ae) || !slices.Contains(records.Reasons, ae.Reason)) {
 			t.Fatalf("untyped failure %v", err)
 		}
 	})
@@ -113,11 +114,11 @@ func TestHandlerJournalRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		st   agent.MapStore
-		want agent.Reason
+		want records.Reason
 	}{
-		{"future journal", withSnapshot(t, st, future), agent.ReasonStateVersionUnsupported},
-		{"bindings suspension", bindings, agent.ReasonStateCorrupt},
-		{"not a journal", withSnapshot(t, st, []byte{0xff}), agent.ReasonStateCorrupt},
+		{"future journal", withSnapshot(t, st, future), records.ReasonStateVersionUnsupported},
+		{"bindings suspension", bindings, records.ReasonStateCorrupt},
+		{"not a journal", withSnapshot(t, st, []byte{0xff}), records.ReasonStateCorrupt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := a.Activate(context.Background(), tc.st, resume, agent.Deps{Keyring: testKeyring(t)})

@@ -11,6 +11,7 @@ import (
 	"github.com/beamagents/beamagents/interaction/stream"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/negotiate"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -39,7 +40,7 @@ func (act *activation) admitted(req *model.Request, key string, u *schemaUse) (*
 	}
 	out, err := u.admitter.Admit(text)
 	if err != nil {
-		return nil, fail(ReasonProposalRefused, err, "step %d", req.Step)
+		return nil, fail(records.ReasonProposalRefused, err, "step %d", req.Step)
 	}
 	val := out.Value
 	out.Receipt.PutAttributes(attrs)
@@ -56,11 +57,11 @@ func (act *activation) ask(req *model.Request, key string, adm streamed) ([]byte
 	c, a, v := act.c, act.c.a, act.v
 	step := req.Step
 	if n := model.RequestBytes(req); n > a.limits.MaxRequestBytes {
-		return nil, nil, fail(ReasonRequestTooLarge, nil, "step %d: the request is %d bytes; the budget is %d", step, n, a.limits.MaxRequestBytes)
+		return nil, nil, fail(records.ReasonRequestTooLarge, nil, "step %d: the request is %d bytes; the budget is %d", step, n, a.limits.MaxRequestBytes)
 	}
 	lk, err := v.cache.Lookup(key, c.now)
 	if err != nil {
-		return nil, nil, fail(ReasonStateCorrupt, err, "replay cache lookup")
+		return nil, nil, fail(records.ReasonStateCorrupt, err, "replay cache lookup")
 	}
 	v.touch(cacheCell)
 	attrs := make(map[string]string, llmCallAttrs)
@@ -84,7 +85,7 @@ func (act *activation) ask(req *model.Request, key string, adm streamed) ([]byte
 			attrs[tracing.AttrDivergence] = "true"
 		}
 		if _, err := v.cache.StoreAnswer(key, text, answer, c.now); err != nil {
-			return nil, nil, fail(ReasonStateCorrupt, err, "replay cache store")
+			return nil, nil, fail(records.ReasonStateCorrupt, err, "replay cache store")
 		}
 	}
 	if err := act.charge(step, answer, attrs); err != nil {
@@ -102,7 +103,7 @@ func (act *activation) traceRefusal(req *model.Request, err error) {
 		return
 	}
 	act.tr.emit(pb.TraceEvent_ERROR, req.Step, act.c.now, map[string]string{
-		tracing.AttrErrorType: string(model.CodeCircuitOpen), tracing.AttrReason: string(ReasonModelError),
+		tracing.AttrErrorType: string(model.CodeCircuitOpen), tracing.AttrReason: string(records.ReasonModelError),
 		tracing.AttrOperationName: tracing.OpChat, tracing.AttrRequestModel: req.Model,
 	})
 }
@@ -152,7 +153,7 @@ func (act *activation) charge(step uint32, a statecodec.Answer, attrs map[string
 	}
 	act.journal.Tokens += a.InputTokens + a.OutputTokens
 	if act.journal.Tokens > budget {
-		return fail(ReasonBudgetExceeded, nil, "step %d: the activation used %d tokens; its token budget (MaxTokens) is %d", step, act.journal.Tokens, budget)
+		return fail(records.ReasonBudgetExceeded, nil, "step %d: the activation used %d tokens; its token budget (MaxTokens) is %d", step, act.journal.Tokens, budget)
 	}
 	attrs[tracing.AttrTokens] = itoa(act.journal.Tokens)
 	return nil
@@ -169,7 +170,7 @@ type streamed struct {
 func (act *activation) call(req *model.Request, adm streamed) (*model.Response, error) {
 	c, a := act.c, act.c.a
 	if act.journal.ModelCalls >= a.limits.MaxModelCalls {
-		return nil, fail(ReasonBudgetExceeded, nil, "activation reached its %d-call model budget", a.limits.MaxModelCalls)
+		return nil, fail(records.ReasonBudgetExceeded, nil, "activation reached its %d-call model budget", a.limits.MaxModelCalls)
 	}
 	act.journal.ModelCalls++
 	c.res.ModelCalls++
@@ -178,7 +179,7 @@ func (act *activation) call(req *model.Request, adm streamed) (*model.Response, 
 		ctx = context.Background()
 	}
 	if a.def.Model == nil {
-		return nil, fail(ReasonModelError, nil, "step %d: the agent has no model", req.Step)
+		return nil, fail(records.ReasonModelError, nil, "step %d: the agent has no model", req.Step)
 	}
 	if s, ok := a.def.Model.(model.ToolStreamer); ok && a.def.Stream && len(req.Tools) > 0 {
 		return act.streamTools(ctx, s, req, adm.tools)
@@ -188,7 +189,7 @@ func (act *activation) call(req *model.Request, adm streamed) (*model.Response, 
 	}
 	resp, err := a.def.Model.Generate(ctx, req)
 	if err != nil {
-		return nil, fail(ReasonModelError, err, "step %d", req.Step)
+		return nil, fail(records.ReasonModelError, err, "step %d", req.Step)
 	}
 	return resp, nil
 }
@@ -208,9 +209,9 @@ func (act *activation) stream(ctx context.Context, s model.Streamer, req *model.
 	var refusal *stream.Refusal
 	switch {
 	case errors.As(err, &refusal):
-		return nil, fail(ReasonProposalRefused, refusal, "step %d: stream cancelled after %d bytes", req.Step, st.Buffered())
+		return nil, fail(records.ReasonProposalRefused, refusal, "step %d: stream cancelled after %d bytes", req.Step, st.Buffered())
 	case err != nil:
-		return nil, fail(ReasonModelError, err, "step %d", req.Step)
+		return nil, fail(records.ReasonModelError, err, "step %d", req.Step)
 	}
 	return resp, nil
 }
@@ -255,9 +256,9 @@ func (act *activation) streamTools(ctx context.Context, s model.ToolStreamer, re
 	resp, err := s.StreamTools(ctx, req, onDelta)
 	switch {
 	case refused != nil:
-		return nil, fail(ReasonProposalRefused, refused, "step %d", req.Step)
+		return nil, fail(records.ReasonProposalRefused, refused, "step %d", req.Step)
 	case err != nil:
-		return nil, fail(ReasonModelError, err, "step %d", req.Step)
+		return nil, fail(records.ReasonModelError, err, "step %d", req.Step)
 	}
 	return resp, nil
 }

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -26,7 +27,7 @@ func (b *Batch) restore(ctx context.Context, snap *pb.StateSnapshot) (*call, err
 
 func (c *call) restore(v *view, snap *pb.StateSnapshot) error {
 	if len(c.entity) == 0 {
-		return fail(ReasonRestoreRefused, nil, "snapshot has no entity key")
+		return fail(records.ReasonRestoreRefused, nil, "snapshot has no entity key")
 	}
 	for c := range numCells {
 		b, err := v.raw(c)
@@ -34,12 +35,12 @@ func (c *call) restore(v *view, snap *pb.StateSnapshot) error {
 			return err
 		}
 		if len(b) > 0 {
-			return fail(ReasonRestoreRefused, nil, "key already has state (cell %s)", c)
+			return fail(records.ReasonRestoreRefused, nil, "key already has state (cell %s)", c)
 		}
 	}
 	seq, err := statecodec.EncodeSeq(snap.GetSeq())
 	if err != nil {
-		return fail(ReasonRestoreRefused, err, "seq")
+		return fail(records.ReasonRestoreRefused, err, "seq")
 	}
 	var writes [numCells][]byte
 	writes[seqCell] = seq
@@ -48,20 +49,20 @@ func (c *call) restore(v *view, snap *pb.StateSnapshot) error {
 			continue
 		}
 		if writes[c], err = (proto.MarshalOptions{Deterministic: true}).Marshal(m); err != nil {
-			return fail(ReasonRestoreRefused, err, "%s", c)
+			return fail(records.ReasonRestoreRefused, err, "%s", c)
 		}
 	}
 	pending := statecodec.NewPending()
 	for _, ti := range snap.GetPending() {
 		if err := pending.Add(ti); err != nil {
-			return fail(ReasonRestoreRefused, err, "pending intent %s", ti.GetIntentId())
+			return fail(records.ReasonRestoreRefused, err, "pending intent %s", ti.GetIntentId())
 		}
 	}
 	if writes[pendingCell], err = pending.Encode(); err != nil {
-		return fail(ReasonRestoreRefused, err, "pending intents")
+		return fail(records.ReasonRestoreRefused, err, "pending intents")
 	}
 	if len(writes[contCell]) > 0 && snap.GetContinuation().GetDeadlineMs() == 0 {
-		return fail(ReasonRestoreRefused, nil, "continuation without a deadline")
+		return fail(records.ReasonRestoreRefused, nil, "continuation without a deadline")
 	}
 	// Validated: the writes are committed as the call's result, verbatim.
 	for c, b := range writes {

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -20,11 +21,11 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 	ti, ok := v.pending.Get(id)
 	switch {
 	case !ok || v.cont == nil || !v.cont.IsPending(id):
-		return fail(ReasonOrphanedResult, nil, "no pending intent %q", id)
+		return fail(records.ReasonOrphanedResult, nil, "no pending intent %q", id)
 	case ti.GetKind() == pb.ToolIntent_APPROVAL:
-		return fail(ReasonOrphanedResult, nil, "intent %s awaits an approval, not a tool result", id)
+		return fail(records.ReasonOrphanedResult, nil, "intent %s awaits an approval, not a tool result", id)
 	case len(r.GetEntityKey()) > 0 && !bytes.Equal(r.GetEntityKey(), c.entity), r.GetSeq() != ti.GetSeq():
-		return fail(ReasonOrphanedResult, nil, "result for %s names seq %d, the intent has seq %d", id, r.GetSeq(), ti.GetSeq())
+		return fail(records.ReasonOrphanedResult, nil, "result for %s names seq %d, the intent has seq %d", id, r.GetSeq(), ti.GetSeq())
 	}
 	if err := c.checkResult(r, ti); err != nil {
 		return err
@@ -69,7 +70,7 @@ func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) er
 	id := ap.GetIntentId()
 	ti, ok := v.pending.Get(id)
 	if !ok || ti.GetKind() != pb.ToolIntent_APPROVAL || v.cont == nil || !v.cont.IsPending(id) {
-		return fail(ReasonApprovalUnknown, nil, "no pending approval %q", id)
+		return fail(records.ReasonApprovalUnknown, nil, "no pending approval %q", id)
 	}
 	if err := c.checkApproval(ap, ti); err != nil {
 		return err
@@ -132,9 +133,9 @@ func (c *call) deadline(v *view, out *Outputs) error {
 		return err
 	}
 	pending, approval := act.pendingIntents()
-	timeout, reason := c.a.limits.ToolTimeoutMs, ReasonActivationTimeout
+	timeout, reason := c.a.limits.ToolTimeoutMs, records.ReasonActivationTimeout
 	if approval {
-		timeout, reason = c.a.limits.ApprovalTimeoutMs, ReasonApprovalTimeout
+		timeout, reason = c.a.limits.ApprovalTimeoutMs, records.ReasonApprovalTimeout
 	}
 	if v.cont.Escalations() < c.a.limits.MaxEscalations {
 		return act.escalate(pending, c.now+timeout)
@@ -164,7 +165,7 @@ func (act *activation) pendingIntents() (list []*pb.ToolIntent, approval bool) {
 func (act *activation) escalate(pending []*pb.ToolIntent, next int64) error {
 	v := act.v
 	if err := v.cont.Escalate(next); err != nil {
-		return fail(ReasonStateCorrupt, err, "escalating")
+		return fail(records.ReasonStateCorrupt, err, "escalating")
 	}
 	v.touch(contCell, pendingCell)
 	for _, ti := range pending {
@@ -176,7 +177,7 @@ func (act *activation) escalate(pending []*pb.ToolIntent, next int64) error {
 		}
 		v.pending.Remove(ti.GetIntentId())
 		if err := v.pending.Add(re); err != nil {
-			return fail(ReasonStateCorrupt, err, "re-recording intent %s", re.IntentId)
+			return fail(records.ReasonStateCorrupt, err, "re-recording intent %s", re.IntentId)
 		}
 		act.emitIntent(re)
 	}

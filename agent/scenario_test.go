@@ -24,6 +24,7 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/testkit/goldenfile"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -214,7 +215,7 @@ func TestScenarios(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("no scenarios")
 	}
-	covered := map[agent.Reason]bool{}
+	covered := map[records.Reason]bool{}
 	for _, path := range paths {
 		name := strings.TrimSuffix(filepath.Base(path), ".json")
 		t.Run(name, func(t *testing.T) {
@@ -226,8 +227,8 @@ func TestScenarios(t *testing.T) {
 			checkGolden(t, strings.TrimSuffix(path, ".json")+".golden", got)
 		})
 	}
-	for _, r := range agent.Reasons {
-		if r == agent.ReasonEnvelopeInvalid && !covered[r] {
+	for _, r := range records.Reasons {
+		if r == records.ReasonEnvelopeInvalid && !covered[r] {
 			continue // covered by TestActivateRejectsInvalidEnvelopes below as well
 		}
 		if !covered[r] {
@@ -236,14 +237,14 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-func runScenario(t *testing.T, sc *scenario) ([]byte, []agent.Reason) {
+func runScenario(t *testing.T, sc *scenario) ([]byte, []records.Reason) {
 	t.Helper()
 	return runScenarioFrom(t, sc, sc.store(t), 0, nil)
 }
 
 // runScenarioFrom runs the scenario's inputs from input from on state st; after, when set, is
 // called with the state after each input.
-func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, after func(i int, st agent.MapStore)) ([]byte, []agent.Reason) {
+func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, after func(i int, st agent.MapStore)) ([]byte, []records.Reason) {
 	t.Helper()
 	a := newTestAgentWith(t, sc.script(t), sc)
 	deps := agent.Deps{Keyring: testKeyring(t)}
@@ -258,7 +259,7 @@ func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, af
 		deps.VerifyResults = &m
 	}
 	var out bytes.Buffer
-	var reasons []agent.Reason
+	var reasons []records.Reason
 	for i, in := range sc.Inputs {
 		if i < from {
 			continue
@@ -300,7 +301,7 @@ func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, af
 			}
 		}
 		for _, d := range res.DeadLetters {
-			reasons = append(reasons, agent.Reason(d.Reason))
+			reasons = append(reasons, records.Reason(d.Reason))
 		}
 		checkTraceIdentity(t, res.Traces)
 		renderResult(&out, res)

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -280,9 +281,9 @@ func (v *view) load(c cell) error {
 // stateErr maps a cell codec error to its dead-letter reason.
 func stateErr(err error) error {
 	if errors.Is(err, statecodec.ErrFutureVersion) {
-		return &Error{Reason: ReasonStateVersionUnsupported, Err: err}
+		return &Error{Reason: records.ReasonStateVersionUnsupported, Err: err}
 	}
-	return &Error{Reason: ReasonStateCorrupt, Err: err}
+	return &Error{Reason: records.ReasonStateCorrupt, Err: err}
 }
 
 func (v *view) need(cells ...cell) error {
@@ -318,7 +319,7 @@ func (v *view) commit() (statecodec.Stats, error) {
 		}
 		var err error
 		if enc[c], err = cellTable[c].encode(v); err != nil {
-			return st, &Error{Reason: ReasonStateCorrupt, Detail: "encoding " + c.String(), Err: err}
+			return st, &Error{Reason: records.ReasonStateCorrupt, Detail: "encoding " + c.String(), Err: err}
 		}
 	}
 	for c := range numCells {

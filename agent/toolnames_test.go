@@ -8,6 +8,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Tool names are sent to every provider under their wire names (model/provider.WireName):
@@ -52,7 +53,7 @@ func TestToolNamesNoProviderCanCarry(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := a.Activate(context.Background(), agent.MapStore{}, &pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}, agent.Deps{Keyring: testKeyring(t)})
-			if !errors.Is(err, model.ErrToolName) || !errors.Is(err, &agent.Error{Reason: agent.ReasonInternalPanic}) {
+			if !errors.Is(err, model.ErrToolName) || !errors.Is(err, &agent.Error{Reason: records.ReasonInternalPanic}) {
 				t.Fatalf("Activate: %v", err)
 			}
 			if len(res.DeadLetters) != 1 || len(res.Intents) != 0 {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 // checkResult admits r as the answer to the pending intent ti under Deps.VerifyResults. A
@@ -12,7 +13,7 @@ func (c *call) checkResult(r *pb.ToolResult, ti *pb.ToolIntent) error {
 		return nil
 	}
 	if err := m.CheckResult(r, ti, c.deps.Keyring); err != nil {
-		return fail(ReasonResultRefused, err, "%s result", r.GetStatus())
+		return fail(records.ReasonResultRefused, err, "%s result", r.GetStatus())
 	}
 	return nil
 }
@@ -26,7 +27,7 @@ func (c *call) checkApproval(ap *pb.AgentEnvelope_Approval, ti *pb.ToolIntent) e
 		return nil
 	}
 	if err := m.CheckApproval(ap, ti, c.deps.Keyring); err != nil {
-		return fail(ReasonApprovalRefused, err, "decision by %q", ap.GetApprover())
+		return fail(records.ReasonApprovalRefused, err, "decision by %q", ap.GetApprover())
 	}
 	return nil
 }

@@ -12,13 +12,13 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
 )
 
@@ -109,7 +109,7 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 	}
 	deadKeys := map[string]bool{}
 	for _, d := range dead {
-		if d.GetReason() != string(agent.ReasonModelError) || d.GetEnvelope() == nil {
+		if d.GetReason() != string(records.ReasonModelError) || d.GetEnvelope() == nil {
 			t.Fatalf("dead letter %v", d)
 		}
 		deadKeys[string(d.GetEntityKey())] = true

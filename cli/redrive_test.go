@@ -107,7 +107,7 @@ func TestRedriveAfterOutage(t *testing.T) {
 		t.Fatalf("the outage left no dead letters (%v)", err)
 	}
 	for _, d := range dead {
-		if d.GetReason() != string(agent.ReasonModelError) || !slices.Contains(down, string(d.GetEntityKey())) || d.GetEnvelope() == nil {
+		if d.GetReason() != string(records.ReasonModelError) || !slices.Contains(down, string(d.GetEntityKey())) || d.GetEnvelope() == nil {
 			t.Fatalf("unexpected dead letter %v", d)
 		}
 	}

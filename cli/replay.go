@@ -196,7 +196,7 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 			for _, r := range recs {
 				snap, err := transforms.DecodeSnapshot(records.FormatOf(f), r)
 				if err != nil {
-					dead = append(dead, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, r)))
+					dead = append(dead, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, records.ReasonRestoreRefused, err, r)))
 					continue
 				}
 				add(snap.GetEntityKey(), drive.RestoreValue(snap))
@@ -215,7 +215,7 @@ func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, erro
 		for _, r := range recs {
 			env, canon, err := drive.DecodeEnvelope(records.FormatOf(f), r)
 			if err != nil {
-				dead = append(dead, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, r)))
+				dead = append(dead, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), records.ReasonEnvelopeInvalid, err, r)))
 				continue
 			}
 			add(env.GetEntityKey(), canon)

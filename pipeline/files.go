@@ -31,7 +31,7 @@ func init() {
 }
 
 func deadLetter(err error) []byte {
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(nil, 0, &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Err: err}))
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(nil, 0, &agent.Error{Reason: records.ReasonEnvelopeInvalid, Err: err}))
 	return b
 }
 

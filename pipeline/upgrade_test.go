@@ -22,6 +22,7 @@ import (
 	"github.com/beamagents/beamagents/internal/testkit/testschema"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -286,7 +287,7 @@ func rollingUpgrade(t *testing.T, u upgrade) {
 	deadBefore := func(d *pb.ActivationErrorRecord) bool { return d.GetEventTimeMs() < cut }
 	anyDead := func(*pb.ActivationErrorRecord) bool { return true }
 	if got, want := append(keyed(recordsOf(t, outA, pipeline.DeadLettersName, dead), deadBefore), keyed(recordsOf(t, outB, pipeline.DeadLettersName, dead), anyDead)...),
-		keyed(recordsOf(t, once, pipeline.DeadLettersName, dead), func(d *pb.ActivationErrorRecord) bool { return d.GetReason() != string(agent.ReasonEnvelopeInvalid) }); !sameSet(got, want) {
+		keyed(recordsOf(t, once, pipeline.DeadLettersName, dead), func(d *pb.ActivationErrorRecord) bool { return d.GetReason() != string(records.ReasonEnvelopeInvalid) }); !sameSet(got, want) {
 		t.Errorf("dead letters: A before the cut and B give\n%s\none run\n%s", got, want)
 	}
 	snap := func() *pb.StateSnapshot { return &pb.StateSnapshot{} }
@@ -348,7 +349,7 @@ func checkNewSchema(t *testing.T, schema *migrate.Registry, snapsB []*pb.StateSn
 	outA := runAgent(t, support.Name, after, restore)
 	refused := map[string]bool{}
 	for _, d := range recordsOf(t, outA, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} }) {
-		if d.GetReason() == string(agent.ReasonStateVersionUnsupported) {
+		if d.GetReason() == string(records.ReasonStateVersionUnsupported) {
 			refused[string(d.GetEntityKey())] = true
 		}
 	}

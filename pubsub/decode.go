@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -43,7 +44,7 @@ func (f *decodeFn) ProcessElement(ctx context.Context, raw []byte, keyed func([]
 	d, err := DecodeMessage(m, Options{EventTimeAttribute: f.EventTimeAttribute, EnvelopeIDAttribute: f.EnvelopeIDs})
 	if err != nil {
 		f.invalid.Inc(ctx, 1)
-		reason := agent.ReasonEnvelopeInvalid
+		reason := records.ReasonEnvelopeInvalid
 		var ae *agent.Error
 		if errors.As(err, &ae) {
 			reason = ae.Reason

@@ -14,6 +14,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pubsub"
 	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/records"
 )
 
 func TestDecodeMessage(t *testing.T) {
@@ -47,7 +48,7 @@ func TestDecodeMessage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := pubsub.DecodeMessage(c.msg, c.opts)
 			if c.malformed {
-				if !errors.Is(err, &pubsub.Error{Code: pubsub.CodeMalformed}) || !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) {
+				if !errors.Is(err, &pubsub.Error{Code: pubsub.CodeMalformed}) || !errors.Is(err, &agent.Error{Reason: records.ReasonEnvelopeInvalid}) {
 					t.Fatalf("err = %v, want malformed_message wrapping envelope_invalid", err)
 				}
 			} else if err != nil {

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 // On a quiet subscription the watermark still advances (from the newest event time, at the
@@ -23,7 +23,7 @@ func TestQuietSubscriptionFailsClosedOnTime(t *testing.T) {
 	stream(t, o, 60*time.Second, func() bool {
 		for _, m := range messages(e.errorsTopic) {
 			d := &pb.ActivationErrorRecord{}
-			if mustUnmarshal(t, m.Data, d); d.GetReason() == string(agent.ReasonApprovalTimeout) {
+			if mustUnmarshal(t, m.Data, d); d.GetReason() == string(records.ReasonApprovalTimeout) {
 				dead = d
 				return true
 			}

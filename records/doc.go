@@ -19,9 +19,9 @@
 //     file is split by Frames; a file still being written by SplitFrames, which leaves a frame
 //     cut off at the end for the next read; a file too large to hold is streamed by
 //     ReadFrames, one record at a time.
-//   - Dead letters: the record of a failure (DeadLetter) and the input it carries
-//     (WithEnvelope, WithRawRecord); the reason is the caller's (agent.DeadLetter takes it
-//     from an *agent.Error).
+//   - Dead letters: the record of a failure (DeadLetter), the input it carries (WithEnvelope,
+//     WithRawRecord), and its reason, one of the closed vocabulary Reasons (Reason…
+//     constants; agent.DeadLetter takes it from an *agent.Error).
 //   - Whole files: ReadCapped, WriteAtomic, TempName.
 //
 // # Invariants

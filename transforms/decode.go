@@ -6,7 +6,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/records"
@@ -55,7 +54,7 @@ func (f *decodeFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]
 	if err != nil {
 		f.invalid.Inc(ctx, 1)
 		progress.DeadLetters(1)
-		dead(drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
+		dead(drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), records.ReasonEnvelopeInvalid, err, rec)))
 		return
 	}
 	f.decoded.Inc(ctx, 1)

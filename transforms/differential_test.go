@@ -51,8 +51,8 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("the scenarios produced no %s: the generator lost its coverage", name)
 		}
 	}
-	for _, reason := range []agent.Reason{agent.ReasonEnvelopeInvalid, agent.ReasonOrphanedResult, agent.ReasonApprovalTimeout,
-		agent.ReasonActivationTimeout, agent.ReasonModelError, agent.ReasonProposalRefused, agent.ReasonRestoreRefused} {
+	for _, reason := range []records.Reason{records.ReasonEnvelopeInvalid, records.ReasonOrphanedResult, records.ReasonApprovalTimeout,
+		records.ReasonActivationTimeout, records.ReasonModelError, records.ReasonProposalRefused, records.ReasonRestoreRefused} {
 		if stats.reasons[string(reason)] == 0 {
 			t.Errorf("no %s dead letter among the scenarios: the generator lost its coverage", reason)
 		}
@@ -95,8 +95,8 @@ func TestDifferentialHandlers(t *testing.T) {
 			t.Errorf("the traffic produced no %s: the generator lost its coverage", name)
 		}
 	}
-	for _, reason := range []agent.Reason{agent.ReasonNondeterministicAgent, agent.ReasonActivationTimeout, agent.ReasonProposalRefused,
-		agent.ReasonModelError, agent.ReasonEnvelopeInvalid, agent.ReasonOrphanedResult} {
+	for _, reason := range []records.Reason{records.ReasonNondeterministicAgent, records.ReasonActivationTimeout, records.ReasonProposalRefused,
+		records.ReasonModelError, records.ReasonEnvelopeInvalid, records.ReasonOrphanedResult} {
 		if stats.reasons[string(reason)] == 0 {
 			t.Errorf("no %s dead letter in the traffic: the generator lost its coverage", reason)
 		}
@@ -235,7 +235,7 @@ func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]b
 	for _, rec := range set.Snapshots {
 		snap, err := transforms.DecodeSnapshot(transforms.Binary, rec)
 		if err != nil {
-			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
+			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, records.ReasonRestoreRefused, err, rec)))
 			continue
 		}
 		add(snap.GetEntityKey(), drive.RestoreValue(snap))
@@ -243,7 +243,7 @@ func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]b
 	for _, rec := range set.Records {
 		env, canon, err := drive.DecodeEnvelope(records.Binary, rec)
 		if err != nil {
-			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)))
+			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), records.ReasonEnvelopeInvalid, err, rec)))
 			continue
 		}
 		add(env.GetEntityKey(), canon)

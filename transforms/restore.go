@@ -11,6 +11,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -34,7 +35,7 @@ type decodeSnapshotFn struct {
 func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
 	snap, err := DecodeSnapshot(f.Format, rec)
 	if err != nil {
-		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, agent.ReasonRestoreRefused, err, rec)))
+		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, records.ReasonRestoreRefused, err, rec)))
 		return
 	}
 	keyed(snap.GetEntityKey(), drive.RestoreValue(snap))
@@ -51,7 +52,7 @@ func DecodeSnapshot(format Format, rec []byte) (*pb.StateSnapshot, error) {
 		err = proto.Unmarshal(rec, snap)
 	}
 	if err == nil && len(snap.GetEntityKey()) == 0 {
-		err = &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: "snapshot has no entity key"}
+		err = &agent.Error{Reason: records.ReasonEnvelopeInvalid, Detail: "snapshot has no entity key"}
 	}
 	return snap, err
 }

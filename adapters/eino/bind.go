@@ -8,6 +8,7 @@ import (
 	"github.com/cloudwego/eino/compose"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/records"
 )
 
 type ctxKey struct{}
@@ -50,7 +51,7 @@ func Outcome(hc *agent.Context, err error) error {
 	case errors.As(err, &ae):
 		return ae
 	case errors.Is(err, compose.ErrExceedMaxSteps):
-		return hc.Fail(agent.ReasonBudgetExceeded, "the Eino run exceeded its step limit")
+		return hc.Fail(records.ReasonBudgetExceeded, "the Eino run exceeded its step limit")
 	}
 	return fmt.Errorf("eino run: %w", err)
 }

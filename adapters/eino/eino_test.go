@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 func dispatchDecl(t *testing.T) agent.ToolDecl {
@@ -88,7 +89,7 @@ func TestRewrittenArgumentsRefused(t *testing.T) {
 	}
 	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(`{}`)}}
 	res, _ := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{})
-	if len(res.DeadLetters) != 1 || res.DeadLetters[0].GetReason() != string(agent.ReasonProposalRefused) || len(res.Intents) != 0 {
+	if len(res.DeadLetters) != 1 || res.DeadLetters[0].GetReason() != string(records.ReasonProposalRefused) || len(res.Intents) != 0 {
 		t.Fatalf("dead letters %v, %d intents", res.DeadLetters, len(res.Intents))
 	}
 }

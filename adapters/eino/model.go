@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // rawArguments is the key, in an Eino tool call's Extra, of the arguments exactly as the model
@@ -64,11 +65,11 @@ func (m *Model) Generate(ctx context.Context, input []*schema.Message, opts ...e
 	}
 	if o := einomodel.GetCommonOptions(nil, opts...); o.Temperature != nil || o.MaxTokens != nil || o.Model != nil || o.TopP != nil ||
 		o.Stop != nil || o.Tools != nil || o.ToolChoice != nil || o.AllowedToolNames != nil {
-		return nil, hc.Fail(agent.ReasonInternalPanic, "%v: a model option that changes the request", ErrUnsupported)
+		return nil, hc.Fail(records.ReasonInternalPanic, "%v: a model option that changes the request", ErrUnsupported)
 	}
 	msgs, err := toRuntime(input)
 	if err != nil {
-		return nil, hc.Fail(agent.ReasonInternalPanic, "%v", err)
+		return nil, hc.Fail(records.ReasonInternalPanic, "%v", err)
 	}
 	turn, err := hc.Chat(agent.Chat{Messages: msgs, Tools: m.bound})
 	if err != nil {

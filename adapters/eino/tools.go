@@ -15,6 +15,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/negotiate"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Tool is an Eino invokable tool answered by the runtime: an inline read-only tool
@@ -96,7 +97,7 @@ func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) 
 	}
 	out, err := t.adm.Admit(slices.Concat([]byte(`{"fields":`), []byte(args), []byte(`}`)))
 	if err != nil || string(out.Value.FieldsJSON()) != args {
-		return "", hc.Fail(agent.ReasonProposalRefused, "arguments of %s reached the tool unadmitted: %v", t.decl.Name, err)
+		return "", hc.Fail(records.ReasonProposalRefused, "arguments of %s reached the tool unadmitted: %v", t.decl.Name, err)
 	}
 	switch {
 	case t.decl.Inline != nil:

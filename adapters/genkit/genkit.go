@@ -18,6 +18,7 @@ import (
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/negotiate"
+	"github.com/beamagents/beamagents/records"
 )
 
 // ModelName is the Genkit name of the model the runtime answers.
@@ -167,7 +168,7 @@ func (r *run) outcome(err error) error {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &ge) && ge.Status == core.ABORTED && len(r.turns) > 0:
-		return r.hc.Fail(agent.ReasonBudgetExceeded, "the Genkit loop reached its turn limit")
+		return r.hc.Fail(records.ReasonBudgetExceeded, "the Genkit loop reached its turn limit")
 	}
 	return fmt.Errorf("genkit run: %w", err)
 }
@@ -181,7 +182,7 @@ func (a *Agent) generate(ctx context.Context, req *ai.ModelRequest, _ ai.ModelSt
 	var decls []agent.ToolDecl
 	for _, t := range req.Tools {
 		if a.byNm[t.Name] == nil {
-			return nil, r.hc.Fail(agent.ReasonInternalPanic, "genkit adapter: tool %q has no runtime declaration", t.Name)
+			return nil, r.hc.Fail(records.ReasonInternalPanic, "genkit adapter: tool %q has no runtime declaration", t.Name)
 		}
 	}
 	for _, s := range a.tools {
@@ -191,7 +192,7 @@ func (a *Agent) generate(ctx context.Context, req *ai.ModelRequest, _ ai.ModelSt
 	}
 	msgs, err := r.toRuntime(req.Messages)
 	if err != nil {
-		return nil, r.hc.Fail(agent.ReasonInternalPanic, "genkit adapter: %v", err)
+		return nil, r.hc.Fail(records.ReasonInternalPanic, "genkit adapter: %v", err)
 	}
 	pos := r.hc.Position()
 	t, err := r.hc.Chat(agent.Chat{Messages: msgs, Tools: decls})
@@ -212,7 +213,7 @@ func (a *Agent) generate(ctx context.Context, req *ai.ModelRequest, _ ai.ModelSt
 			}
 			var input map[string]any
 			if err := json.Unmarshal([]byte(tn.calls[i].ArgsJSON), &input); err != nil {
-				return nil, r.hc.Fail(agent.ReasonInternalPanic, "genkit adapter: canonical arguments: %v", err)
+				return nil, r.hc.Fail(records.ReasonInternalPanic, "genkit adapter: canonical arguments: %v", err)
 			}
 			msg.Content = append(msg.Content, ai.NewToolRequestPart(&ai.ToolRequest{Name: tn.calls[i].Tool, Ref: tn.calls[i].ID, Input: input}))
 		}
@@ -312,11 +313,11 @@ func (s *spec) run(tc *ai.ToolContext, input any) (string, error) {
 	}
 	b, err := json.Marshal(input)
 	if err != nil {
-		return "", r.hc.Fail(agent.ReasonProposalRefused, "arguments of %s: %v", s.Decl.Name, err)
+		return "", r.hc.Fail(records.ReasonProposalRefused, "arguments of %s: %v", s.Decl.Name, err)
 	}
 	adm, err := s.adm.Admit(slices.Concat([]byte(`{"fields":`), b, []byte(`}`)))
 	if err != nil {
-		return "", r.hc.Fail(agent.ReasonProposalRefused, "arguments of %s reached the tool unadmitted: %v", s.Decl.Name, err)
+		return "", r.hc.Fail(records.ReasonProposalRefused, "arguments of %s reached the tool unadmitted: %v", s.Decl.Name, err)
 	}
 	args := string(adm.Value.FieldsJSON())
 	r.mu.Lock()
@@ -326,7 +327,7 @@ func (s *spec) run(tc *ai.ToolContext, input any) (string, error) {
 	}
 	r.mu.Unlock()
 	if t == nil {
-		return "", r.hc.Fail(agent.ReasonInternalPanic, "genkit adapter: a tool call before any model turn")
+		return "", r.hc.Fail(records.ReasonInternalPanic, "genkit adapter: a tool call before any model turn")
 	}
 	t.once.Do(func() { r.answer(t) })
 	r.mu.Lock()
@@ -344,7 +345,7 @@ func (s *spec) run(tc *ai.ToolContext, input any) (string, error) {
 			return t.content[i], nil
 		}
 	}
-	return "", r.hc.Fail(agent.ReasonProposalRefused, "genkit adapter: a call of %s that the model's turn does not hold", s.Decl.Name)
+	return "", r.hc.Fail(records.ReasonProposalRefused, "genkit adapter: a call of %s that the model's turn does not hold", s.Decl.Name)
 }
 
 // answer runs a turn's calls in call order, as the native RunTools does, or call by call

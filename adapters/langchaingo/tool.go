@@ -12,6 +12,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/negotiate"
+	"github.com/beamagents/beamagents/records"
 )
 
 // ToolSpec declares a tool: its name, description and closed argument schema, and its
@@ -79,11 +80,11 @@ func (t *Tool) Call(_ context.Context, input string) (string, error) {
 func (t *Tool) admit(input string) (string, error) {
 	adm, err := admitterOf(t.spec.Args)
 	if err != nil {
-		return "", t.hc.Fail(agent.ReasonInternalPanic, "arguments of tool %s: %v", t.spec.Name, err)
+		return "", t.hc.Fail(records.ReasonInternalPanic, "arguments of tool %s: %v", t.spec.Name, err)
 	}
 	out, err := adm.Admit(slices.Concat([]byte(`{"fields":`), []byte(input), []byte(`}`)))
 	if err != nil {
-		return "", t.hc.Fail(agent.ReasonProposalRefused, "arguments of tool %s: %v", t.spec.Name, err)
+		return "", t.hc.Fail(records.ReasonProposalRefused, "arguments of tool %s: %v", t.spec.Name, err)
 	}
 	return string(out.Value.FieldsJSON()), nil
 }

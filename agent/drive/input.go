@@ -35,14 +35,14 @@ func DecodeInput(key, value []byte) Input {
 	if len(value) > 0 && value[0] == RestoreMark {
 		snap := &pb.StateSnapshot{}
 		if err := proto.Unmarshal(value[1:], snap); err != nil {
-			return Input{Dead: DeadLetter(key, 0, agent.ReasonRestoreRefused, err, value[1:])}
+			return Input{Dead: DeadLetter(key, 0, records.ReasonRestoreRefused, err, value[1:])}
 		}
 		return Input{Snapshot: snap}
 	}
 	env := &pb.AgentEnvelope{}
 	if err := proto.Unmarshal(value, env); err != nil {
-		return Input{Dead: DeadLetter(key, 0, agent.ReasonEnvelopeInvalid,
-			&agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: "keyed envelope", Err: err}, value)}
+		return Input{Dead: DeadLetter(key, 0, records.ReasonEnvelopeInvalid,
+			&agent.Error{Reason: records.ReasonEnvelopeInvalid, Detail: "keyed envelope", Err: err}, value)}
 	}
 	return Input{Env: env}
 }
@@ -65,12 +65,12 @@ func invalid(err error) error {
 	if !errors.As(err, &e) || e.Code != records.CodeEnvelope {
 		return err
 	}
-	return &agent.Error{Reason: agent.ReasonEnvelopeInvalid, Detail: e.Detail, Err: e.Err}
+	return &agent.Error{Reason: records.ReasonEnvelopeInvalid, Detail: e.Detail, Err: e.Err}
 }
 
 // DeadLetter is the dead letter of an input that failed before reaching the core: err
 // (wrapped in an *agent.Error of reason unless it already is one) and the raw record.
-func DeadLetter(entity []byte, atMs int64, reason agent.Reason, err error, raw []byte) *pb.ActivationErrorRecord {
+func DeadLetter(entity []byte, atMs int64, reason records.Reason, err error, raw []byte) *pb.ActivationErrorRecord {
 	if !errors.Is(err, &agent.Error{Reason: reason}) {
 		err = &agent.Error{Reason: reason, Err: err}
 	}
@@ -79,7 +79,7 @@ func DeadLetter(entity []byte, atMs int64, reason agent.Reason, err error, raw [
 
 // CorruptBuffer is the dead letter of n ordering-buffer entries that do not decode.
 func CorruptBuffer(key []byte, n int) *pb.ActivationErrorRecord {
-	return agent.DeadLetter(key, 0, &agent.Error{Reason: agent.ReasonStateCorrupt,
+	return agent.DeadLetter(key, 0, &agent.Error{Reason: records.ReasonStateCorrupt,
 		Detail: fmt.Sprintf("%d ordering-buffer entries do not decode", n)})
 }
 

@@ -15,7 +15,7 @@ import (
 
 func TestDeadLetterDetailIsValidUTF8(t *testing.T) {
 	rec := &pb.ActivationErrorRecord{}
-	b := drive.Marshal(drive.DeadLetter([]byte{0xff}, 0, agent.ReasonEnvelopeInvalid, errors.New("bad \xff byte"), []byte("rec")))
+	b := drive.Marshal(drive.DeadLetter([]byte{0xff}, 0, records.ReasonEnvelopeInvalid, errors.New("bad \xff byte"), []byte("rec")))
 	if err := proto.Unmarshal(b, rec); err != nil || rec.Reason != "envelope_invalid" || string(rec.EntityKey) != "\xff" || string(rec.GetRawRecord()) != "rec" {
 		t.Fatalf("dead letter %v, %v", rec, err)
 	}
@@ -35,12 +35,12 @@ func TestDecodeEnvelopeErrors(t *testing.T) {
 	} {
 		_, _, err := drive.DecodeEnvelope(tc.format, []byte(tc.rec))
 		var e *agent.Error
-		if !errors.As(err, &e) || e.Reason != agent.ReasonEnvelopeInvalid || err.Error() != tc.text {
+		if !errors.As(err, &e) || e.Reason != records.ReasonEnvelopeInvalid || err.Error() != tc.text {
 			t.Fatalf("%s: %v, want %s", tc.rec, err, tc.text)
 		}
 	}
 	_, _, err := drive.DecodeEnvelope(records.JSON, []byte(`{"entityKey":`))
-	if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) || !bytes.HasPrefix([]byte(err.Error()), []byte("envelope_invalid: not a json AgentEnvelope: ")) {
+	if !errors.Is(err, &agent.Error{Reason: records.ReasonEnvelopeInvalid}) || !bytes.HasPrefix([]byte(err.Error()), []byte("envelope_invalid: not a json AgentEnvelope: ")) {
 		t.Fatalf("garbage: %v", err)
 	}
 }
@@ -55,10 +55,10 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		env, canon, err := drive.DecodeEnvelope(format, rec)
 		if err != nil {
-			if !errors.Is(err, &agent.Error{Reason: agent.ReasonEnvelopeInvalid}) {
+			if !errors.Is(err, &agent.Error{Reason: records.ReasonEnvelopeInvalid}) {
 				t.Fatalf("untyped error %v", err)
 			}
-			d := drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), agent.ReasonEnvelopeInvalid, err, rec)
+			d := drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), records.ReasonEnvelopeInvalid, err, rec)
 			if !bytes.Equal(d.GetRawRecord(), rec) {
 				t.Fatal("the dead letter does not carry the record")
 			}

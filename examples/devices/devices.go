@@ -14,6 +14,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices/devicespb"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Name is the agent's registered name.
@@ -160,7 +161,7 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.
 			}
 			msgs = append(msgs, more...)
 		}
-		return hc.Fail(agent.ReasonBudgetExceeded, "no answer after %d model turns", MaxTurns)
+		return hc.Fail(records.ReasonBudgetExceeded, "no answer after %d model turns", MaxTurns)
 	}
 }
 
@@ -171,7 +172,7 @@ func Handler(prompt string, lookupArgs, dispatchArgs *interaction.Schema) agent.
 func Observe(hc *agent.Context, tr agent.Trigger) (Reading, [][]byte, error) {
 	r, err := ParseReading(tr.Event)
 	if err != nil {
-		return Reading{}, nil, hc.Fail(agent.ReasonEnvelopeInvalid, "%v", err)
+		return Reading{}, nil, hc.Fail(records.ReasonEnvelopeInvalid, "%v", err)
 	}
 	if err := hc.Append(RingKey, []byte(strconv.FormatInt(r.MilliC, 10)), RingSize); err != nil {
 		return r, nil, err

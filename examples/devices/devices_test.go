@@ -14,6 +14,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
@@ -83,7 +84,7 @@ func TestDemoTraffic(t *testing.T) {
 	if msg := res[4].Finals[0].GetMessage(); !strings.Contains(msg, "T-4411") {
 		t.Errorf("final %q", msg)
 	}
-	if r := res[5].DeadLetters[0].GetReason(); r != string(agent.ReasonEnvelopeInvalid) {
+	if r := res[5].DeadLetters[0].GetReason(); r != string(records.ReasonEnvelopeInvalid) {
 		t.Errorf("dead letter %s", r)
 	}
 	mem, err := statecodec.DecodeMemory(stores["dev-17"][statecodec.CellMemory], statecodec.MemoryOptions{})

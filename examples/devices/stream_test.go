@@ -17,6 +17,7 @@ import (
 	"github.com/beamagents/beamagents/model/anthropic"
 	"github.com/beamagents/beamagents/model/openai"
 	"github.com/beamagents/beamagents/model/provider"
+	"github.com/beamagents/beamagents/records"
 )
 
 // paced streams through a provider and acknowledges each tool-call delta the agent admitted
@@ -179,7 +180,7 @@ func TestRefusedToolCallArgumentsCancelTheStream(t *testing.T) {
 				p := &paced{ToolStreamer: providerModel(t, api, srv), srv: srv}
 				res, err := anomalyAgent(t, p, true).Activate(context.Background(), agent.MapStore{}, anomalyEvent(), agent.Deps{Keyring: keyring(t)})
 				var ae *agent.Error
-				if !errors.As(err, &ae) || ae.Reason != agent.ReasonProposalRefused {
+				if !errors.As(err, &ae) || ae.Reason != records.ReasonProposalRefused {
 					t.Fatalf("err %v; want proposal_refused", err)
 				}
 				if len(res.Writes) != 0 || len(res.Intents) != 0 || len(res.DeadLetters) != 1 {

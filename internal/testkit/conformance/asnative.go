@@ -19,6 +19,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 )
 
 // SameAsNative checks that an implementation of the devices agent, given by its definition,
@@ -113,7 +114,7 @@ func TurnLimitAsNative(t *testing.T, factory agent.Factory) {
 	if len(got.DeadLetters) != 1 || len(want.DeadLetters) != 1 {
 		t.Fatalf("dead letters %v, native %v", got.DeadLetters, want.DeadLetters)
 	}
-	if r := got.DeadLetters[0].GetReason(); r != string(agent.ReasonBudgetExceeded) || r != want.DeadLetters[0].GetReason() {
+	if r := got.DeadLetters[0].GetReason(); r != string(records.ReasonBudgetExceeded) || r != want.DeadLetters[0].GetReason() {
 		t.Errorf("reason %s, native %s", r, want.DeadLetters[0].GetReason())
 	}
 	if got.ModelCalls != devices.MaxTurns || want.ModelCalls != devices.MaxTurns {

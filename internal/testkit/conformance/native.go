@@ -5,6 +5,7 @@ import (
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // NativeAgent is the registered name of the kit's implementation of the conformance agent on
@@ -59,7 +60,7 @@ func nativeHandler(cfg Config, la, da *interaction.Schema) agent.Handler {
 			}
 			msgs = append(msgs, more...)
 		}
-		return hc.Fail(agent.ReasonBudgetExceeded, "no answer after %d model turns", devices.MaxTurns)
+		return hc.Fail(records.ReasonBudgetExceeded, "no answer after %d model turns", devices.MaxTurns)
 	}
 }
 

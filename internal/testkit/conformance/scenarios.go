@@ -9,10 +9,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 )
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
@@ -70,7 +70,7 @@ func (r *run) wantNoDeadLetter(t *testing.T, i int, k []byte) {
 }
 
 // wantDeadLetter checks k's dead letters in phase i are exactly one, of reason.
-func (r *run) wantDeadLetter(t *testing.T, i int, k []byte, reason agent.Reason) {
+func (r *run) wantDeadLetter(t *testing.T, i int, k []byte, reason records.Reason) {
 	t.Helper()
 	dead := of(r.phases[i].out.dead, k)
 	if len(dead) != 1 || dead[0].GetReason() != string(reason) {
@@ -219,7 +219,7 @@ func checkApproved(t *testing.T, r *run) {
 	r.wantFinal(t, 1, k, "")
 	// The second run's bounded input ends with the watermark past the released intent's
 	// deadline, after the export: its escalations end in activation_timeout.
-	r.wantDeadLetter(t, 1, k, agent.ReasonActivationTimeout)
+	r.wantDeadLetter(t, 1, k, records.ReasonActivationTimeout)
 	r.wantFinal(t, 2, k, resumedText)
 	r.wantNoDeadLetter(t, 2, k)
 }
@@ -256,7 +256,7 @@ func checkTimedOut(t *testing.T, r *run) {
 	if !slices.Equal(attempts, []uint32{0, 1, 2}) {
 		t.Errorf("attempts %v, want 0 1 2", attempts)
 	}
-	r.wantDeadLetter(t, 0, k, agent.ReasonApprovalTimeout)
+	r.wantDeadLetter(t, 0, k, records.ReasonApprovalTimeout)
 	r.wantFinal(t, 0, k, "")
 }
 
@@ -317,7 +317,7 @@ func checkShuffled(t *testing.T, r *run) {
 func checkBudget(t *testing.T, r *run) {
 	k := key(TokenBudgetExceeded)
 	r.wantRequests(t, budgetMilliC, 1)
-	r.wantDeadLetter(t, 0, k, agent.ReasonBudgetExceeded)
+	r.wantDeadLetter(t, 0, k, records.ReasonBudgetExceeded)
 	r.wantFinal(t, 0, k, "")
 	if n := len(of(r.phases[0].out.intents, k)); n != 0 {
 		t.Errorf("%d intents", n)
@@ -345,7 +345,7 @@ func checkHostile(t *testing.T, r *run) {
 	}{{"hostile-tool", hostileToolMilliC}, {"hostile-args", hostileArgsMilliC}, {"hostile-int", hostileIntMilliC}} {
 		k := key(h.scenario)
 		r.wantRequests(t, h.milliC, 1)
-		r.wantDeadLetter(t, 0, k, agent.ReasonProposalRefused)
+		r.wantDeadLetter(t, 0, k, records.ReasonProposalRefused)
 		r.wantFinal(t, 0, k, "")
 		if n := len(of(r.phases[0].out.intents, k)); n != 0 {
 			t.Errorf("%s: %d intents", h.scenario, n)

@@ -22,6 +22,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Name is the agent's registered name.
@@ -68,7 +69,7 @@ func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) agent.Han
 			agents.WithMaxIterations(devices.MaxTurns))
 		out, err := ex.Call(hc.Context(), map[string]any{"input": devices.Anomaly(r, recent)})
 		if errors.Is(err, agents.ErrNotFinished) {
-			return hc.Fail(agent.ReasonBudgetExceeded, "no answer after %d model turns", devices.MaxTurns)
+			return hc.Fail(records.ReasonBudgetExceeded, "no answer after %d model turns", devices.MaxTurns)
 		}
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package agent
+package records
 
 // Reason is a dead-letter reason: ActivationErrorRecord.reason. The vocabulary is closed: every
 // dead letter the runtime emits carries one of the constants below, and consumers may switch
