@@ -57,18 +57,18 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	DefaultMaxSteps          = 8
-	DefaultMaxModelCalls     = 8
-	DefaultMaxInbox          = 64
-	DefaultMaxFinalBytes     = 65536
-	DefaultToolTimeoutMs     = int64(5 * 60 * 1000)
-	DefaultApprovalTimeoutMs = int64(24 * 60 * 60 * 1000)
-	DefaultMaxEscalations    = 2
-	DefaultIdleTTLMs         = int64(30 * 24 * 60 * 60 * 1000)
-	DefaultMaxRequestBytes   = 256 << 10
-	DefaultMaxOperations     = 64
-	DefaultMaxJournalBytes   = 64 << 10
-	DefaultInlineTimeoutMs   = int64(2000)
+	defaultMaxSteps          = 8
+	defaultMaxModelCalls     = 8
+	defaultMaxInbox          = 64
+	defaultMaxFinalBytes     = 65536
+	defaultToolTimeoutMs     = int64(5 * 60 * 1000)
+	defaultApprovalTimeoutMs = int64(24 * 60 * 60 * 1000)
+	defaultMaxEscalations    = 2
+	defaultIdleTTLMs         = int64(30 * 24 * 60 * 60 * 1000)
+	defaultMaxRequestBytes   = 256 << 10
+	defaultMaxOperations     = 64
+	defaultMaxJournalBytes   = 64 << 10
+	defaultInlineTimeoutMs   = int64(2000)
 )
 
 func (l Limits) resolved() Limits {
@@ -79,33 +79,33 @@ func (l Limits) resolved() Limits {
 		return v
 	}
 	if l.MaxSteps == 0 {
-		l.MaxSteps = DefaultMaxSteps
+		l.MaxSteps = defaultMaxSteps
 	}
 	if l.MaxModelCalls == 0 {
-		l.MaxModelCalls = DefaultMaxModelCalls
+		l.MaxModelCalls = defaultMaxModelCalls
 	}
 	if l.MaxInbox == 0 {
-		l.MaxInbox = DefaultMaxInbox
+		l.MaxInbox = defaultMaxInbox
 	}
 	if l.MaxFinalBytes == 0 {
-		l.MaxFinalBytes = DefaultMaxFinalBytes
+		l.MaxFinalBytes = defaultMaxFinalBytes
 	}
 	if l.MaxEscalations == 0 {
-		l.MaxEscalations = DefaultMaxEscalations
+		l.MaxEscalations = defaultMaxEscalations
 	}
 	if l.MaxRequestBytes == 0 {
-		l.MaxRequestBytes = DefaultMaxRequestBytes
+		l.MaxRequestBytes = defaultMaxRequestBytes
 	}
 	if l.MaxOperations == 0 {
-		l.MaxOperations = DefaultMaxOperations
+		l.MaxOperations = defaultMaxOperations
 	}
 	if l.MaxJournalBytes == 0 {
-		l.MaxJournalBytes = DefaultMaxJournalBytes
+		l.MaxJournalBytes = defaultMaxJournalBytes
 	}
-	l.InlineTimeoutMs = def(l.InlineTimeoutMs, DefaultInlineTimeoutMs)
-	l.ToolTimeoutMs = def(l.ToolTimeoutMs, DefaultToolTimeoutMs)
-	l.ApprovalTimeoutMs = def(l.ApprovalTimeoutMs, DefaultApprovalTimeoutMs)
-	l.IdleTTLMs = def(l.IdleTTLMs, DefaultIdleTTLMs)
+	l.InlineTimeoutMs = def(l.InlineTimeoutMs, defaultInlineTimeoutMs)
+	l.ToolTimeoutMs = def(l.ToolTimeoutMs, defaultToolTimeoutMs)
+	l.ApprovalTimeoutMs = def(l.ApprovalTimeoutMs, defaultApprovalTimeoutMs)
+	l.IdleTTLMs = def(l.IdleTTLMs, defaultIdleTTLMs)
 	return l
 }
 
@@ -382,10 +382,6 @@ func (a *Agent) EmitsIntents() bool {
 
 // Limits returns the agent's resolved limits.
 func (a *Agent) Limits() Limits { return a.limits }
-
-// StateSchema returns the keyed-state schema the agent writes (Definition.StateSchema, or
-// migrate.Default()).
-func (a *Agent) StateSchema() *migrate.Registry { return a.schema }
 
 // caseFields maps each bindable id to its fields: the cases of a variant root, or the root
 // type id of a record root.

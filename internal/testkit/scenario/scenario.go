@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -15,6 +14,10 @@ import (
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/records"
 )
+
+// idleTTLMs is agent.Limits' default IdleTTLMs, 30 days: a gap longer than it expires a
+// key's memory and replay cache.
+const idleTTLMs = int64(30 * 24 * 60 * 60 * 1000)
 
 // T0 is the event time the generated traffic starts at.
 const T0 = int64(1767225600000)
@@ -215,7 +218,7 @@ func (g *Generator) activation(key string, seq int64, p plan, t *int64, tidy boo
 	}
 	switch g.rng.IntN(8) {
 	case 0: // a long idle gap: the key's memory and replay cache expire first
-		*t += agent.DefaultIdleTTLMs + step(1000)
+		*t += idleTTLMs + step(1000)
 	case 1: // the next event at the same instant
 	default:
 		*t += 1 + step(20000)
