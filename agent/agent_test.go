@@ -204,14 +204,14 @@ func TestNewValidatesBindings(t *testing.T) {
 			d.Bindings["assist.refund"] = bindings.Remember("assist.refund.amount", "assist.refund.order_id")
 		}, "not a string field"},
 		{"tool arguments under FAIL_FAST with a delta", func(d *bindings.Definition) {
-			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
+			d.Tools = map[string]agent.ToolDecl{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
 				Protocol: negotiate.FailFast, Moves: map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"}}}}
 		}, "binding assist.lookup to tool lookup_order: negotiate_fail_fast"},
 		{"tool arguments without an agreement", func(d *bindings.Definition) {
-			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t)}}
+			d.Tools = map[string]agent.ToolDecl{"lookup_order": {Args: lookupArgsSchema(t)}}
 		}, "negotiation_required"},
 		{"tool arguments under TRANSFORM_ALL", func(d *bindings.Definition) {
-			d.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
+			d.Tools = map[string]agent.ToolDecl{"lookup_order": {Args: lookupArgsSchema(t), Agreement: negotiate.Agreement{
 				Protocol: negotiate.TransformAll, Moves: map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"}}}}
 		}, ""},
 		{"a state schema", func(d *bindings.Definition) { d.StateSchema = testschema.V2() }, ""},

@@ -147,7 +147,7 @@ type Definition struct {
 	// refuses the build), and each intent's arguments cross that boundary with a conformance
 	// receipt on the trace; a tool without a declaration receives the case's fields as they
 	// are.
-	Tools  map[string]ToolSpec
+	Tools  map[string]ToolDecl
 	Limits Limits
 	// PinModel keeps Model when a pipeline is launched with a model of its own choosing
 	// (WithModel): for an agent that must always talk to one model.
@@ -160,13 +160,6 @@ type Definition struct {
 	// docs/wire-and-state.md). Limits.Memory.Schema and Limits.Cache.Schema must be nil or
 	// the same registry.
 	StateSchema *migrate.Registry
-}
-
-// ToolSpec is a tool's declared argument schema and the agreement under which proposals
-// reach it.
-type ToolSpec struct {
-	Args      *interaction.Schema
-	Agreement negotiate.Agreement
 }
 
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent

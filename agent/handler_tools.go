@@ -12,21 +12,15 @@ import (
 	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
+	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 	"github.com/beamagents/beamagents/tracing"
 )
 
-// Call is one side-effecting tool call: the tool's name and its arguments as canonical JSON
-// (an admitted value's FieldsJSON), carried verbatim as the intent's args_json.
-type Call struct {
-	Tool     string
-	ArgsJSON string
-}
-
 // Tool calls a side-effecting tool: see Tools.
 func (hc *Context) Tool(tool, argsJSON string) (*pb.ToolResult, error) {
-	res, err := hc.Tools(Call{Tool: tool, ArgsJSON: argsJSON})
+	res, err := hc.Tools(ToolCall{Tool: tool, ArgsJSON: argsJSON})
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +31,7 @@ func (hc *Context) Tool(tool, argsJSON string) (*pb.ToolResult, error) {
 // (its step index is its operation's position, so its id is UUIDv5 over the key, seq and
 // that position) and the activation suspends until every one is answered; Tools then returns
 // ErrSuspended. When the activation resumes, Tools returns the ToolResults in call order.
-func (hc *Context) Tools(calls ...Call) ([]*pb.ToolResult, error) {
+func (hc *Context) Tools(calls ...ToolCall) ([]*pb.ToolResult, error) {
 	act := hc.act
 	results := make([]*pb.ToolResult, len(calls))
 	var fresh []*pb.ToolIntent
@@ -222,14 +216,18 @@ func inlineKey(entity []byte, seq int64, pos uint32, tool string, args []byte) s
 	return string(b)
 }
 
-// ToolDecl declares a native tool to the model: its name, description and closed argument
-// schema (projected to the provider's tool declaration by interaction). Inline, when set,
-// makes it an inline read-only tool; else a call of it is a side-effecting TOOL intent.
+// ToolDecl declares a tool: its name, description and closed argument schema. Declared to
+// the model (Chat, RunTools), it is projected to the provider's tool declaration by
+// interaction, and Inline, when set, makes it an inline read-only tool; else a call of it is
+// a side-effecting TOOL intent. Declared in Definition.Tools (by name; Name may be left
+// empty there), it is the argument schema the effector negotiates, and in a bindings agent
+// Agreement is the agreement under which a proposal case bound to the tool reaches it.
 type ToolDecl struct {
 	Name        string
 	Description string
 	Args        *interaction.Schema
 	Inline      InlineFunc
+	Agreement   negotiate.Agreement
 }
 
 // Chat is a model call with native tools.
@@ -252,12 +250,14 @@ func (t *Turn) Message() model.Message {
 	return model.Message{Role: model.RoleAssistant, Content: t.Text, ToolCalls: t.raw}
 }
 
-// ToolCall is one admitted tool call of a turn.
+// ToolCall is one tool call: an admitted call of a Turn (every field), or a side-effecting
+// call a handler makes with Context.Tools (Tool and ArgsJSON).
 type ToolCall struct {
 	ID   string
 	Tool string
 	// Args is the call's arguments, admitted strictly by the tool's schema; ArgsJSON their
-	// canonical fields (Args.FieldsJSON()), integers exact.
+	// canonical fields (Args.FieldsJSON()), integers exact. ArgsJSON is what an intent carries
+	// verbatim as its args_json: Context.Tools reads only Tool and ArgsJSON.
 	Args     *interaction.Value
 	ArgsJSON string
 }
@@ -351,12 +351,12 @@ func (hc *Context) RunTools(turn *Turn, decls []ToolDecl) ([]model.Message, erro
 		byName[d.Name] = d
 	}
 	content := make([]string, len(turn.Calls))
-	var calls []Call
+	var calls []ToolCall
 	var at []int
 	for i, call := range turn.Calls {
 		d := byName[call.Tool]
 		if d.Inline == nil {
-			calls, at = append(calls, Call{Tool: call.Tool, ArgsJSON: call.ArgsJSON}), append(at, i)
+			calls, at = append(calls, call), append(at, i)
 			continue
 		}
 		out, err := hc.Inline(call.Tool, []byte(call.ArgsJSON), d.Inline)

@@ -108,7 +108,7 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		tb.Fatalf("unknown state schema %q", sc.StateSchema)
 	}
 	if sc.ToolArgs {
-		def.Tools = map[string]agent.ToolSpec{"lookup_order": {Args: lookupArgsSchema(tb), Agreement: negotiate.Agreement{
+		def.Tools = map[string]agent.ToolDecl{"lookup_order": {Args: lookupArgsSchema(tb), Agreement: negotiate.Agreement{
 			Protocol: negotiate.TransformAll,
 			Moves:    map[string]string{"assist.lookup.order_id": "tools.lookup_order.order_id"},
 		}}}

@@ -27,10 +27,10 @@ func TestToolNamesNoProviderCanCarry(t *testing.T) {
 		{"empty", []string{""}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			specs := map[string]agent.ToolSpec{}
+			specs := map[string]agent.ToolDecl{}
 			decls := make([]agent.ToolDecl, len(tc.tools))
 			for i, n := range tc.tools {
-				specs[n] = agent.ToolSpec{Args: lookupArgsSchema(t)}
+				specs[n] = agent.ToolDecl{Args: lookupArgsSchema(t)}
 				decls[i] = agent.ToolDecl{Name: n, Args: lookupArgsSchema(t)}
 			}
 			handler := func(hc *agent.Context, tr agent.Trigger) error {

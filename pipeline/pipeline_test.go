@@ -39,7 +39,7 @@ func init() {
 		def.Name = "support-fail-fast"
 		spec := def.Tools[support.ToolRefund]
 		spec.Agreement.Protocol = negotiate.FailFast
-		def.Tools = map[string]agent.ToolSpec{support.ToolRefund: spec}
+		def.Tools = map[string]agent.ToolDecl{support.ToolRefund: spec}
 		return bindings.New(def)
 	})
 }

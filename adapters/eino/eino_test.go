@@ -76,7 +76,7 @@ func TestRewrittenArgumentsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := agent.New(agent.Definition{Name: "rewrite", Model: m, ModelID: "m",
-		Tools: map[string]agent.ToolSpec{devices.ToolDispatch: {Args: tool.Decl().Args}},
+		Tools: map[string]agent.ToolDecl{devices.ToolDispatch: {Args: tool.Decl().Args}},
 		Handler: eino.Handler(func(ctx context.Context, hc *agent.Context, _ agent.Trigger) error {
 			msg, err := ra.Generate(ctx, []*schema.Message{schema.UserMessage("go")})
 			if err != nil {

@@ -366,7 +366,7 @@ func (r *run) answer(t *turn) {
 		t.content = content
 		r.mu.Unlock()
 	}()
-	var calls []agent.Call
+	var calls []agent.ToolCall
 	var at []int
 	for i, c := range t.calls {
 		s := specs[i]
@@ -399,7 +399,7 @@ func (r *run) answer(t *turn) {
 			}
 			content[i] = resultContent(res)
 		default:
-			calls, at = append(calls, agent.Call{Tool: c.Tool, ArgsJSON: c.ArgsJSON}), append(at, i)
+			calls, at = append(calls, agent.ToolCall{Tool: c.Tool, ArgsJSON: c.ArgsJSON}), append(at, i)
 		}
 	}
 	if len(calls) > 0 {

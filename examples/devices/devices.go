@@ -267,7 +267,7 @@ func DefinitionOf(name string, script []byte, handler func(lookupArgs, dispatchA
 		Handler: handler(la, da),
 		Model:   m,
 		ModelID: "devices-scripted-1",
-		Tools:   map[string]agent.ToolSpec{ToolDispatch: {Args: da}},
+		Tools:   map[string]agent.ToolDecl{ToolDispatch: {Args: da}},
 		Limits:  agent.Limits{ToolTimeoutMs: 10 * 60 * 1000, MaxEscalations: 2},
 	}, nil
 }

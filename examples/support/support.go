@@ -127,7 +127,7 @@ func Definition(script []byte) (bindings.Definition, error) {
 			Schema:  schema,
 			Model:   m,
 			ModelID: "support-scripted-1",
-			Tools:   map[string]agent.ToolSpec{ToolRefund: {Args: refundArgs, Agreement: RefundAgreement}},
+			Tools:   map[string]agent.ToolDecl{ToolRefund: {Args: refundArgs, Agreement: RefundAgreement}},
 			Limits:  Limits,
 		},
 		Prompt:   bindings.DefaultPrompt(SystemPrompt),
