@@ -4,14 +4,14 @@ import (
 	"fmt"
 
 	"github.com/beamagents/beamagents/interaction/stream"
-	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
 // Stream is the push-style admission of one streamed provider text at an Admitter: the
 // provider's chunks are pushed as they arrive, each refused at the first byte that proves the
-// text can never be admitted (so the provider call can be cancelled there), and Finish admits
-// the whole text exactly as Admit does, with the same Outcome. It is not safe for concurrent
-// use; use one per response.
+// text can never be admitted (so the provider call can be cancelled there). Acceptance is
+// never the stream's: the caller admits the whole text with Admit, so a streamed answer and
+// the same answer whole have one Outcome. It is not safe for concurrent use; use one per
+// response.
 //
 // Under a protocol that canonicalizes, each chunk goes through the streaming twin of
 // Canonicalize: insignificant whitespace is dropped, strings re-escaped canonically, an
@@ -21,7 +21,7 @@ import (
 // number or an object where a string is declared, a string where a bool is — is passed on
 // as it is and refused at its first byte. A member key the decoder refuses may only be out of
 // declaration order, which Canonicalize would reorder, so from such a key on the stream stops
-// refusing early and Finish decides. Without canonicalization (FAIL_FAST, or no protocol)
+// refusing early and the admission of the whole text decides. Without canonicalization (FAIL_FAST, or no protocol)
 // the chunks go to the decoder verbatim. Chunk boundaries never change an outcome.
 type Stream struct {
 	m     *Admitter
@@ -78,13 +78,3 @@ func (s *Stream) Push(chunk []byte) error {
 // Buffered returns how many bytes of the decoder's document (the canonical form under a
 // protocol that canonicalizes) the streaming decoder has received.
 func (s *Stream) Buffered() int { return s.dec.Buffered() }
-
-// Finish ends the text and admits it whole, exactly as Admit would: the same value, document,
-// receipt and error. After a refused push it returns that refusal with a non-conforming
-// receipt.
-func (s *Stream) Finish() (Outcome, error) {
-	if s.err != nil {
-		return s.m.receipt(canonjson.Digest(outputDomain, s.text), s.m.transform).refused(s.err)
-	}
-	return s.m.Admit(s.text)
-}

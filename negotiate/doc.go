@@ -30,7 +30,7 @@
 //     is) at its first byte. Its canonical form is written as it arrives — whitespace dropped,
 //     strings re-escaped, a JSON number as a decimal string only where an integer field's
 //     value is expected — and never repaired. A member key out of declaration order turns
-//     early refusal off for the rest of that text; Finish decides. Chunk boundaries never
+//     early refusal off for the rest of that text; the admission of the whole text decides. Chunk boundaries never
 //     change an outcome.
 //   - Determinism: no clock, no randomness, no map order reaches an output; the same inputs
 //     give the same deltas, manifests, documents and receipts byte for byte.

@@ -1,6 +1,9 @@
 package negotiate
 
-import "github.com/beamagents/beamagents/interaction/stream"
+import (
+	"github.com/beamagents/beamagents/interaction/stream"
+	"github.com/beamagents/beamagents/internal/canonjson"
+)
 
 // DialectDigest exposes the producer digest of the model boundary to the receipt tests.
 var DialectDigest = dialectDigest
@@ -18,4 +21,14 @@ func (s *Stream) DecoderFinish() stream.Outcome {
 		return s.canon.finish()
 	}
 	return s.dec.Finish()
+}
+
+// Finish ends the text and admits it whole, as the runtime does with Admit: the same value, document,
+// receipt and error. After a refused push it returns that refusal with a non-conforming
+// receipt.
+func (s *Stream) Finish() (Outcome, error) {
+	if s.err != nil {
+		return s.m.receipt(canonjson.Digest(outputDomain, s.text), s.m.transform).refused(s.err)
+	}
+	return s.m.Admit(s.text)
 }
