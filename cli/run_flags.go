@@ -16,6 +16,7 @@ import (
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
 	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
 )
 
@@ -121,15 +122,21 @@ var runFlags = []runFlag{
 	// Pub/Sub (the topic and subscription names are the pipeline's to check).
 	opt("input_subscription", "", "Pub/Sub input: projects/P/subscriptions/S (makes run a streaming job that runs until interrupted)",
 		func(s *runSettings, v string) { s.InputSubscription = v }),
-	opt("intents_topic", "", "Pub/Sub topic for intents: projects/P/topics/T", func(s *runSettings, v string) { s.IntentsTopic = v }),
-	opt("traces_topic", "", "Pub/Sub topic for trace events", func(s *runSettings, v string) { s.TracesTopic = v }),
-	opt("finals_topic", "", "Pub/Sub topic for final replies", func(s *runSettings, v string) { s.FinalsTopic = v }),
-	opt("snapshots_topic", "", "Pub/Sub topic for state snapshots", func(s *runSettings, v string) { s.SnapshotsTopic = v }),
-	opt("errors_topic", "", "Pub/Sub topic for dead letters and rejected input messages", func(s *runSettings, v string) { s.ErrorsTopic = v }),
+	topicFlag(records.OutIntent, "Pub/Sub topic for intents: projects/P/topics/T", func(s *runSettings, v string) { s.IntentsTopic = v }),
+	topicFlag(records.OutTrace, "Pub/Sub topic for trace events", func(s *runSettings, v string) { s.TracesTopic = v }),
+	topicFlag(records.OutFinal, "Pub/Sub topic for final replies", func(s *runSettings, v string) { s.FinalsTopic = v }),
+	topicFlag(records.OutSnapshot, "Pub/Sub topic for state snapshots", func(s *runSettings, v string) { s.SnapshotsTopic = v }),
+	topicFlag(records.OutDeadLetter, "Pub/Sub topic for dead letters and rejected input messages", func(s *runSettings, v string) { s.ErrorsTopic = v }),
 	opt("event_time_attribute", "", "input attribute holding the event time when the envelope has none (ms since the epoch or RFC 3339)",
 		func(s *runSettings, v string) { s.PubSub.EventTimeAttribute = v }),
 	opt("envelope_id_attribute", wire.DefaultEnvelopeIDAttribute, "input attribute naming a delivery for dedup (\"-\": message ids only)",
 		func(s *runSettings, v string) { s.PubSub.EnvelopeIDAttribute = v }),
+}
+
+// topicFlag is the flag naming the Pub/Sub topic of output out, named by package records.
+func topicFlag(out int64, help string, set func(*runSettings, string)) runFlag {
+	k, _ := records.KindOf(out)
+	return opt(k.Topic, "", help, set)
 }
 
 // A runFlag is one row of runFlags.

@@ -20,8 +20,8 @@ import (
 // File and marker names inside a state directory.
 const (
 	MarkerName    = "drain.json"
-	SnapshotsName = "snapshots.binpb" // length-delimited StateSnapshots, as the snapshots output writes them
-	EnvelopesName = "envelopes.binpb" // length-delimited binary AgentEnvelopes, as run reads them
+	SnapshotsName = records.SnapshotsName + ".binpb" // length-delimited StateSnapshots, as the snapshots output writes them
+	EnvelopesName = "envelopes.binpb"                // length-delimited binary AgentEnvelopes, as run reads them
 	genPrefix     = "gen-"
 )
 

@@ -13,7 +13,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -21,6 +20,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/beamagents/beamagents/internal/apicount"
 )
 
 func main() {
@@ -74,7 +75,7 @@ func count(rev string) (map[string]int, error) {
 		if af.Name.Name == "main" && path.Dir(f) != "." && strings.HasPrefix(f, "scripts/") {
 			continue // the repository's own tools
 		}
-		out[path.Dir(f)] += exported(af)
+		out[path.Dir(f)] += apicount.Exported(af)
 	}
 	return out, nil
 }
@@ -86,56 +87,6 @@ func inNested(f string, nested map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-// exported counts a file's exported package-level identifiers and exported methods of
-// exported types.
-func exported(f *ast.File) int {
-	n := 0
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if !d.Name.IsExported() {
-				continue
-			}
-			if d.Recv == nil || receiverExported(d.Recv.List[0].Type) {
-				n++
-			}
-		case *ast.GenDecl:
-			for _, s := range d.Specs {
-				switch s := s.(type) {
-				case *ast.TypeSpec:
-					if s.Name.IsExported() {
-						n++
-					}
-				case *ast.ValueSpec:
-					for _, id := range s.Names {
-						if id.IsExported() {
-							n++
-						}
-					}
-				}
-			}
-		}
-	}
-	return n
-}
-
-func receiverExported(t ast.Expr) bool {
-	for {
-		switch x := t.(type) {
-		case *ast.StarExpr:
-			t = x.X
-		case *ast.IndexExpr:
-			t = x.X
-		case *ast.IndexListExpr:
-			t = x.X
-		case *ast.Ident:
-			return x.IsExported()
-		default:
-			return false
-		}
-	}
 }
 
 func table(revs []string, counts []map[string]int) string {

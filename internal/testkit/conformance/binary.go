@@ -15,6 +15,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/model/provider"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Build builds the main package in dir (for example an adapter's ./example) into a
@@ -104,7 +105,7 @@ func checkBinary(t *testing.T, bin, agentName, api string) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	snaps1 := filepath.Join(out1, "snapshots.binpb")
+	snaps1 := filepath.Join(out1, records.SnapshotsName+".binpb")
 	out2 := filepath.Join(dir, "out2")
 	runBinary(t, bin, append(append([]string{"run", "--input", in2, "--restore", snaps1, "--output_dir", out2}, flags...), hosted...)...)
 	reqs = srv.Requests()
@@ -132,7 +133,7 @@ func checkBinary(t *testing.T, bin, agentName, api string) {
 	}
 	for _, rp := range []struct{ name, input, restore, cache, recorded string }{
 		{"first", in1, "", snaps1, out1},
-		{"restored", in2, snaps1, filepath.Join(out2, "snapshots.binpb"), out2},
+		{"restored", in2, snaps1, filepath.Join(out2, records.SnapshotsName+".binpb"), out2},
 	} {
 		replayed := filepath.Join(dir, "replayed-"+rp.name)
 		args := []string{"replay", "--agent", agentName, "--agent_config", conf, "--keyring", ring, "--cache_from", rp.cache,
