@@ -3,16 +3,38 @@
 // the agent's model, which may be a hosted API reached over the network under deadlines,
 // and runs the agent's inline tools; but nothing it decides reads a clock, and a model's
 // answer reaches the outputs only through the replay cache and the admission of its text,
-// so the same input on the same state gives the same bytes. It imports no Beam: the
-// Beam DoFn (package transforms) opens a Batch over the key's cells, hands it the inputs of
-// one firing, emits their outputs, writes what the batch changed once and sets its timers.
-// The cells, their state ids and their field of AgentStateCells are listed in one table here
-// (Cells, CellField); their encodings are package statecodec's.
+// so the same input on the same state gives the same bytes. It imports no Beam.
 //
 // Inputs are AgentEnvelopes (external event, tool result, approval, export request) and
 // firings of the key's one timer family (tags TagDeadline and TagTTL). Outputs are signed
 // ToolIntents, TraceEvents with OpenTelemetry GenAI attributes, FinalReplies, StateSnapshots
 // and dead letters (ActivationErrorRecords whose reason is one of records.Reasons).
+//
+// # For authors
+//
+// An agent is a Definition: what every agent has (a name, a model, limits, declared tools
+// as ToolDecls, a state schema) and its Handler, Go code over a Context and the activation's
+// Trigger. The Context's operations (Propose with an Ask, Chat with native tools and its
+// Turn of ToolCalls, RunTools, Tool and Tools, Approved, Inline with an InlineFunc, the
+// memory's Get, Put, Delete, Append and Ring, Reply, ReplyValue and Fail) are journaled;
+// ErrSuspended and ErrReplied are what they return when the activation waits or has
+// replied. New builds the agent; Register makes it available to a command line by name.
+// An agent of bindings (a proposal schema whose cases are bound to actions) is built by
+// package agent/bindings and runs on the same mechanism. docs/agents.md states the API.
+//
+// # For shells
+//
+// The code that runs agents (package agent/drive, the Beam DoFns of package transforms,
+// offline replay) uses the rest, which an author never needs: Agent's entry points
+// (Activate, Fire, Restore, NewBatch; Name, Schema, Limits, EmitsIntents, ToolShapes; the
+// model swaps WithModel, for a launcher's choice of model, and AnsweredBy, for answers from a
+// record), a Batch over a Store (MapStore in memory) and its Result with Outputs and
+// TimerOps, the Deps of a run (the keyring signing intents, the verification of results), the
+// registry's Build and Registered, DeadLetter, and the state cells: their state ids and
+// their field of AgentStateCells are listed in one table here (Cells, CellField,
+// CellInbox); their encodings are package statecodec's. A shell opens a Batch over the
+// key's cells, hands it the inputs of one firing, emits their outputs, writes what the batch
+// changed once and sets its timers.
 //
 // Tracing. An activation is one trace. Each attempt on it (the external event that starts
 // it, each tool result or approval that resumes it, each deadline firing) is one span,
@@ -21,7 +43,8 @@
 // attribute names follow docs/identity.md, shared with the Python runtime; package tracing
 // holds the derivations and names.
 //
-// Invariants:
+// # Invariants
+//
 //   - Atomic activations. A failed activation commits nothing: no cell write, no output but
 //     one dead letter whose reason is the *Error's Reason, and the ERROR trace events of its
 //     model calls that a circuit breaker refused (docs/identity.md). Two dead letters come with
