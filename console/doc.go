@@ -12,6 +12,11 @@
 //     by its content, so the same record from a file and a topic, or read twice, counts once.
 //   - A record that does not decode is counted (shown on the overview) and skipped; a file
 //     whose framing breaks is skipped from there on; nothing panics.
+//   - No record stops the others. Keys of any length are stored: an entity key, intent id,
+//     trace id or reason over MaxKeyBytes is filed under a fixed-size stored form (its first
+//     bytes and its SHA-256) with the whole value kept once. A record over MaxRecordBytes is
+//     not read: counted, logged once with its file and offset, and passed by the file's
+//     offset. A file that fails is logged and the others are read.
 //   - Reading needs no identity unless ReadNeedsIdentity (a console beyond loopback). Acting
 //     (an approval decision, a redrive) needs the approver's identity from exactly one
 //     source (a proxy's header or basic-auth users), a same-origin request (Sec-Fetch-Site

@@ -3,6 +3,8 @@ package console
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -59,9 +61,7 @@ type fileStamp struct {
 // Follow polls the directory every interval until ctx ends.
 func (f *Follower) Follow(ctx context.Context, interval time.Duration) error {
 	for {
-		if _, err := f.Scan(); err != nil {
-			f.logger().Warn("console: reading outputs", "dir", f.Dir, "err", err)
-		}
+		f.Scan() // logs what failed
 		select {
 		case <-ctx.Done():
 			return nil
@@ -78,32 +78,46 @@ func (f *Follower) logger() *slog.Logger {
 }
 
 // Scan reads whatever is new in the directory once and returns how many records it added.
+// A file that fails is logged and the others are still read: one that cannot be read is
+// tried again once it changes, one the store failed on at the next scan. The error joins
+// the files' errors.
 func (f *Follower) Scan() (int, error) {
 	files, kinds, err := OutputFiles(f.Dir)
 	if err != nil {
+		f.logger().Warn("console: listing outputs", "dir", f.Dir, "err", err)
 		return 0, err
 	}
 	if f.seen == nil {
 		f.seen = map[string]fileStamp{}
 	}
 	total := 0
+	var errs []error
 	for _, file := range files {
-		st, err := os.Stat(file)
-		if err != nil {
-			continue // removed since the glob
-		}
-		stamp := fileStamp{st.Size(), st.ModTime()}
-		if f.seen[file] == stamp {
-			continue
-		}
-		n, err := f.readFile(file, kinds[file], st.Size())
+		n, err := f.scanFile(file, kinds[file])
 		total += n
 		if err != nil {
-			return total, err
+			f.logger().Warn("console: reading an output file failed; the others are read", "file", file, "err", err)
+			errs = append(errs, err)
 		}
-		f.seen[file] = stamp
 	}
-	return total, nil
+	return total, errors.Join(errs...)
+}
+
+// scanFile reads file when it changed since it was last read to its end or failed to read.
+func (f *Follower) scanFile(file string, kind records.Kind) (int, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return 0, nil // removed since the glob
+	}
+	stamp := fileStamp{st.Size(), st.ModTime()}
+	if f.seen[file] == stamp {
+		return 0, nil
+	}
+	n, err := f.readFile(file, kind, st.Size())
+	if !errors.Is(err, ErrStore) {
+		f.seen[file] = stamp // read, or unreadable as it stands: logged once, not every poll
+	}
+	return n, err
 }
 
 // readFile ingests file from its recorded offset up to size, a chunk per transaction.
@@ -113,58 +127,112 @@ func (f *Follower) readFile(file string, kind records.Kind, size int64) (int, er
 		return 0, &Error{Code: CodeInput, Detail: "opening " + file, Err: err}
 	}
 	defer fh.Close()
+	off, ok, err := f.start(fh, file, kind, size)
+	if !ok || err != nil {
+		return 0, err
+	}
+	total := 0
+	for off < size {
+		next, added, err := f.readChunk(fh, file, kind, off, size)
+		total += added
+		if err != nil || next == off {
+			return total, err
+		}
+		off = next
+	}
+	return total, nil
+}
+
+// start returns where file is read from: its recorded offset, or its first record when it
+// was never read or has been rewritten since. ok is false while there is nothing to read.
+func (f *Follower) start(fh *os.File, file string, kind records.Kind, size int64) (int64, bool, error) {
 	off, err := f.Store.Offset(file)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if off.Bytes > size || off.Bytes > 0 && prefixOf(fh, off.Bytes) != off.Prefix {
 		off = Offset{} // rewritten: read it again (records already ingested are skipped)
 	}
-	if off.Bytes == 0 {
-		start, ok, err := f.skipHeader(fh, file, kind, size)
-		if !ok || err != nil {
-			return 0, err
-		}
-		off.Bytes = start
+	if off.Bytes > 0 {
+		return off.Bytes, true, nil
 	}
-	total := 0
-	for off.Bytes < size {
-		buf := make([]byte, min(size-off.Bytes, chunkBytes))
-		n, err := fh.ReadAt(buf, off.Bytes)
-		if err != nil && err != io.EOF {
-			return total, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
-		}
-		frames, used, broken := records.SplitFrames(buf[:n])
-		if used == 0 && !broken {
-			need, ok := records.FrameSize(buf[:n])
-			if !ok || off.Bytes+need > size {
-				return total, nil // a record still being written
-			}
-			// One record larger than a chunk: read it whole.
-			buf = make([]byte, need)
-			if _, err := fh.ReadAt(buf, off.Bytes); err != nil && err != io.EOF {
-				return total, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
-			}
-			frames, used, broken = records.SplitFrames(buf)
-		}
-		recs := make([]Record, len(frames))
-		for i, fr := range frames {
-			recs[i] = Record{Kind: kind, Data: fr}
-		}
-		next := off.Bytes + int64(used)
-		if broken {
-			recs = append(recs, Record{Data: fmt.Appendf(nil, "%s:%d", file, off.Bytes+int64(used))}) // counted as malformed; the rest of the file is skipped
-			next = size
-			f.logger().Warn("console: broken record framing, skipping the rest of the file", "file", file, "offset", off.Bytes+int64(used))
-		}
-		added, _, err := f.Store.Ingest(file, Offset{Bytes: next, Prefix: prefixOf(fh, next)}, recs)
-		total += added
-		if err != nil {
-			return total, err
-		}
-		off.Bytes = next
+	return f.skipHeader(fh, file, kind, size)
+}
+
+// readChunk ingests the whole records of file from off: up to chunkBytes of them, or the one
+// record there when it is longer. It returns where the next read starts: off itself while
+// the record there is still being written.
+func (f *Follower) readChunk(fh *os.File, file string, kind records.Kind, off, size int64) (next int64, added int, err error) {
+	buf, err := readAt(fh, file, off, min(size-off, chunkBytes))
+	if err != nil {
+		return off, 0, err
 	}
-	return total, nil
+	frames, used, broken := records.SplitFrames(buf)
+	if used == 0 && !broken {
+		need, ok := records.FrameSize(buf)
+		switch {
+		case !ok || off+need > size:
+			return off, 0, nil // a record still being written
+		case recordLen(buf) > MaxRecordBytes:
+			return f.skipLarge(fh, file, off, need, recordLen(buf))
+		}
+		// One record larger than a chunk: read it whole.
+		if buf, err = readAt(fh, file, off, need); err != nil {
+			return off, 0, err
+		}
+		frames, used, broken = records.SplitFrames(buf)
+	}
+	recs := make([]Record, len(frames))
+	for i, fr := range frames {
+		recs[i] = Record{Kind: kind, Data: fr}
+	}
+	next = off + int64(used)
+	if broken {
+		recs = append(recs, Record{Data: fmt.Appendf(nil, "%s:%d", file, next)}) // counted as malformed; the rest of the file is skipped
+		f.logger().Warn("console: broken record framing, skipping the rest of the file", "file", file, "offset", next)
+		next = size
+	}
+	added, _, err = f.Store.Ingest(file, Offset{Bytes: next, Prefix: prefixOf(fh, next)}, recs)
+	if err != nil {
+		return off, added, err
+	}
+	return next, added, nil
+}
+
+// MaxRecordBytes bounds one record the console reads from a file, and so what one record
+// may hold in its memory. A longer record is not read: it is counted on the overview, its
+// file and offset are logged, and the file is read on past it. A run writes none that long:
+// its longest record, a dead letter, holds an input envelope of at most 16 MiB (the
+// pipeline's bound) besides its key and detail.
+const MaxRecordBytes = 64 << 20
+
+// skipLarge moves file's offset past the record at off (n bytes, need with its length),
+// which is longer than MaxRecordBytes, without reading it. The count and the offset are
+// committed together, so the record is counted and logged once.
+func (f *Follower) skipLarge(fh *os.File, file string, off, need, n int64) (int64, int, error) {
+	next := off + need
+	if err := f.Store.SkipRecord(file, Offset{Bytes: next, Prefix: prefixOf(fh, next)}); err != nil {
+		return off, 0, err
+	}
+	f.logger().Warn("console: skipping a record longer than the console reads", "file", file, "offset", off,
+		"bytes", n, "max_bytes", MaxRecordBytes)
+	return next, 0, nil
+}
+
+// recordLen is the length the frame at the start of buf announces for its record.
+func recordLen(buf []byte) int64 {
+	n, _ := binary.Uvarint(buf)
+	return int64(n)
+}
+
+// readAt reads up to n bytes of file at off.
+func readAt(fh *os.File, file string, off, n int64) ([]byte, error) {
+	buf := make([]byte, n)
+	m, err := fh.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return nil, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
+	}
+	return buf[:m], nil
 }
 
 // prefixOf hashes the first min(n, prefixBytes) bytes of fh.
@@ -182,12 +250,11 @@ func (f *Follower) String() string { return fmt.Sprintf("outputs %s", f.Dir) }
 // (recorded as read to its end) with a warning; ok is false then, as it is while a header
 // is still incomplete.
 func (f *Follower) skipHeader(fh *os.File, file string, kind records.Kind, size int64) (start int64, ok bool, err error) {
-	head := make([]byte, min(size, headerBytes))
-	n, err := fh.ReadAt(head, 0)
-	if err != nil && err != io.EOF {
-		return 0, false, &Error{Code: CodeInput, Detail: "reading " + file, Err: err}
+	head, err := readAt(fh, file, 0, min(size, headerBytes))
+	if err != nil {
+		return 0, false, err
 	}
-	t, rest, herr := records.Split(head[:n])
+	t, rest, herr := records.Split(head)
 	switch {
 	case herr != nil && size < headerBytes:
 		return 0, false, nil // still being written
@@ -195,7 +262,7 @@ func (f *Follower) skipHeader(fh *os.File, file string, kind records.Kind, size 
 		return 0, true, nil // an unheadered file: records from the first byte
 	case herr == nil:
 		if t == kind.Type {
-			return int64(n - len(rest)), true, nil
+			return int64(len(head) - len(rest)), true, nil
 		}
 		herr = fmt.Errorf("it holds %s records", t)
 	}

@@ -90,7 +90,7 @@ func (c *server) entity(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusBadRequest, "an entity key in a path is unpadded base64url")
 		return
 	}
-	e, err := c.o.Store.Entity(key)
+	e, err := c.o.Store.entity(pathKey(key), key)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -99,7 +99,7 @@ func (c *server) entity(w http.ResponseWriter, r *http.Request) {
 	if !e.Known {
 		status = http.StatusNotFound
 	}
-	c.render(w, r, status, "entity", "Entity "+keyText(key), who, e)
+	c.render(w, r, status, "entity", "Entity "+keyText(e.Key), who, e)
 }
 
 func (c *server) trace(w http.ResponseWriter, r *http.Request) {

@@ -54,6 +54,7 @@ type Overview struct {
 	SuspendedTotal int
 	Entities       int
 	Malformed      int64
+	Skipped        int64 // records larger than MaxRecordBytes, not read
 }
 
 // MaxListed bounds the rows a page lists at once.
@@ -73,15 +74,14 @@ func (s *Store) Overview() (*Overview, error) {
 			return nil
 		})
 		tx.Bucket(bReasons).ForEach(func(k, v []byte) error {
-			o.Reasons = append(o.Reasons, ReasonCount{Reason: string(k[1:]), Count: int64(binary.BigEndian.Uint64(v))})
+			o.Reasons = append(o.Reasons, ReasonCount{Reason: reasonOf(k, v), Count: int64(binary.BigEndian.Uint64(v))})
 			return nil
 		})
 		slices.SortStableFunc(o.Reasons, func(a, b ReasonCount) int { return int(b.Count - a.Count) })
 		o.SuspendedTotal = tx.Bucket(bSuspended).Stats().KeyN
 		o.Entities = tx.Bucket(bEntities).Stats().KeyN
-		if v := tx.Bucket(bMeta).Get([]byte("malformed")); len(v) == 8 {
-			o.Malformed = int64(binary.BigEndian.Uint64(v))
-		}
+		o.Malformed = metaCount(tx, "malformed")
+		o.Skipped = metaCount(tx, "skipped")
 		c := tx.Bucket(bSuspended).Cursor()
 		for k, _ := c.First(); k != nil && len(o.Suspended) < MaxListed; k, _ = c.Next() {
 			e := readEntity(tx, k)
@@ -92,8 +92,16 @@ func (s *Store) Overview() (*Overview, error) {
 	return o, err
 }
 
+func metaCount(tx *bolt.Tx, name string) int64 {
+	if v := tx.Bucket(bMeta).Get([]byte(name)); len(v) == 8 {
+		return int64(binary.BigEndian.Uint64(v))
+	}
+	return 0
+}
+
+// suspendedOf is the suspension of the entity whose key's stored form is key.
 func suspendedOf(tx *bolt.Tx, key []byte, e *entity) Suspended {
-	sp := Suspended{Key: slices.Clone(key), Seq: e.EndSeq, Since: e.EndMs, IntentID: e.suspendedOn(), Deadline: e.SuspDeadline}
+	sp := Suspended{Key: fullKey(tx, key), Seq: e.EndSeq, Since: e.EndMs, IntentID: e.suspendedOn(), Deadline: e.SuspDeadline}
 	if sp.IntentID != "" {
 		sp.Intent = lookupIntent(tx, sp.IntentID)
 	}
@@ -111,7 +119,7 @@ func readEntity(tx *bolt.Tx, key []byte) *entity {
 // lookupIntent is the intent of id: the intents output's record, else what its trace said.
 func lookupIntent(tx *bolt.Tx, id string) *pb.ToolIntent {
 	for _, b := range [][]byte{bIntents, bEmitted} {
-		if v := tx.Bucket(b).Get([]byte(id)); v != nil {
+		if v := tx.Bucket(b).Get(storeKey([]byte(id))); v != nil {
 			ti := &pb.ToolIntent{}
 			if proto.Unmarshal(v, ti) == nil {
 				return ti
@@ -147,14 +155,17 @@ type Entity struct {
 }
 
 // Entity reads one key.
-func (s *Store) Entity(key []byte) (*Entity, error) {
-	out := &Entity{Key: key}
+func (s *Store) Entity(key []byte) (*Entity, error) { return s.entity(storeKey(key), key) }
+
+// entity reads the entity whose key's stored form is key; shown is what it is called while
+// unknown.
+func (s *Store) entity(key, shown []byte) (*Entity, error) {
+	out := &Entity{Key: shown}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bEntities).Get(key)
-		if v == nil {
+		if tx.Bucket(bEntities).Get(key) == nil {
 			return nil
 		}
-		out.Known = true
+		out.Key, out.Known = fullKey(tx, key), true
 		e := readEntity(tx, key)
 		out.Status = e.Status
 		if tx.Bucket(bSuspended).Get(key) != nil {
@@ -230,12 +241,13 @@ func activationOf(evs []*pb.TraceEvent) Activation {
 func (s *Store) Trace(traceID []byte) ([]*pb.TraceEvent, error) {
 	var evs []*pb.TraceEvent
 	err := s.db.View(func(tx *bolt.Tx) error {
-		evs = traceEvents(tx, traceID)
+		evs = traceEvents(tx, storeKey(traceID))
 		return nil
 	})
 	return evs, err
 }
 
+// traceEvents reads the events of the trace whose id's stored form is traceID.
 func traceEvents(tx *bolt.Tx, traceID []byte) []*pb.TraceEvent {
 	var evs []*pb.TraceEvent
 	if len(traceID) == 0 {
@@ -276,7 +288,7 @@ func (s *Store) DeadLetters() ([]ReasonGroup, error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
 		for _, r := range o.Reasons {
 			g := ReasonGroup{Reason: r.Reason, Count: r.Count}
-			prefix := lp([]byte(r.Reason))
+			prefix := lp(storeKey([]byte(r.Reason)))
 			c := tx.Bucket(bDeadIdx).Cursor()
 			k, _ := c.Seek(append(slices.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
 			if k == nil {
@@ -302,7 +314,7 @@ func (s *Store) DeadLettersOf(ids [][]byte, reasons []string) ([]DeadLetter, err
 	seen := map[string]bool{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		for _, r := range reasons {
-			prefix := lp([]byte(r))
+			prefix := lp(storeKey([]byte(r)))
 			c := tx.Bucket(bDeadIdx).Cursor()
 			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 				ids = append(ids, slices.Clone(k[len(k)-16:]))
@@ -348,20 +360,28 @@ func (s *Store) Intent(id string) (*pb.ToolIntent, error) {
 func (s *Store) HasTrace(traceID []byte) bool {
 	found := false
 	s.db.View(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bTraces).Cursor().Seek(traceID)
-		found = len(traceID) > 0 && k != nil && bytes.HasPrefix(k, traceID)
+		id := storeKey(traceID)
+		k, _ := tx.Bucket(bTraces).Cursor().Seek(id)
+		found = len(id) > 0 && k != nil && bytes.HasPrefix(k, id)
 		return nil
 	})
 	return found
 }
 
-// KeysWithPrefix lists up to limit known entity keys starting with prefix.
+// KeysWithPrefix lists up to limit known entity keys starting with prefix. A prefix longer
+// than what a long key's stored form keeps of it is looked for among the keys sharing that
+// part, of which at most limit+MaxListed are looked at.
 func (s *Store) KeysWithPrefix(prefix []byte, limit int) [][]byte {
 	var out [][]byte
+	seek := prefix[:min(len(prefix), keptBytes)]
 	s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bEntities).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Next() {
-			out = append(out, slices.Clone(k))
+		looked := 0
+		for k, _ := c.Seek(seek); k != nil && bytes.HasPrefix(k, seek) && len(out) < limit && looked < limit+MaxListed; k, _ = c.Next() {
+			looked++
+			if full := fullKey(tx, k); bytes.HasPrefix(full, prefix) {
+				out = append(out, full)
+			}
 		}
 		return nil
 	})

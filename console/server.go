@@ -225,8 +225,11 @@ func keyFromPath(s string) ([]byte, bool) {
 	return b, err == nil
 }
 
-// KeyPath is the entity page of key.
-func KeyPath(key []byte) string { return "/entities/" + base64.RawURLEncoding.EncodeToString(key) }
+// KeyPath is the entity page of key: its bytes as unpadded base64url, those of its stored
+// form for a key over MaxKeyBytes, so that a link stays short whatever the key's length.
+func KeyPath(key []byte) string {
+	return "/entities/" + base64.RawURLEncoding.EncodeToString(storeKey(key))
+}
 
 // TracePath is the trace page of a trace id.
 func TracePath(traceID []byte) string { return "/traces/" + hex.EncodeToString(traceID) }

@@ -26,16 +26,17 @@ type Record struct {
 	Data []byte
 }
 
-// Bucket names. The layout is versioned by the names: a new layout takes new names.
+// Bucket names. The layout is versioned by the names: a new layout takes new names. Entity
+// keys, intent ids, trace ids and reasons inside keys are their stored forms (storeKey).
 var (
-	bMeta      = []byte("meta.v1")      // "malformed" → count
+	bMeta      = []byte("meta.v1")      // "malformed", "skipped" → count
 	bOffsets   = []byte("offsets.v1")   // source → offset(8) + sha256 of the file's first bytes
 	bSeen      = []byte("seen.v1")      // record id (16) → nil: every record is ingested once
 	bMinutes   = []byte("minutes.v1")   // event-time minute (8) → counters
-	bReasons   = []byte("reasons.v1")   // dead-letter reason → count(8)
+	bReasons   = []byte("reasons.v1")   // 'r' + reason → count(8), then the reason when it is long
 	bDead      = []byte("dead.v1")      // record id → ActivationErrorRecord
 	bDeadIdx   = []byte("deadidx.v1")   // lp(reason) + time(8) + id → nil
-	bTraces    = []byte("traces.v1")    // trace id(16) + start(8) + id → TraceEvent
+	bTraces    = []byte("traces.v1")    // trace id + start(8) + id → TraceEvent
 	bActs      = []byte("acts.v1")      // lp(key) + seq(8) → trace id
 	bIntents   = []byte("intents.v1")   // intent id → ToolIntent (highest attempt)
 	bEmitted   = []byte("emitted.v1")   // intent id → ToolIntent rebuilt from its INTENT_EMITTED event
@@ -45,9 +46,10 @@ var (
 	bEntities  = []byte("entities.v1")  // key → entity (JSON)
 	bSuspended = []byte("suspended.v1") // key → nil while its latest attempt left it suspended
 	bActions   = []byte("actions.v1")   // time(8) + n(8) → action (JSON)
+	bLongKeys  = []byte("longkeys.v1")  // key → the whole entity key, for a long one
 
 	allBuckets = [][]byte{bMeta, bOffsets, bSeen, bMinutes, bReasons, bDead, bDeadIdx, bTraces, bActs,
-		bIntents, bEmitted, bByKey, bFinals, bSnaps, bEntities, bSuspended, bActions}
+		bIntents, bEmitted, bByKey, bFinals, bSnaps, bEntities, bSuspended, bActions, bLongKeys}
 )
 
 // Store is the console's embedded store, a bbolt file. Every ingest is one transaction that
@@ -126,7 +128,10 @@ func (s *Store) Offset(src string) (Offset, error) {
 		}
 		return nil
 	})
-	return o, err
+	if err != nil {
+		return o, &Error{Code: CodeStore, Detail: "reading an offset", Err: err}
+	}
+	return o, nil
 }
 
 // Ingest adds recs in one transaction; with src set it also records off as src's offset. It
@@ -153,11 +158,7 @@ func (s *Store) Ingest(src string, off Offset, recs []Record) (added, malformed 
 				return err
 			}
 		}
-		if src != "" {
-			v := binary.BigEndian.AppendUint64(nil, uint64(off.Bytes))
-			return tx.Bucket(bOffsets).Put([]byte(src), append(v, off.Prefix[:]...))
-		}
-		return nil
+		return putOffset(tx, src, off)
 	})
 	if err != nil {
 		return 0, 0, &Error{Code: CodeStore, Detail: "ingesting", Err: err}
@@ -166,6 +167,32 @@ func (s *Store) Ingest(src string, off Offset, recs []Record) (added, malformed 
 		s.notify()
 	}
 	return added, malformed, nil
+}
+
+// SkipRecord counts one record of src that is not read (larger than MaxRecordBytes) and
+// records off, past it, as src's offset, in one transaction: a restarted console neither
+// reads it nor counts it again.
+func (s *Store) SkipRecord(src string, off Offset) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := addCount(tx.Bucket(bMeta), []byte("skipped"), 1); err != nil {
+			return err
+		}
+		return putOffset(tx, src, off)
+	})
+	if err != nil {
+		return &Error{Code: CodeStore, Detail: "skipping a record", Err: err}
+	}
+	s.notify()
+	return nil
+}
+
+// putOffset records off as src's offset; no source, no offset (a topic's batch).
+func putOffset(tx *bolt.Tx, src string, off Offset) error {
+	if src == "" {
+		return nil
+	}
+	v := binary.BigEndian.AppendUint64(nil, uint64(off.Bytes))
+	return tx.Bucket(bOffsets).Put([]byte(src), append(v, off.Prefix[:]...))
 }
 
 // writer adds records inside one transaction.
@@ -240,19 +267,24 @@ func (w *writer) intent(id, data []byte) error {
 		return w.count(ti.GetCreatedAtMs(), cIntents, 1) // counted; nothing names it to list it by
 	}
 	b := w.tx.Bucket(bIntents)
-	if cur := b.Get([]byte(ti.GetIntentId())); cur != nil {
+	iid := storeKey([]byte(ti.GetIntentId()))
+	if cur := b.Get(iid); cur != nil {
 		old := &pb.ToolIntent{}
 		if proto.Unmarshal(cur, old) == nil && old.GetAttempt() > ti.GetAttempt() {
 			return w.count(ti.GetCreatedAtMs(), cIntents, 1)
 		}
 	}
-	if err := b.Put([]byte(ti.GetIntentId()), data); err != nil {
+	if err := b.Put(iid, data); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bByKey).Put(cat(lp(ti.GetEntityKey()), []byte{code(records.OutIntent)}, be(ti.GetCreatedAtMs()), []byte(ti.GetIntentId())), []byte(ti.GetIntentId())); err != nil {
+	key, err := w.key(ti.GetEntityKey())
+	if err != nil {
 		return err
 	}
-	if err := w.touch(ti.GetEntityKey(), func(*entity) {}); err != nil {
+	if err := w.tx.Bucket(bByKey).Put(cat(lp(key), []byte{code(records.OutIntent)}, be(ti.GetCreatedAtMs()), iid), []byte(ti.GetIntentId())); err != nil {
+		return err
+	}
+	if err := w.touch(key, func(*entity) {}); err != nil {
 		return err
 	}
 	return w.count(ti.GetCreatedAtMs(), cIntents, 1)
@@ -266,10 +298,14 @@ func (w *writer) final(id, data []byte) error {
 	if err := w.tx.Bucket(bFinals).Put(id, data); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bByKey).Put(cat(lp(f.GetEntityKey()), []byte{code(records.OutFinal)}, be(f.GetCreatedAtMs()), id), id); err != nil {
+	key, err := w.key(f.GetEntityKey())
+	if err != nil {
 		return err
 	}
-	if err := w.touch(f.GetEntityKey(), func(e *entity) { e.Finals++ }); err != nil {
+	if err := w.tx.Bucket(bByKey).Put(cat(lp(key), []byte{code(records.OutFinal)}, be(f.GetCreatedAtMs()), id), id); err != nil {
+		return err
+	}
+	if err := w.touch(key, func(e *entity) { e.Finals++ }); err != nil {
 		return err
 	}
 	return w.count(f.GetCreatedAtMs(), cFinals, 1)
@@ -284,16 +320,20 @@ func (w *writer) snapshot(data []byte) error {
 	if len(snap.GetEntityKey()) == 0 {
 		return nil // no entity page to show it on
 	}
-	if cur := b.Get(snap.GetEntityKey()); cur != nil {
+	key, err := w.key(snap.GetEntityKey())
+	if err != nil {
+		return err
+	}
+	if cur := b.Get(key); cur != nil {
 		old := &pb.StateSnapshot{}
 		if proto.Unmarshal(cur, old) == nil && (old.GetSeq() > snap.GetSeq() || old.GetSeq() == snap.GetSeq() && old.GetSnapshotAtMs() > snap.GetSnapshotAtMs()) {
 			return nil
 		}
 	}
-	if err := b.Put(snap.GetEntityKey(), data); err != nil {
+	if err := b.Put(key, data); err != nil {
 		return err
 	}
-	return w.touch(snap.GetEntityKey(), func(*entity) {})
+	return w.touch(key, func(*entity) {})
 }
 
 func (w *writer) deadLetter(id, data []byte) error {
@@ -305,17 +345,21 @@ func (w *writer) deadLetter(id, data []byte) error {
 	if err := w.tx.Bucket(bDead).Put(id, data); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bDeadIdx).Put(cat(lp([]byte(d.GetReason())), be(t), id), nil); err != nil {
+	if err := w.tx.Bucket(bDeadIdx).Put(cat(lp(storeKey([]byte(d.GetReason()))), be(t), id), nil); err != nil {
 		return err
 	}
-	if err := addCount(w.tx.Bucket(bReasons), reasonKey(d.GetReason()), 1); err != nil {
+	if err := addReason(w.tx.Bucket(bReasons), d.GetReason()); err != nil {
 		return err
 	}
 	if len(d.GetEntityKey()) > 0 {
-		if err := w.tx.Bucket(bByKey).Put(cat(lp(d.GetEntityKey()), []byte{code(records.OutDeadLetter)}, be(t), id), id); err != nil {
+		key, err := w.key(d.GetEntityKey())
+		if err != nil {
 			return err
 		}
-		if err := w.touch(d.GetEntityKey(), func(e *entity) { e.DeadLetters++; e.LastReason = d.GetReason() }); err != nil {
+		if err := w.tx.Bucket(bByKey).Put(cat(lp(key), []byte{code(records.OutDeadLetter)}, be(t), id), id); err != nil {
+			return err
+		}
+		if err := w.touch(key, func(e *entity) { e.DeadLetters++; e.LastReason = cut(d.GetReason(), maxShown) }); err != nil {
 			return err
 		}
 	}
@@ -327,15 +371,19 @@ func (w *writer) trace(id, data []byte) error {
 	if err := decode(data, ev); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bTraces).Put(cat(ev.GetTraceId(), be(ev.GetStartMs()), id), data); err != nil {
+	tid := storeKey(ev.GetTraceId())
+	if err := w.tx.Bucket(bTraces).Put(cat(tid, be(ev.GetStartMs()), id), data); err != nil {
 		return err
 	}
-	if err := w.tx.Bucket(bActs).Put(cat(lp(ev.GetEntityKey()), be(ev.GetSeq())), ev.GetTraceId()); err != nil {
+	key, err := w.key(ev.GetEntityKey())
+	if err != nil {
+		return err
+	}
+	if err := w.tx.Bucket(bActs).Put(cat(lp(key), be(ev.GetSeq())), tid); err != nil {
 		return err
 	}
 	attrs := ev.GetAttributes()
 	at := ev.GetStartMs()
-	key := ev.GetEntityKey()
 	switch ev.GetEventType() {
 	case pb.TraceEvent_ACTIVATION_START:
 		// The overview counts attempts an envelope drove (as a run counts activations, less
@@ -377,6 +425,7 @@ func later(seq, ms, curSeq, curMs int64) bool {
 }
 
 // end records an attempt's end status; at one instant an ending status outranks a suspension.
+// key is the stored form.
 func (w *writer) end(key []byte, seq, at int64, status string) error {
 	var suspended bool
 	err := w.touch(key, func(e *entity) {
@@ -413,7 +462,7 @@ func (w *writer) emitted(ev *pb.TraceEvent) error {
 		ti.Attempt = uint32(attempts - 1)
 	}
 	b := w.tx.Bucket(bEmitted)
-	if cur := b.Get([]byte(id)); cur != nil {
+	if cur := b.Get(storeKey([]byte(id))); cur != nil {
 		old := &pb.ToolIntent{}
 		if proto.Unmarshal(cur, old) == nil && old.GetAttempt() >= ti.GetAttempt() {
 			return nil
@@ -423,7 +472,7 @@ func (w *writer) emitted(ev *pb.TraceEvent) error {
 	if err != nil {
 		return err
 	}
-	return b.Put([]byte(id), data)
+	return b.Put(storeKey([]byte(id)), data)
 }
 
 // entity is what the store keeps of one key between pages.
@@ -452,10 +501,32 @@ func (e *entity) suspendedOn() string {
 }
 
 // reasonKey is a reason's key in its bucket (bbolt refuses an empty key; a reason may be).
-func reasonKey(reason string) []byte { return append([]byte{'r'}, reason...) }
+func reasonKey(reason string) []byte { return append([]byte{'r'}, storeKey([]byte(reason))...) }
 
-// touch updates key's entity. The empty key has no entity page (bbolt refuses an empty key):
-// its records are still counted and listed.
+// addReason counts one dead letter of reason; the count's value keeps a long reason whole.
+func addReason(b *bolt.Bucket, reason string) error {
+	k := reasonKey(reason)
+	var cur int64
+	if v := b.Get(k); len(v) >= 8 {
+		cur = int64(binary.BigEndian.Uint64(v))
+	}
+	v := be(cur + 1)
+	if hashed(k[1:]) {
+		v = append(v, reason...)
+	}
+	return b.Put(k, v)
+}
+
+// reasonOf is the reason of a count in the reasons bucket.
+func reasonOf(k, v []byte) string {
+	if len(v) > 8 {
+		return string(v[8:])
+	}
+	return string(k[1:])
+}
+
+// touch updates the entity of key, a stored form. The empty key has no entity page (bbolt
+// refuses an empty key): its records are still counted and listed.
 func (w *writer) touch(key []byte, f func(*entity)) error {
 	if len(key) == 0 {
 		return nil

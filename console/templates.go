@@ -67,7 +67,7 @@ var pagesHTML = map[string]string{
 
 	"overview": `{{define "content"}}{{$o := .Data.O}}
 <h1>Overview</h1>
-<p>{{$o.Entities}} entity keys · {{$o.SuspendedTotal}} suspended{{if $o.Malformed}} · <span class="bad" id="malformed">{{$o.Malformed}} records did not decode</span>{{end}}</p>
+<p>{{$o.Entities}} entity keys · {{$o.SuspendedTotal}} suspended{{if $o.Malformed}} · <span class="bad" id="malformed">{{$o.Malformed}} records did not decode</span>{{end}}{{if $o.Skipped}} · <span class="bad" id="skipped">{{$o.Skipped}} records were too long to read (the console's log names them)</span>{{end}}</p>
 <div class="cards" id="chart">{{range .Data.Series}}
 <div class="card{{if eq .ID "dead_letters"}} dead{{end}}" id="series-{{.ID}}"><div>{{.Name}}</div><div class="total" data-total="{{.Total}}">{{.Total}}</div>
 <svg viewBox="0 0 300 60" preserveAspectRatio="none" role="img" aria-label="{{.Name}} over time">{{range .Bars}}<rect x="{{num .X}}" y="{{num .Y}}" width="{{num .W}}" height="{{num .H}}"><title>{{.Title}}</title></rect>{{end}}</svg>

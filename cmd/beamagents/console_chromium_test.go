@@ -1,0 +1,400 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	encbin "encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/console"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/testkit/testsvc"
+	"github.com/beamagents/beamagents/records"
+	"github.com/beamagents/beamagents/tracing"
+)
+
+// The outputs' hostile values: markup in a key, a detail, a reason, a reply and a trace
+// attribute, and keys of 40,000 bytes and 1 MiB.
+var (
+	hostileKey = []byte(`<script>window.pwned=1</script>`)
+	fortyKB    = append([]byte("forty-thousand-"), bytes.Repeat([]byte{'x'}, 40_000-15)...)
+	oneMiB     = append([]byte("one-mebibyte-"), bytes.Repeat([]byte{'x'}, 1<<20-13)...)
+)
+
+// lockedBuffer is a buffer written by a process and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// consoleProcess is `beamagents console` running as its own process.
+type consoleProcess struct {
+	url    string // http://127.0.0.1:PORT
+	port   string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan error
+	once   sync.Once
+}
+
+// startConsoleBinary runs the built binary's console on a free loopback port.
+func startConsoleBinary(t *testing.T, args ...string) *consoleProcess {
+	t.Helper()
+	p := &consoleProcess{stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(binary(t), append([]string{"console", "--listen", "127.0.0.1:0", "--poll", "100ms"}, args...)...)
+	p.cmd.Stderr = p.stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(out)
+		line, _ := r.ReadString('\n')
+		started <- line
+		io.Copy(io.Discard, r)
+		p.done <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() { p.stop(t) })
+	select {
+	case line := <-started:
+		u, ok := strings.CutPrefix(line, "console on ")
+		if !ok {
+			t.Fatalf("the console did not start: %q\n%s", line, p.stderr.String())
+		}
+		p.url = strings.TrimSuffix(strings.Fields(u)[0], "/")
+		_, p.port, _ = net.SplitHostPort(strings.TrimPrefix(p.url, "http://"))
+	case <-time.After(time.Minute):
+		t.Fatalf("the console did not start\n%s", p.stderr.String())
+	}
+	return p
+}
+
+// stop interrupts the console, which must exit 0.
+func (p *consoleProcess) stop(t *testing.T) {
+	p.once.Do(func() {
+		p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("the console exited: %v\n%s", err, p.stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			p.cmd.Process.Kill()
+			t.Errorf("the console did not stop on an interrupt\n%s", p.stderr.String())
+		}
+	})
+}
+
+// chromium is a headless Chromium that resolves the names a hostile page would use
+// (rebind.example, attacker.example) and the console's proxy name to loopback, and no
+// other name, and sends approver on every request (an authenticating proxy's header).
+func chromium(t *testing.T, approver string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(testsvc.Chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("host-resolver-rules", "MAP rebind.example 127.0.0.1, MAP attacker.example 127.0.0.1, MAP console.example 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancel)
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tg, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"X-Approver": approver}})
+		return err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+func in[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func textOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	return strings.TrimSpace(in(t, ctx, chromedp.Text(chromedp.CSS(sel))))
+}
+
+// open loads u and answers its HTTP status.
+func open(t *testing.T, ctx context.Context, u string) int64 {
+	t.Helper()
+	resp := in(t, ctx, chromedp.NavigateResponse(u))
+	return resp.Status
+}
+
+// openUntil loads u until sel's text satisfies ok (the console reads its outputs in the
+// background).
+func openUntil(t *testing.T, ctx context.Context, u, sel string, ok func(string) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+			t.Fatal(err)
+		}
+		got := textOf(t, ctx, sel)
+		if ok(got) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%.100s: %s stayed %.300q", u, sel, got)
+		}
+	}
+}
+
+// inert checks that no hostile markup of the page became an element and no script but
+// the page's own ran.
+func inert(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	ok := in(t, ctx, chromedp.Evaluate[bool](`window.pwned === undefined && document.scripts.length === 1 && document.querySelectorAll('img').length === 0`))
+	if !ok {
+		t.Fatalf("%s: hostile content is live:\n%.3000s", page, in(t, ctx, chromedp.OuterHTML(chromedp.CSS("main"))))
+	}
+}
+
+func marshalRec(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// typedFile is msgs as a run writes them: the type header, then each record's frame.
+func typedFile(t *testing.T, msgs ...proto.Message) []byte {
+	t.Helper()
+	b := records.Header(msgs[0].ProtoReflect().Descriptor().FullName())
+	for _, m := range msgs {
+		b = records.AppendFrame(b, marshalRec(t, m))
+	}
+	return b
+}
+
+func framed(t *testing.T, m proto.Message) []byte { return records.AppendFrame(nil, marshalRec(t, m)) }
+
+// outage is a model_error dead letter of key carrying its envelope.
+func outage(key []byte, at int64) *pb.ActivationErrorRecord {
+	env := &pb.AgentEnvelope{EntityKey: key, EventTimeMs: at, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("where is my order?")}}
+	return records.WithEnvelope(records.DeadLetter(key, at, "model_error", fmt.Sprintf("provider unavailable (a key of %d bytes)", len(key))), env)
+}
+
+func appendTo(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = f.Write(b)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeHostileRun writes a run's outputs: hostile values, dead letters of a 40,000-byte and
+// a 1 MiB key with one after them and one still being written (its last bytes returned),
+// and a final reply longer than the console reads between two others.
+func writeHostileRun(t *testing.T, dir string) (rest []byte) {
+	t0 := int64(1767225600000)
+	tid := tracing.TraceID(hostileKey, 0)
+	ev := func(typ pb.TraceEvent_EventType, attrs map[string]string) proto.Message {
+		return &pb.TraceEvent{TraceId: tid[:], EntityKey: hostileKey, EventType: typ, StartMs: t0, EndMs: t0, Attributes: attrs}
+	}
+	appendTo(t, filepath.Join(dir, "traces.binpb"), typedFile(t,
+		ev(pb.TraceEvent_ACTIVATION_START, map[string]string{tracing.AttrActivationKind: tracing.KindExternalEvent}),
+		ev(pb.TraceEvent_ERROR, map[string]string{tracing.AttrReason: `"><img src=x onerror="window.pwned=2">`, "hostile": "</td><script>window.pwned=3</script>"}),
+		ev(pb.TraceEvent_ACTIVATION_END, map[string]string{tracing.AttrActivationStatus: tracing.StatusOK})))
+	markup := outage(hostileKey, t0+1000)
+	markup.Detail = `<img src=x onerror="window.pwned=4">`
+	raw := records.WithRawRecord(records.DeadLetter(nil, t0, `<script>window.pwned=6</script>`, "raw"), []byte("\xff<script>window.pwned=7</script>"))
+	last := framed(t, outage([]byte("after-2"), t0+6000))
+	dead := typedFile(t, markup, raw, outage(fortyKB, t0+2000), outage(oneMiB, t0+3000), outage([]byte("after-1"), t0+5000))
+	appendTo(t, filepath.Join(dir, "dead_letters.binpb"), append(dead, last[:len(last)-3]...))
+
+	finals := filepath.Join(dir, "finals.binpb")
+	appendTo(t, finals, append(typedFile(t, &pb.FinalReply{EntityKey: hostileKey, Message: "</code><script>window.pwned=5</script>", CreatedAtMs: t0}),
+		encbin.AppendUvarint(nil, console.MaxRecordBytes+1)...))
+	st, _ := os.Stat(finals)
+	if err := os.Truncate(finals, st.Size()+console.MaxRecordBytes+1); err != nil { // a hole: never read
+		t.Fatal(err)
+	}
+	appendTo(t, finals, framed(t, &pb.FinalReply{EntityKey: []byte("after-big"), Message: "read on", CreatedAtMs: t0 + 1}))
+	return last[len(last)-3:]
+}
+
+func equals(want string) func(string) bool { return func(s string) bool { return s == want } }
+
+// The built binary's console, driven by a headless Chromium as an operator's browser and a
+// hostile page would: no record stops its ingestion, it answers no foreign Host (DNS
+// rebinding), its sign-in goes back only to its own pages, hostile outputs stay text, and no
+// other site acts through the operator's browser.
+func TestConsoleBinaryInChromium(t *testing.T) {
+	ctx := chromium(t, "alice@example.com") // skips, or fails under CI, without Chromium
+	dir, work := t.TempDir(), t.TempDir()
+	rest := writeHostileRun(t, dir)
+	redrives := filepath.Join(work, "redriven")
+	args := []string{"--db", filepath.Join(work, "console.db"), "--outputs", dir, "--approver_header", "X-Approver",
+		"--redrive_dir", redrives, "--allowed_hosts", "console.example"}
+	c := startConsoleBinary(t, args...)
+	restart := func(then func()) { // by the test, not the subtest that asks: it serves on
+		c.stop(t)
+		then()
+		c = startConsoleBinary(t, args...)
+	}
+
+	t.Run("ingestion", func(t *testing.T) {
+		openUntil(t, ctx, c.url+"/dead_letters", "main", func(s string) bool { return strings.Contains(s, "after-1") })
+		for _, key := range [][]byte{fortyKB, oneMiB} {
+			cut := fmt.Sprintf("(%d bytes)", len(key))
+			if err := chromedp.Do(ctx, chromedp.Navigate(c.url+"/dead_letters"), chromedp.Click(chromedp.CSS(`a[href="`+console.KeyPath(key)+`"]`)),
+				chromedp.WaitVisible(chromedp.ID("entity-key"))); err != nil {
+				t.Fatalf("the dead letters page links no key of %d bytes: %v", len(key), err)
+			}
+			if got := textOf(t, ctx, "#entity-key"); !strings.HasPrefix(got, string(key[:40])) || !strings.HasSuffix(got, cut) {
+				t.Fatalf("the entity page shows the key as %.80q…", got)
+			}
+			if got := textOf(t, ctx, "#entity-dead"); !strings.Contains(got, "provider unavailable (a key of "+fmt.Sprint(len(key))) {
+				t.Fatalf("the entity page's dead letters: %q", got)
+			}
+		}
+		openUntil(t, ctx, c.url+"/", "#series-finals .total", equals("2"))
+		if got := textOf(t, ctx, "#skipped"); !strings.HasPrefix(got, "1 records") {
+			t.Fatalf("skipped: %q", got)
+		}
+		// Restarted while the last record is being written, the console reads on past it.
+		restart(func() {
+			appendTo(t, filepath.Join(dir, "dead_letters.binpb"), append(rest, framed(t, outage([]byte("after-3"), 1767225607000))...))
+		})
+		openUntil(t, ctx, c.url+"/", "#series-dead_letters .total", equals("7"))
+		openUntil(t, ctx, c.url+console.KeyPath([]byte("after-3")), "#entity-dead", func(s string) bool { return strings.Contains(s, "provider unavailable") })
+	})
+
+	t.Run("host names", func(t *testing.T) {
+		rebound := "http://rebind.example:" + c.port
+		if status := open(t, ctx, rebound+"/dead_letters"); status != http.StatusMisdirectedRequest {
+			t.Fatalf("a rebound name read the dead letters: %d", status)
+		}
+		// The rebound page's own requests, reading and acting, are refused too.
+		statuses := in(t, ctx, chromedp.Evaluate[[]int](`Promise.all([
+			fetch('/').then(r => r.status),
+			fetch('/entities/YWZ0ZXItMQ').then(r => r.status),
+			fetch('/dead_letters/redrive', {method: 'POST', body: new URLSearchParams({reason: 'model_error', csrf: 'x'})}).then(r => r.status),
+			fetch('/signin?next=/').then(r => r.status)])`, chromedp.EvalAwaitPromise))
+		for _, s := range statuses {
+			if s != http.StatusMisdirectedRequest {
+				t.Fatalf("the rebound page's requests answered %v", statuses)
+			}
+		}
+		if status := open(t, ctx, "http://console.example:"+c.port+"/dead_letters"); status != http.StatusOK {
+			t.Fatalf("the proxy's name (--allowed_hosts) answered %d", status)
+		}
+	})
+
+	t.Run("redirects", func(t *testing.T) {
+		for _, next := range []string{"/%5Cevil.example/x", `/\evil.example/x`, "//evil.example/x", "/%2F%2Fevil.example/x", "%2F%2Fevil.example",
+			"https://evil.example/", "javascript:alert(1)", "/%09/evil.example", "http:/evil.example"} {
+			open(t, ctx, c.url+"/signin?next="+next)
+			if got := in(t, ctx, chromedp.Location()); got != c.url+"/" {
+				t.Errorf("sign-in with next=%s went to %s", next, got)
+			}
+		}
+		open(t, ctx, c.url+"/signin?next="+url.QueryEscape("/dead_letters"))
+		if got := in(t, ctx, chromedp.Location()); got != c.url+"/dead_letters" {
+			t.Fatalf("sign-in back to its own page went to %s", got)
+		}
+	})
+
+	t.Run("stored script", func(t *testing.T) {
+		tid := tracing.TraceID(hostileKey, 0)
+		for _, page := range []string{"/", "/dead_letters", console.KeyPath(hostileKey), console.TracePath(tid[:]),
+			"/search?q=" + url.QueryEscape(`<script>window.pwned=8</script>`), "/approvals"} {
+			if status := open(t, ctx, c.url+page); status != http.StatusOK {
+				t.Fatalf("%s: %d", page, status)
+			}
+			inert(t, ctx, page)
+		}
+		open(t, ctx, c.url+console.KeyPath(hostileKey))
+		if got := textOf(t, ctx, "#entity-key"); got != string(hostileKey) {
+			t.Fatalf("the key is shown as %q", got)
+		}
+	})
+
+	t.Run("cross-site actions", func(t *testing.T) {
+		attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/dead_letters/redrive">
+<input name="reason" value="model_error"><input name="csrf" value="guessed"><button id="go">go</button></form>`, c.url)
+		}))
+		defer attacker.Close()
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(attacker.URL, "http://"))
+		page := "http://attacker.example:" + port + "/"
+		if status := open(t, ctx, page); status != http.StatusOK {
+			t.Fatalf("the attacker's page: %d", status)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("go")), chromedp.WaitVisible(chromedp.ID("error"))); err != nil {
+			t.Fatal(err)
+		}
+		if got := textOf(t, ctx, "h1"); got != "Refused (403)" {
+			t.Fatalf("a cross-site form: %q", got)
+		}
+		open(t, ctx, page)
+		in(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`fetch(%q, {method: 'POST', mode: 'no-cors', credentials: 'include',
+			body: new URLSearchParams({reason: 'model_error', csrf: 'guessed'})}).then(() => 0, () => 0)`, c.url+"/dead_letters/redrive"), chromedp.EvalAwaitPromise))
+		if m, _ := filepath.Glob(filepath.Join(redrives, "*")); len(m) != 0 {
+			t.Fatalf("another site's requests redrove: %v", m)
+		}
+		// The operator's own redrive, from the console's page, goes through.
+		if err := chromedp.Do(ctx, chromedp.Navigate(c.url+"/dead_letters"), chromedp.Click(chromedp.CSS(`button.redrive-reason[value="model_error"]`)),
+			chromedp.WaitVisible(chromedp.ID("redrive-result"))); err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := filepath.Glob(filepath.Join(redrives, "*.jsonl")); len(m) != 1 {
+			t.Fatalf("the operator's redrive wrote %v", m)
+		}
+	})
+	c.stop(t)
+	if !strings.Contains(c.stderr.String(), `who=alice@example.com`) {
+		t.Errorf("the redrive is not logged with who did it:\n%s", c.stderr.String())
+	}
+}
