@@ -92,7 +92,7 @@ func TestRunRefusesAnAgentThatAsksAModelItHasNot(t *testing.T) {
 	keys := []string{"k0", "k1", "k2"}
 	input := events(t, dir, keys)
 	out := filepath.Join(dir, "refused")
-	code, stdout, stderr := runCLI(t, "", "run", "--agent", proposerAgent, "--allow_unsigned_intents", "--input", input, "--output_dir", out)
+	code, stdout, stderr := runCLI(t, "", "run", "--agent", proposerAgent, "--allow_unsigned_intents", "--input", input, "--output_dir", out, "--model", "scripted")
 	if code != 2 || !strings.Contains(stderr, `agent "proposer-without-model" asks a model (it declares a proposal schema) and has no model of its own`) ||
 		!strings.Contains(stderr, "--model scripted keeps") || !strings.Contains(stderr, "model_error") {
 		t.Fatalf("exit %d, want 2 with the refusal\n%s\n%s", code, stdout, stderr)
