@@ -373,6 +373,10 @@ func (a *Agent) EmitsIntents() bool {
 	return false
 }
 
+// HasModel reports whether the agent has a model of its own (Definition.Model): a launcher
+// that chooses none refuses to run an agent that asks a model and has none.
+func (a *Agent) HasModel() bool { return a.def.Model != nil }
+
 // Limits returns the agent's resolved limits.
 func (a *Agent) Limits() Limits { return a.limits }
 

@@ -26,9 +26,9 @@
 //
 // The code that runs agents (package agent/drive, the Beam DoFns of package transforms,
 // offline replay) uses the rest, which an author never needs: Agent's entry points
-// (Activate, Fire, Restore, NewBatch; Name, Schema, Limits, EmitsIntents, ToolShapes; the
-// model swaps WithModel, for a launcher's choice of model, and AnsweredBy, for answers from a
-// record), a Batch over a Store (MapStore in memory) and its Result with Outputs and
+// (Activate, Fire, Restore, NewBatch; Name, Schema, Limits, HasModel, EmitsIntents,
+// ToolShapes; the model swaps WithModel, for a launcher's choice of model, and AnsweredBy,
+// for answers from a record), a Batch over a Store (MapStore in memory) and its Result with Outputs and
 // TimerOps, the Deps of a run (the keyring signing intents, the verification of results), the
 // registry's Build and Registered, DeadLetter, and the state cells: their state ids and
 // their field of AgentStateCells are listed in one table here (Cells, CellField,

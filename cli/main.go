@@ -20,6 +20,9 @@ type command struct {
 	run     func(env *env, args []string) int
 	subs    []*command // when run is nil
 	usage   string     // printed after the list of subcommands
+	// absent, when set, says whether the command is missing from this binary (a user's
+	// binary without a demo): help does not list it then.
+	absent func() bool
 }
 
 // env carries the process streams so commands run the same in tests and in main.
@@ -100,7 +103,9 @@ func (c *command) dispatch(e *env, path string, args []string) int {
 func (c *command) printUsage(w io.Writer, path string) {
 	fmt.Fprintf(w, "usage: %s <command> [flags] [args]\n\ncommands:\n", path)
 	for _, s := range c.subs {
-		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
+		if s.absent == nil || !s.absent() {
+			fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
+		}
 	}
 	if c.usage != "" {
 		fmt.Fprintf(w, "\n%s\n", c.usage)

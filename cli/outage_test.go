@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,21 +86,26 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 	if err := os.WriteFile(input, in.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(out, baseURL, input string) time.Duration {
+	run := func(out, baseURL, input string, want int) (time.Duration, string) {
 		t.Helper()
 		defer setFlags(t, "model", "scripted", "api_key", "", "base_url", "", "model_name", "", "model_breaker_hold", "0s")
 		start := time.Now()
 		code, stdout, stderr := runCLI(t, "", "run", "--agent", support.Name, "--allow_unsigned_intents", "--input", input,
 			"--output_dir", filepath.Join(dir, out), "--model", "openai", "--model_name", "gpt-test", "--base_url", baseURL,
 			"--api_key", "env:BEAMAGENTS_OUTAGE_KEY", "--model_breaker_hold", outageHold.String())
-		if code != 0 {
-			t.Fatalf("run %s: exit %d\n%s\n%s", out, code, stdout, stderr)
+		if code != want {
+			t.Fatalf("run %s: exit %d, want %d\n%s\n%s", out, code, want, stdout, stderr)
 		}
-		return time.Since(start)
+		return time.Since(start), stderr
 	}
 	var o outage
 	down := "http://" + deadAddr(t) + "/v1"
-	o.outage = run("outage", down, input)
+	// Every key dead-letters: the run exits 1 and names the reason.
+	var stderr string
+	o.outage, stderr = run("outage", down, input, 1)
+	if want := fmt.Sprintf("nothing succeeded: %d dead letters and no final reply, intent or snapshot; the commonest reason is model_error (%d of %d)", keys, keys, keys); !strings.Contains(stderr, want) {
+		t.Fatalf("the outage run's last line is not %q…:\n%s", want, stderr)
+	}
 	if e, ok := limit.Lookup(limit.Key{Kind: "openai", BaseURL: down, Model: "gpt-test"}); !ok || e.Config().BreakerHoldMs != outageHold.Milliseconds() {
 		t.Fatalf("the outage run's endpoint (%v) does not hold calls for --model_breaker_hold", ok)
 	}
@@ -139,7 +145,7 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 		return llmtest.Reply{Text: `{"case":"support.reply","fields":{"support.reply.text":"it ships today"}}`, Hang: delay}
 	})
 	t.Cleanup(srv.Close)
-	o.recovery = run("recovered", srv.BaseURL(), again)
+	o.recovery, _ = run("recovered", srv.BaseURL(), again, 0)
 	o.finals = countRecords(t, filepath.Join(dir, "recovered", pipeline.FinalsName+".jsonl"))
 	o.redrivenDead = countRecords(t, filepath.Join(dir, "recovered", pipeline.DeadLettersName+".jsonl"))
 	return o

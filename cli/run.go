@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -32,7 +33,8 @@ import (
 )
 
 func init() {
-	register(&command{name: "demo", summary: "run the example support agent on Prism and summarize what it did", run: runDemo})
+	register(&command{name: "demo", summary: "run the example support agent on Prism and summarize what it did", run: runDemo,
+		absent: func() bool { return demo.Agent == "" }})
 	register(&command{name: "run", summary: "run a registered agent over envelope files on a Beam runner", run: runPipeline})
 }
 
@@ -43,8 +45,15 @@ func verboseRunner() bool { return *verbose }
 func runPipeline(e *env, args []string) int {
 	defineRunFlags()
 	resetFlags()
+	flag.CommandLine.Init(flag.CommandLine.Name(), flag.ContinueOnError)
 	flag.CommandLine.SetOutput(e.stderr)
-	if err := flag.CommandLine.Parse(args); err != nil {
+	flag.CommandLine.Usage = func() {}
+	switch err := flag.CommandLine.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		printRunHelp(e.stdout)
+		return 0
+	case err != nil:
+		fmt.Fprintf(e.stderr, "usage: %s\n(beamagents run --help lists every flag)\n", runUsage)
 		return 2
 	}
 	s := readRunFlags()
@@ -62,6 +71,10 @@ func runPipeline(e *env, args []string) int {
 	opts := s.Options
 	if unsignedIntents(opts) {
 		e.errorf(noKeyringHelp, opts.Agent)
+		return 2
+	}
+	if modelless(opts) {
+		e.errorf(noModelHelp, opts.Agent, opts.Model.Provider)
 		return 2
 	}
 	if code := checkSecretRefs(e, runnerName(), opts); code != 0 {
@@ -83,6 +96,10 @@ func runPipeline(e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)
 	printCounters(e, res)
 	printDistributions(e, res)
+	if why := nothingSucceeded(res, opts); why != "" {
+		e.errorf("%s", why)
+		return 1
+	}
 	return 0
 }
 

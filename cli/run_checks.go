@@ -42,6 +42,28 @@ func unsignedIntents(o pipeline.Options) bool {
 	return err == nil && a.EmitsIntents()
 }
 
+// noModelHelp explains the refusal to run an agent that asks a model it does not have.
+const noModelHelp = `agent %q asks a model (it declares a proposal schema) and has no model of its own, which
+--model %s keeps: every activation that asks it would be dead-lettered as model_error. Choose a
+model with --model openai or --model anthropic (with --model_name, --base_url and --api_key), or
+give the agent one (agent.Definition.Model).`
+
+// modelless reports whether the run cannot succeed for want of a model: its agent declares a
+// proposal schema, which only a model's answers fill, has no model of its own, and the run
+// chooses none (--model scripted keeps the agent's). A handler agent without a proposal
+// schema may never ask a model: it is left to run, and the run's outcome says what happened.
+// An agent that does not build is left to the pipeline to report.
+func modelless(o pipeline.Options) bool {
+	if o.Model.Hosted() {
+		return false
+	}
+	a, err := agent.Build(o.Agent, o.Config)
+	if err != nil || a.Schema() == nil {
+		return false
+	}
+	return !a.HasModel()
+}
+
 // runners are the Beam runners this binary links (run.go imports them).
 var runnerNames = []string{"prism", "dataflow", "flink", "universal", "PrismRunner", "DataflowRunner", "FlinkRunner", "PortableRunner", "portable"}
 

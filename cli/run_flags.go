@@ -34,9 +34,11 @@ type runSettings struct {
 // goes in the run's settings, and its launch-time checks (validate.go), which run in the
 // table's order after every value is in place. The flags are defined on the process-wide flag
 // set, beside Beam's own (--runner, --endpoint, --project, --region, --temp_location,
-// --update, …), which remote runners read from there.
+// --update, …), which remote runners read from there. `run --help` lists them under their
+// headings, in the table's order, before Beam's.
 var runFlags = []runFlag{
-	opt("agent", "", "registered agent to run (see `beamagents help`)", func(s *runSettings, v string) { s.Agent = v },
+	heading("The run"),
+	opt("agent", "", "registered agent to run (beamagents help lists them)", func(s *runSettings, v string) { s.Agent = v },
 		func(n, v string, _ *runSettings) check { return registered(n, v, "agent", agent.Registered()) }),
 	beamFlag("runner", func() check { return registered("runner", runnerName(), "runner", runnerNames) }),
 	opt("mode", string(pipeline.Streaming), "streaming (keyed state and timers) or batch (bounded input only: group each key's envelopes and run them in memory; the same outputs, faster)",
@@ -59,10 +61,12 @@ var runFlags = []runFlag{
 		func(s *runSettings, v time.Duration) { s.PubSub.DedupWindow = v }, of(positive)),
 	opt("status_interval", time.Second, "how often a streaming run prints its status line",
 		func(s *runSettings, v time.Duration) { s.statusEvery = v }, of(positive)),
+	listed("verbose_runner"),
 
 	// The model, chosen when the pipeline is launched: the agent's own (scripted) or a hosted
 	// provider, which each worker creates at setup, reading the key from its reference; the
 	// limits every worker process keeps per endpoint; and the fallback models.
+	heading("The model"),
 	opt("model", hosted.Scripted, "model provider: "+strings.Join(hosted.Providers(), ", ")+" (scripted keeps the agent's own model)",
 		func(s *runSettings, v string) { s.Model.Provider = v }, among(hosted.Providers()...)),
 	opt("base_url", "", "the API's base URL, for any compatible server (for example http://127.0.0.1:8080/v1)",
@@ -95,6 +99,7 @@ var runFlags = []runFlag{
 	opt("model_fallback", "", "comma-separated fallback model ids, each optionally @BASE_URL, asked in order when the one before is unavailable (same provider and key)",
 		func(s *runSettings, v string) { s.fallback = v }),
 
+	heading("The agent's configuration, signatures and verification"),
 	opt("agent_config", "", "file whose bytes configure the agent's factory", func(s *runSettings, v string) { s.config = v }, smallFileOf(maxConfigBytes)),
 	opt("verify_results", "", "verification of tool results and approvals against --keyring: off, permissive or require "+
 		"(default: require with --keyring, off without one)", nil,
@@ -109,6 +114,7 @@ var runFlags = []runFlag{
 
 	// Files: inputs, outputs and the state kept across restarts (their checks are
 	// runFileChecks, after every other).
+	heading("Files, state and traces"),
 	opt("input", "", "envelope files: a glob of JSON Lines (*.jsonl) or length-delimited binary files", func(s *runSettings, v string) { s.Input = v }),
 	opt("output_dir", "", "directory for the output files", func(s *runSettings, v string) { s.OutputDir = v }),
 	opt("restore", "", "optional glob of StateSnapshot files to restore into keys without state first", func(s *runSettings, v string) { s.Restore = v }),
@@ -120,6 +126,7 @@ var runFlags = []runFlag{
 	opt("otlp_insecure", false, "OTLP in plaintext instead of TLS (a collector on the same host or network)", func(s *runSettings, v bool) { s.OTLP.Insecure = v }),
 
 	// Pub/Sub (the topic and subscription names are the pipeline's to check).
+	heading("Pub/Sub"),
 	opt("input_subscription", "", "Pub/Sub input: projects/P/subscriptions/S (makes run a streaming job that runs until interrupted)",
 		func(s *runSettings, v string) { s.InputSubscription = v }),
 	topicFlag(records.OutIntent, "Pub/Sub topic for intents: projects/P/topics/T", func(s *runSettings, v string) { s.IntentsTopic = v }),
@@ -139,12 +146,14 @@ func topicFlag(out int64, help string, set func(*runSettings, string)) runFlag {
 	return opt(k.Topic, "", help, set)
 }
 
-// A runFlag is one row of runFlags.
+// A runFlag is one row of runFlags: a flag, or the heading of the flags after it in
+// `run --help`.
 type runFlag struct {
-	name   string
-	define func(*flag.FlagSet)      // nil for a flag Beam defines
-	apply  func(*runSettings)       // puts the parsed value into the settings
-	check  func(*runSettings) check // the value's launch-time checks
+	name    string
+	heading string                   // a heading's title ("" for a flag)
+	define  func(*flag.FlagSet)      // nil for a flag defined elsewhere (Beam's, or run.go's)
+	apply   func(*runSettings)       // puts the parsed value into the settings
+	check   func(*runSettings) check // the value's launch-time checks
 }
 
 // flagType is what a run flag holds.
@@ -195,6 +204,16 @@ func opt[T flagType](name string, value T, help string, set func(*runSettings, T
 // beamFlag is a flag Beam defines, with run's check of it.
 func beamFlag(name string, c func() check) runFlag {
 	return runFlag{name: name, apply: func(*runSettings) {}, check: func(*runSettings) check { return c() }}
+}
+
+// listed is a flag defined elsewhere in this package, listed with run's.
+func listed(name string) runFlag {
+	return beamFlag(name, func() check { return func() error { return nil } })
+}
+
+// heading starts a group of flags in `run --help`.
+func heading(title string) runFlag {
+	return runFlag{heading: title, apply: func(*runSettings) {}, check: func(*runSettings) check { return func() error { return nil } }}
 }
 
 // of is a check of a flag's value alone (validate.go's form).

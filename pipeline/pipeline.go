@@ -137,21 +137,24 @@ func Build(s beam.Scope, o Options) error {
 	if err != nil {
 		return err
 	}
-	return o.buildKeyed(s, flattenSome(s, keyed, src.Keyed), src, deads)
+	return o.buildKeyed(s, flattenSome(s, keyed, src.Keyed), src, deads, o.InputSubscription == "")
 }
 
 // BuildFrom adds everything after the source to s: decode the records (of format) → restore
 // → RunAgent → sinks. dead are the source's own dead letters, written with the others. Build
 // calls the same with the file and Pub/Sub sources; another source (an unbounded one, say)
 // calls it with its own records, and then needs Options.Shards and Options.Window, since the
-// sorted single-file sink waits for the end of the input.
+// sorted single-file sink waits for the end of the input. Its outputs are counted record by
+// record (CountRecords), as its source may be unbounded.
 func BuildFrom(s beam.Scope, o Options, format transforms.Format, records beam.PCollection, dead ...beam.PCollection) error {
 	keyed, decodeDead := transforms.DecodeEnvelopes(s, format, records)
-	return o.buildKeyed(s, keyed, pubsub.Source{}, append(dead, decodeDead))
+	return o.buildKeyed(s, keyed, pubsub.Source{}, append(dead, decodeDead), false)
 }
 
-// buildKeyed adds restore → RunAgent → sinks for the keyed envelopes of the sources.
-func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Source, deads []beam.PCollection) error {
+// buildKeyed adds restore → RunAgent → sinks for the keyed envelopes of the sources; bounded
+// says that they are all bounded (files), so the outputs are counted once whole
+// (CountRecords).
+func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Source, deads []beam.PCollection, bounded bool) error {
 	if o.Restore != "" {
 		snaps, snapReadDead := ReadRecordsOf(s.Scope("Restore"), o.Restore, records.FormatOf(o.Restore), (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
 		restores, restoreDead := transforms.DecodeSnapshots(s, records.FormatOf(o.Restore), snaps)
@@ -176,7 +179,7 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 	dead := flattenSome(s, append(deads, out.DeadLetters)...)
 	cols := records.Set[beam.PCollection]{out.Intents, flattenSome(s, out.Traces, src.Traces), out.Finals,
 		out.Snapshots, flattenSome(s, dead, src.DeadLetters)}
-	CountDeadLetters(s, cols.Of(records.OutDeadLetter))
+	CountRecords(s, cols, bounded)
 	if o.OTLP.Endpoint != "" {
 		ExportTraces(s, o.OTLP, cols.Of(records.OutTrace))
 	}

@@ -53,13 +53,9 @@ func noteProgress(name string, n int64) {
 	}
 }
 
-// count adds what one core call produced to the counters, through add.
+// count adds what one core call did to the counters, through add. The records it produced
+// (intents, final replies) are counted from the outputs (pipeline.CountRecords).
 func count(res *agent.Result, add func(name string, n int64)) {
-	add("intents", int64(len(res.Intents)))
-	for _, ti := range res.Intents {
-		add("intents."+ti.GetKind().String(), 1)
-	}
-	add("final_replies", int64(len(res.Finals)))
 	for name, n := range res.Stats.All() {
 		add("state."+name, n)
 	}
