@@ -30,10 +30,12 @@ func init() {
 const exitDiverged = 3
 
 func runReplay(e *env, args []string) int {
-	fs := newFlags(e, "replay", "replay --agent NAME --cache_from GLOB --input GLOB --output_dir DIR [--restore GLOB] [--recorded DIR] [--keyring REF] [--agent_config FILE]")
+	fs := newFlags(e, "replay", "replay --agent NAME --cache_from GLOB --input GLOB --output_dir DIR [--restore GLOB] [--recorded DIR] [--keyring REF] [--verify_results MODE] [--agent_config FILE]")
 	name := fs.String("agent", "", "registered agent to run")
 	conf := fs.String("agent_config", "", "file whose bytes configure the agent's factory")
 	keyring := fs.String("keyring", "", "keyring reference for signing intents: env:VAR or file:PATH")
+	verify := fs.String("verify_results", "", "verification of tool results and approvals against --keyring, as the recorded run's: off, permissive or require "+
+		"(default require with --keyring, off without, as run)")
 	cacheFrom := fs.String("cache_from", "", "StateSnapshot files taken after the recorded run, whose replay caches answer the model")
 	input := fs.String("input", "", "the recorded envelope files: a glob of *.jsonl or length-delimited binary files")
 	restore := fs.String("restore", "", "optional StateSnapshot files to restore first (the state the recorded run started from)")
@@ -48,8 +50,10 @@ func runReplay(e *env, args []string) int {
 		return 2
 	}
 	ctx := context.Background()
+	verifying := transforms.Options{Keyring: *keyring}
 	if code, ok := checkFlags(e, noArgs(fs),
 		registered("agent", *name, "agent", agent.Registered()),
+		when(*verify != "", verification("verify_results", *verify, func(m intent.Mode) { verifying.VerifyResults = &m })),
 		smallFile("agent_config", *conf, maxConfigBytes),
 		keyringRef("keyring", *keyring, true),
 		inputGlob(ctx, "cache_from", *cacheFrom, snapshotType),
@@ -73,12 +77,10 @@ func runReplay(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	var deps agent.Deps
-	if *keyring != "" {
-		if deps.Keyring, err = intent.LoadKeyring(*keyring); err != nil {
-			e.errorf("%v", err)
-			return 2
-		}
+	deps, err := replayDeps(&verifying)
+	if err != nil {
+		e.errorf("%v", err)
+		return 2
 	}
 	cacheFiles, err := globAll(*cacheFrom)
 	if err != nil {
@@ -290,4 +292,26 @@ func writeReplay(dir string, keys []replay.Key, dead [][]byte) error {
 		}
 	}
 	return nil
+}
+
+// replayDeps are the replay's signing and verification: the keyring, and the verification of
+// results and approvals resolved as run resolves it (resultsMode), so a replay admits exactly
+// the answers its recorded run admitted.
+func replayDeps(o *transforms.Options) (agent.Deps, error) {
+	var deps agent.Deps
+	if err := resultsMode(o); err != nil {
+		return deps, err
+	}
+	if o.Keyring == "" {
+		return deps, nil
+	}
+	kr, err := intent.LoadKeyring(o.Keyring)
+	if err != nil {
+		return deps, err
+	}
+	deps.Keyring = kr
+	if m := o.VerifyResults; m != nil && *m != intent.ModeOff {
+		deps.VerifyResults = m
+	}
+	return deps, nil
 }
