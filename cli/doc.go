@@ -14,8 +14,8 @@
 // agent compiled into it is the agent those workers run; an agent that is not compiled into
 // the binary cannot run there.
 //
-// Commands: console, demo, effector, inspect, intent, manifest, pubsub-server, redrive,
-// replay, run, schema, help (`beamagents help` lists them; demo only in a binary that
+// Commands: approve, console, demo, effector, inspect, intent, manifest, pubsub-server,
+// redrive, replay, run, schema, help (`beamagents help` lists them; demo only in a binary that
 // registers one with RegisterDemo). Exit status: 0 success, 1 the command ran and its answer
 // is negative (a refused document, a bad signature, an unparsable blob, a failed pipeline, a
 // bounded run in which nothing succeeded), 2 usage (a flag value refused at launch, a run

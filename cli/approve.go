@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+)
+
+func init() {
+	register(&command{name: "approve", summary: "decide an APPROVAL intent: a signed approval envelope, for the next run's input", run: runApprove})
+}
+
+// runApprove decides one APPROVAL intent of a run's outputs and writes the decision as a
+// JSON Lines AgentEnvelope, signed with the keyring and bound to the intent, as the
+// effector's approvals page would: to stdout, or appended to --output.
+func runApprove(e *env, args []string) int {
+	fs := newFlags(e, "approve", "approve --intents GLOB --intent ID --approver WHO --keyring REF [--reject] [--event_time_ms MS] [--output FILE]")
+	intents := fs.String("intents", "", "the run's intent files (out/intents.jsonl or .binpb): a glob")
+	id := fs.String("intent", "", "the id of the APPROVAL intent decided")
+	approver := fs.String("approver", "", "who decides, recorded in the approval and its trace")
+	keyring := fs.String("keyring", "", "keyring reference signing the decision: env:VAR or file:PATH (the run's, which verifies it)")
+	reject := fs.Bool("reject", false, "reject the call instead of approving it")
+	at := fs.Int64("event_time_ms", 0, "the decision's event time and decided_at_ms (default: 1 ms after the intent was emitted, within its deadline)")
+	output := fs.String("output", "", "append the envelope to this JSON Lines file instead of writing it to stdout")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if code, ok := checkFlags(e, noArgs(fs),
+		required("intents", *intents, "the run's intent files"),
+		required("intent", *id, "an intent id"),
+		required("approver", *approver, "who decides"),
+		required("keyring", *keyring, "a keyring reference"),
+		when(*intents != "", inputGlob(context.Background(), "intents", *intents, intentType)),
+		keyringRef("keyring", *keyring, true),
+	); !ok {
+		return code
+	}
+	ti, err := approvalIntent(*intents, *id)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	kr, err := intent.LoadKeyring(*keyring)
+	if err != nil {
+		e.errorf("%v", err)
+		return 2
+	}
+	env, err := decision(ti, kr, *approver, !*reject, *at)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	return writeDecision(e, env, *output)
+}
+
+// approvalIntent is the first emission (attempt 0) of APPROVAL intent id among the files of
+// glob: the one the key keeps pending, which the decision is bound to.
+func approvalIntent(glob, id string) (*pb.ToolIntent, error) {
+	files, err := globAll(glob)
+	if err != nil {
+		return nil, err
+	}
+	tis, err := readMessages(files, func() *pb.ToolIntent { return &pb.ToolIntent{} })
+	if err != nil {
+		return nil, err
+	}
+	var found *pb.ToolIntent
+	for _, ti := range tis {
+		if ti.GetIntentId() == id && (found == nil || ti.GetAttempt() < found.GetAttempt()) {
+			found = ti
+		}
+	}
+	switch {
+	case found == nil:
+		return nil, fmt.Errorf("no intent %s in %s", id, glob)
+	case found.GetKind() != pb.ToolIntent_APPROVAL:
+		return nil, fmt.Errorf("intent %s is a %s intent, not an APPROVAL: its result comes from the effector", id, found.GetKind())
+	}
+	return found, nil
+}
+
+// decision is the signed approval envelope deciding ti at event time at (0: just after ti
+// was emitted).
+func decision(ti *pb.ToolIntent, kr *intent.Keyring, approver string, approved bool, at int64) (*pb.AgentEnvelope, error) {
+	if at == 0 {
+		at = ti.GetCreatedAtMs() + 1
+	}
+	ap := &pb.AgentEnvelope_Approval{IntentId: ti.GetIntentId(), Approved: approved, Approver: approver, DecidedAtMs: at}
+	if err := intent.SignApproval(ap, ti, kr); err != nil {
+		return nil, err
+	}
+	return &pb.AgentEnvelope{EntityKey: ti.GetEntityKey(), EventTimeMs: at, Payload: &pb.AgentEnvelope_Approval_{Approval: ap}}, nil
+}
+
+// writeDecision writes env as one JSON line to stdout or appends it to path.
+func writeDecision(e *env, env *pb.AgentEnvelope, path string) int {
+	line, err := protojson.Marshal(env)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	line = append(line, '\n')
+	if path == "" {
+		e.stdout.Write(line)
+		return 0
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = f.Write(line)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		e.errorf("--output: %v", err)
+		return 1
+	}
+	return 0
+}
