@@ -111,12 +111,29 @@ func runEffector(e *env, args []string) int {
 	} else {
 		err = runEffectorFiles(ctx, e, eff, f, srv != nil)
 	}
-	if err != nil {
+	var open *undecided
+	if err != nil && !errors.As(err, &open) {
 		e.errorf("%v", err)
 		return 1
 	}
 	printEffectorCounters(e.stdout, eff.Metrics().Snapshot())
+	if open != nil {
+		e.errorf("%v", open)
+		return 1
+	}
 	return 0
+}
+
+// undecided ends a files run that wrote its outputs but holds approvals nobody can decide
+// (no console): the run is not a success, and the person running it is told how to decide.
+type undecided struct {
+	n     int
+	input string
+}
+
+func (u *undecided) Error() string {
+	return fmt.Sprintf("%d approval(s) nobody can decide here: serve them with --console, or decide each with "+
+		"`beamagents approve --intents %s --intent ID --approver WHO --keyring REF` and give the decisions to the next run", u.n, u.input)
 }
 
 func buildEffector(f *effectorFlags) (*effector.Effector, store.Store, error) {
@@ -226,7 +243,8 @@ func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *ef
 		return err
 	}
 	defer func() {
-		if err != nil && !errors.Is(err, effector.ErrToolUnregistered) {
+		var open *undecided
+		if err != nil && !errors.Is(err, effector.ErrToolUnregistered) && !errors.As(err, &open) {
 			removeOutputs(context.Background(), *f.outputDir, effectorOutputs())
 		}
 	}()
@@ -280,6 +298,9 @@ func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *ef
 	if held > 0 {
 		return fmt.Errorf("%d intents held back: no registered agent provides their tools (agents with tools in this binary: %s; --agents chooses among them); nothing was recorded for them, and they run once their tools are registered",
 			held, strings.Join(tool.AgentsWithTools(), ", "))
+	}
+	if n := eff.Approvals().Open(); n > 0 && !console {
+		return &undecided{n: n, input: *f.input}
 	}
 	return nil
 }

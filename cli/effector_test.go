@@ -66,15 +66,16 @@ func writeIntents(t *testing.T, dir string) (ring string, lookupID string) {
 
 // `beamagents effector` over intent files runs the example's tools once, refuses the forged
 // intent, lists the approval, keeps the malformed line, and answers a second run from the
-// dedup store without executing again.
+// dedup store without executing again. Without a console nobody can decide the approval, so
+// each run writes its results and exits 1 saying so.
 func TestEffectorFiles(t *testing.T) {
 	dir := t.TempDir()
 	ring, _ := writeIntents(t, dir)
 	args := []string{"effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", filepath.Join(dir, "out"),
 		"--keyring", "file:" + ring, "--verify", "require", "--dedup", "bbolt:" + filepath.Join(dir, "dedup.db")}
 	code, out, errOut := runCLI(t, "", args...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	if code != 1 || !strings.Contains(errOut, "1 approval(s) nobody can decide here") {
+		t.Fatalf("exit %d (want 1, the approval nobody can decide)\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"executed                     2", "rejected                     1", "rejected_intent_bad_signature 1",
 		"approvals                    1", "malformed                    1", "signature_ok                 3", "signature_bad_signature      1",
@@ -111,7 +112,7 @@ func TestEffectorFiles(t *testing.T) {
 	}
 	first := executed()
 	code, out, _ = runCLI(t, "", append(args, "--replace")...)
-	if code != 0 || !strings.Contains(out, "deduplicated                 2") || !strings.Contains(out, "executed                     0") {
+	if code != 1 || !strings.Contains(out, "deduplicated                 2") || !strings.Contains(out, "executed                     0") {
 		t.Fatalf("second run: exit %d\n%s", code, out)
 	}
 	// Executed results come back from the store byte for byte; refusals before the store
@@ -137,8 +138,8 @@ func TestEffectorFlags(t *testing.T) {
 		{"bad mode", []string{"--input", in, "--output_dir", dir, "--verify", "lenient"}, 2, "lenient"},
 		{"bad dedup", []string{"--input", in, "--output_dir", dir, "--keyring", "file:" + ring, "--dedup", "memcached:x"}, 2, "memcached"},
 		{"console without identity", []string{"--input", in, "--output_dir", dir, "--keyring", "file:" + ring, "--dedup", "bbolt:" + dir + "/d.db", "--console", "127.0.0.1:0"}, 2, "approver"},
-		{"permissive", []string{"--input", in, "--output_dir", dir + "/p", "--keyring", "file:" + ring, "--verify", "permissive", "--dedup", "bbolt:" + dir + "/p.db"}, 0, "rejected_intent_bad_signature 1"},
-		{"off", []string{"--input", in, "--output_dir", dir + "/o", "--verify", "off", "--dedup", "bbolt:" + dir + "/o.db"}, 0, "signature_off                4"},
+		{"permissive", []string{"--input", in, "--output_dir", dir + "/p", "--keyring", "file:" + ring, "--verify", "permissive", "--dedup", "bbolt:" + dir + "/p.db"}, 1, "rejected_intent_bad_signature 1"},
+		{"off", []string{"--input", in, "--output_dir", dir + "/o", "--verify", "off", "--dedup", "bbolt:" + dir + "/o.db"}, 1, "signature_off                4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", append([]string{"effector"}, tc.args...)...)

@@ -105,7 +105,7 @@ func TestEffectorWithSecretManagerKeyring(t *testing.T) {
 			"--keyring", ref, "--verify", "require", "--dedup", "bbolt:"+filepath.Join(dir, "dedup.db"))
 	}
 	code, out, errOut := run("gcpsm:projects/p/secrets/effector-ring/versions/latest")
-	if code != 0 || !strings.Contains(out, "executed                     2") {
+	if code != 1 || !strings.Contains(out, "executed                     2") { // 1: its approval is nobody's to decide
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = run("gcpsm:projects/p/secrets/effector-ring/versions/2")
