@@ -19,12 +19,15 @@ const (
 	// is the wall clock (a live run). An intent whose event times are behind the clock (a
 	// backfill) is refused as expired.
 	ExpiryClock ExpiryPolicy = "clock"
-	// ExpiryEmission measures each intent's window, expires_at_ms - created_at_ms in the
-	// activation's event time, on the effector's clock from the intent's emission as its
-	// transport recorded it (the intents file's modification time; the Pub/Sub message's
-	// publish time). The intent's event time now is created_at_ms plus the time since its
-	// emission; it expires when that reaches expires_at_ms, or when the clock is MaxLag past
-	// expires_at_ms, whatever the emission says. Results and decisions carry that event time.
+	// ExpiryEmission measures each intent's window on the effector's clock from the
+	// intent's emission as its transport recorded it (the intents file's modification time;
+	// the Pub/Sub message's publish time). The window is the deadline the attempt was given
+	// in the activation's event time: expires_at_ms - created_at_ms for the first attempt,
+	// and for attempt k, an escalation re-emitted at the k-th deadline with the same
+	// created_at_ms, that span divided by k+1. The intent expires at the end of its window,
+	// or when the clock is MaxLag past expires_at_ms whatever the emission says. Its
+	// outcomes carry created_at_ms plus the time since its emission as their event time,
+	// before expires_at_ms while the intent is admitted, whichever attempt ran.
 	ExpiryEmission ExpiryPolicy = "emission"
 )
 
@@ -111,11 +114,18 @@ func (x Expiry) judge(ti *pb.ToolIntent, emitted time.Time, nowMs int64) verdict
 	if x.Policy == ExpiryEmission && !emitted.IsZero() && created > 0 && exp > created {
 		em := emitted.UnixMilli()
 		v.Emission = true
-		v.DeadlineMs = min(addSat(em, exp-created), addSat(exp, x.MaxLag.Milliseconds()))
+		v.DeadlineMs = min(addSat(em, window(ti)), addSat(exp, x.MaxLag.Milliseconds()))
 		v.EventMs = addSat(created, max(0, subSat(nowMs, em)))
 	}
 	v.Expired = exp > 0 && nowMs >= v.DeadlineMs
 	return v
+}
+
+// window is the deadline ti's attempt was given in event time (expires_at_ms after
+// created_at_ms): the whole span for the first attempt; for attempt k, re-emitted at the k-th
+// deadline with a deadline one more later, the span divided by k+1.
+func window(ti *pb.ToolIntent) int64 {
+	return (ti.GetExpiresAtMs() - ti.GetCreatedAtMs()) / (int64(ti.GetAttempt()) + 1)
 }
 
 // eventClock is the event time of ti's outcomes under x: a reading of the effector's clock
@@ -132,8 +142,8 @@ func (x Expiry) expiredDetail(ti *pb.ToolIntent, emitted time.Time, v verdict, n
 	if !v.Emission {
 		return fmt.Sprintf("%s: expired at %d, effector clock %d", ReasonExpired, ti.GetExpiresAtMs(), nowMs)
 	}
-	return fmt.Sprintf("%s: expired at %d on the effector clock (window %d ms from its emission at %d, at most %s after expires_at_ms %d), effector clock %d",
-		ReasonExpired, v.DeadlineMs, ti.GetExpiresAtMs()-ti.GetCreatedAtMs(), emitted.UnixMilli(), x.MaxLag, ti.GetExpiresAtMs(), nowMs)
+	return fmt.Sprintf("%s: expired at %d on the effector clock (attempt %d's window of %d ms from its emission at %d, at most %s after expires_at_ms %d), effector clock %d",
+		ReasonExpired, v.DeadlineMs, ti.GetAttempt(), window(ti), emitted.UnixMilli(), x.MaxLag, ti.GetExpiresAtMs(), nowMs)
 }
 
 // subSat is a - b, saturated at the int64 bounds.

@@ -28,6 +28,13 @@ func TestJudge(t *testing.T) {
 	ti := func(created, expires int64) *pb.ToolIntent {
 		return &pb.ToolIntent{IntentId: "i", EntityKey: []byte("k"), CreatedAtMs: created, ExpiresAtMs: expires}
 	}
+	// attempt is the k-th escalation of a call created at created: re-emitted at its k-th
+	// deadline, expiring one deadline later.
+	attempt := func(created int64, k uint32) *pb.ToolIntent {
+		x := ti(created, created+int64(k+1)*window)
+		x.Attempt = k
+		return x
+	}
 	for _, tc := range []struct {
 		name     string
 		x        Expiry
@@ -48,7 +55,11 @@ func TestJudge(t *testing.T) {
 		{"emission: a backfill file written an hour ago", emission, ti(backfill, backfill+window), at(now - hour), true, now - hour + window, backfill + hour},
 		{"emission: older than MaxLag whatever its emission", emission, ti(now-25*hour, now-25*hour+window), at(now), true, now - 25*hour + window + 24*hour, now - 25*hour},
 		{"emission: just inside MaxLag", emission, ti(now-24*hour-window+1, now-24*hour+1), at(now - 1_000), false, now + 1, now - 24*hour - window + 1 + 1_000},
-		{"emission: an escalated attempt's longer window", emission, ti(backfill, backfill+3*window), at(now - 2*window), false, now + window, backfill + 2*window},
+		{"emission: a first attempt with a longer deadline", emission, ti(backfill, backfill+3*window), at(now - 2*window), false, now + window, backfill + 2*window},
+		{"emission: attempt 2 has one deadline from its emission", emission, attempt(backfill, 2), at(now - 10_000), false, now - 10_000 + window, backfill + 10_000},
+		{"emission: attempt 2 past one deadline from its emission", emission, attempt(backfill, 2), at(now - window), true, now, backfill + window},
+		{"emission: a live attempt 1 delivered an hour after its emission", emission, attempt(now-hour, 1), at(now - hour + window), true, now - hour + 2*window, now - window},
+		{"clock: attempt 2 by its expires_at_ms", clock, attempt(now-2*window-1, 2), at(now), false, now + window - 1, now},
 		{"emission: emitted after the clock (skew) counts no age", emission, ti(backfill, backfill+window), at(now + 3_000), false, now + 3_000 + window, backfill},
 		{"emission unknown: the clock", emission, ti(backfill, backfill+window), time.Time{}, true, backfill + window, now},
 		{"no created_at_ms: the clock", emission, ti(0, backfill+window), at(now), true, backfill + window, now},
@@ -140,11 +151,12 @@ func FuzzParseExpiry(f *testing.F) {
 // gets an event time before its expires_at_ms, so its result reaches the activation before
 // the activation's own deadline.
 func FuzzJudge(f *testing.F) {
-	f.Add(int64(1767225600000), int64(1767225900000), int64(1767240000000), int64(1767240010000), int64(86400))
-	f.Add(int64(1), int64(math.MaxInt64), int64(math.MinInt64), int64(math.MaxInt64), int64(1))
-	f.Add(int64(-5), int64(10), int64(0), int64(7), int64(3))
-	f.Fuzz(func(t *testing.T, created, expires, emittedMs, nowMs, lagSec int64) {
-		ti := &pb.ToolIntent{CreatedAtMs: created, ExpiresAtMs: expires}
+	f.Add(int64(1767225600000), int64(1767225900000), int64(1767240000000), int64(1767240010000), int64(86400), uint32(0))
+	f.Add(int64(1767225600000), int64(1767226500000), int64(1767240000000), int64(1767240010000), int64(86400), uint32(2))
+	f.Add(int64(1), int64(math.MaxInt64), int64(math.MinInt64), int64(math.MaxInt64), int64(1), uint32(math.MaxUint32))
+	f.Add(int64(-5), int64(10), int64(0), int64(7), int64(3), uint32(1))
+	f.Fuzz(func(t *testing.T, created, expires, emittedMs, nowMs, lagSec int64, attempt uint32) {
+		ti := &pb.ToolIntent{CreatedAtMs: created, ExpiresAtMs: expires, Attempt: attempt}
 		emitted := time.UnixMilli(emittedMs)
 		c := Expiry{Policy: ExpiryClock}.judge(ti, emitted, nowMs)
 		if c.Expired != (expires > 0 && nowMs >= expires) || c.EventMs != nowMs {
