@@ -79,7 +79,7 @@ func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
 }
 
 const expiryUsage = "how an intent's deadline is judged: clock (its expires_at_ms against this effector's clock; for inputs whose event time is the wall clock) " +
-	"or emission:MAXLAG (its window, expires_at_ms minus created_at_ms, from its emission: the intents file's modification time, the message's publish time; " +
+	"or emission:MAXLAG (the deadline its attempt was given in event time, from its emission: the intents file's modification time, the message's publish time; " +
 	"for a backfill, whose event times are up to MAXLAG behind the clock, for example emission:24h)"
 
 func runEffector(e *env, args []string) int {
