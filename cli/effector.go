@@ -43,12 +43,14 @@ var effectorContext = func() (context.Context, context.CancelFunc) {
 type effectorFlags struct {
 	input, outputDir, subscription, resultsTopic *string
 	keyring, verify, dedup, console, agents      *string
+	expiry                                       *string
 	approverHeader, approverUsers, allowedHosts  *string
 	lease, toolTimeout                           *time.Duration
 	workers                                      *int
 	replace                                      *bool
 	fs                                           *flag.FlagSet
-	mode                                         intent.Mode // --verify, parsed by its check
+	mode                                         intent.Mode     // --verify, parsed by its check
+	expiryPolicy                                 effector.Expiry // --expiry, parsed by its check
 }
 
 func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
@@ -69,11 +71,16 @@ func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
 		lease:          fs.Duration("lease", 30*time.Second, "how long a claim holds before another effector may take it over"),
 		toolTimeout:    fs.Duration("tool_timeout", 30*time.Second, "bound of one tool call"),
 		workers:        fs.Int("workers", 64, "intents handled at once"),
+		expiry:         fs.String("expiry", "clock", expiryUsage),
 		replace:        fs.Bool("replace", false, "replace the files an earlier run left in --output_dir (without it, effector refuses a folder holding them)"),
 		fs:             fs,
 	}
 	return f, func(args []string) (int, bool) { return parse(fs, args) }
 }
+
+const expiryUsage = "how an intent's deadline is judged: clock (its expires_at_ms against this effector's clock; for inputs whose event time is the wall clock) " +
+	"or emission:MAXLAG (the deadline its attempt was given in event time, from its emission: the intents file's modification time, the message's publish time; " +
+	"for a backfill, whose event times are up to MAXLAG behind the clock, for example emission:24h)"
 
 func runEffector(e *env, args []string) int {
 	f, parseArgs := defineEffectorFlags(e)
@@ -171,7 +178,7 @@ func buildEffector(f *effectorFlags) (*effector.Effector, store.Store, error) {
 		return nil, nil, err
 	}
 	eff, err := effector.New(effector.Options{
-		Keyring: kr, Verify: f.mode, Store: st, Tools: bindings, Lease: *f.lease, ToolTimeout: *f.toolTimeout,
+		Keyring: kr, Verify: f.mode, Store: st, Tools: bindings, Lease: *f.lease, ToolTimeout: *f.toolTimeout, Expiry: f.expiryPolicy,
 	})
 	if err != nil {
 		st.Close()
@@ -353,6 +360,16 @@ func effectorChecks(f *effectorFlags, files bool) []check {
 	cs := []check{
 		noArgs(f.fs),
 		verification("verify", *f.verify, func(m intent.Mode) { f.mode = m }),
+		func() error {
+			x, err := effector.ParseExpiry(*f.expiry)
+			if err != nil {
+				var ee *effector.Error
+				errors.As(err, &ee)
+				return refuseFlag("expiry", "%s", ee.Detail)
+			}
+			f.expiryPolicy = x
+			return nil
+		},
 		atLeast("workers", *f.workers, 1),
 		atMost("workers", *f.workers, 100000),
 		positive("lease", *f.lease),

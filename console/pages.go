@@ -269,7 +269,7 @@ func (c *server) approvals(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, approvalRow{
 			ID: ti.GetIntentId(), Entity: ti.GetEntityKey(), Tool: ti.GetToolName(), Args: ap.Args,
-			Deadline: time.UnixMilli(ti.GetExpiresAtMs()).UTC().Format(time.RFC3339), State: st,
+			Deadline: time.UnixMilli(ap.DeadlineMs).UTC().Format(time.RFC3339), State: st,
 			Escalations: ap.Escalations, Open: st == "pending",
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -22,12 +23,18 @@ type Approval struct {
 	// Escalations is the highest attempt seen for the intent (the runtime re-emits an
 	// approval intent with attempt+1 at each deadline escalation).
 	Escalations uint32
-	// Expired is set once the effector's clock passed the intent's expires_at_ms: such an
-	// approval can no longer be decided.
+	// Expired is set once the intent's deadline passed (its expires_at_ms on the effector's
+	// clock, or under ExpiryEmission its window from its emission): such an approval can no
+	// longer be decided.
 	Expired bool
+	// DeadlineMs is when the approval expires on the effector's clock (0: never), under the
+	// effector's expiry policy.
+	DeadlineMs int64
 	// Decision is "approved" or "rejected" once decided here, else "".
 	Decision string
 	Approver string
+
+	emitted time.Time // the listed attempt's emission, as its transport recorded it
 }
 
 // Approvals holds APPROVAL intents until a human decides them. Decisions are claimed in the
@@ -53,20 +60,21 @@ func (a *Approvals) SetSink(f func(context.Context, *pb.AgentEnvelope) error) {
 	a.mu.Unlock()
 }
 
-// add lists ti, or updates its listing with a later attempt. An approval listed under ti's id
-// for another call (another content digest) stays as it is and is returned: ti is refused.
-func (a *Approvals) add(ti *pb.ToolIntent) (other *pb.ToolIntent) {
+// add lists ti, emitted at emitted (zero: unknown), or updates its listing with a later
+// attempt. An approval listed under ti's id for another call (another content digest) stays
+// as it is and is returned: ti is refused.
+func (a *Approvals) add(ti *pb.ToolIntent, emitted time.Time) (other *pb.ToolIntent) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cur, ok := a.byID[ti.GetIntentId()]
 	switch {
 	case !ok:
-		a.byID[ti.GetIntentId()] = &Approval{Intent: proto.CloneOf(ti), Escalations: ti.GetAttempt()}
+		a.byID[ti.GetIntentId()] = &Approval{Intent: proto.CloneOf(ti), Escalations: ti.GetAttempt(), emitted: emitted}
 		a.order = append(a.order, ti.GetIntentId())
 	case !sameCall(cur.Intent, ti):
 		return cur.Intent
 	case ti.GetAttempt() > cur.Escalations:
-		cur.Intent, cur.Escalations = proto.CloneOf(ti), ti.GetAttempt()
+		cur.Intent, cur.Escalations, cur.emitted = proto.CloneOf(ti), ti.GetAttempt(), emitted
 	}
 	a.notifyLocked()
 	return nil
@@ -92,7 +100,8 @@ func (a *Approvals) List() []Approval {
 	for _, id := range a.order {
 		ap := *a.byID[id]
 		ap.Args = a.e.present(ap.Intent)
-		ap.Expired = ap.Decision == "" && ap.Intent.GetExpiresAtMs() > 0 && now >= ap.Intent.GetExpiresAtMs()
+		v := a.e.o.Expiry.judge(ap.Intent, ap.emitted, now)
+		ap.Expired, ap.DeadlineMs = ap.Decision == "" && v.Expired, v.DeadlineMs
 		out = append(out, ap)
 	}
 	return out
@@ -134,8 +143,9 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	a.mu.Lock()
 	ap, ok := a.byID[id]
 	var ti *pb.ToolIntent
+	var emitted time.Time
 	if ok {
-		ti = ap.Intent
+		ti, emitted = ap.Intent, ap.emitted
 	}
 	decided := ok && ap.Decision != ""
 	sink := a.sink
@@ -149,7 +159,8 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 		return nil, &Error{Code: CodeConsole, Detail: "a decision needs an approver"}
 	}
 	now := a.e.nowMs()
-	if exp := ti.GetExpiresAtMs(); exp > 0 && now >= exp {
+	v := a.e.o.Expiry.judge(ti, emitted, now)
+	if v.Expired {
 		return nil, &Error{Code: CodeApprovalExpired, Detail: "approval " + id + " expired"}
 	}
 	key := "approval:" + id
@@ -164,7 +175,8 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	if c.State != store.Claimed {
 		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is decided by another effector"}
 	}
-	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: now}
+	// The decision carries the intent's event time (the clock under ExpiryClock).
+	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: v.EventMs}
 	if kr := a.e.o.Keyring; kr != nil {
 		// Signing with the active key of a valid keyring cannot fail.
 		_ = intent.SignApproval(decision, ti, kr)
@@ -173,7 +185,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	}
 	env := &pb.AgentEnvelope{
 		EntityKey:   ti.GetEntityKey(),
-		EventTimeMs: now,
+		EventTimeMs: v.EventMs,
 		Payload:     &pb.AgentEnvelope_Approval_{Approval: decision},
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)

@@ -56,8 +56,17 @@ func deliverFiles(t *testing.T, e *effector.Effector, ti *pb.ToolIntent) *pb.Age
 // deliverService publishes ti to a pstest Pub/Sub server served by e and returns the result
 // published for it.
 func deliverService(t *testing.T, e *effector.Effector, ti *pb.ToolIntent) *pb.AgentEnvelope {
+	return deliverServiceAt(t, e, ti, nil)
+}
+
+// deliverServiceAt is deliverService on a server whose clock, and so the message's publish
+// time, is now (nil: the wall clock).
+func deliverServiceAt(t *testing.T, e *effector.Effector, ti *pb.ToolIntent, now func() time.Time) *pb.AgentEnvelope {
 	srv := pstest.NewServer()
 	defer srv.Close()
+	if now != nil {
+		srv.SetTimeNowFunc(now)
+	}
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
 	const (
 		intents = "projects/p/topics/intents"

@@ -6,9 +6,12 @@
 // docs/effector.md.
 //
 // Invariants:
-//   - Order per intent: verify the signature (intent.Mode), refuse an expired intent against
-//     the effector's clock, list APPROVAL intents for a decision (never executed), claim the
-//     intent id in the durable Store, execute, record the completion, publish.
+//   - Order per intent: verify the signature (intent.Mode), refuse an expired intent under
+//     the Expiry policy (ExpiryClock: expires_at_ms against the effector's clock, the
+//     default; ExpiryEmission: the intent's window from its emission as its transport
+//     recorded it, bounded by MaxLag), list APPROVAL intents for a decision (never
+//     executed), claim the intent id in the durable Store, execute, record the completion,
+//     publish.
 //   - Every refusal is a ToolResult (EXPIRED, or REJECTED whose error_message starts with a
 //     stable reason) and has its own counter; nothing is dropped. Input that is not an
 //     intent is counted as malformed and reported.
@@ -20,5 +23,7 @@
 //     lease; tools idempotent on the intent id close it.
 //   - Arguments are decoded strictly in the producer's schema and negotiated to the tool's
 //     declared schema before the tool runs; a tool never sees arguments its schema refuses.
-//   - Results carry event_time_ms = completed_at_ms = the effector's clock at completion.
+//   - Results carry event_time_ms = completed_at_ms = the intent's event time at completion:
+//     the effector's clock under ExpiryClock; created_at_ms plus the time since the intent's
+//     emission under ExpiryEmission. Decisions carry it the same way.
 package effector

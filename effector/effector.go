@@ -37,6 +37,8 @@ type Options struct {
 	Poll time.Duration
 	// Logger receives the intent id conflicts; default slog.Default().
 	Logger *slog.Logger
+	// Expiry is how intents' deadlines are judged; the zero value is ExpiryClock.
+	Expiry Expiry
 }
 
 // Effector executes signed intents at most once per intent id and turns each into a
@@ -53,6 +55,9 @@ type Effector struct {
 func New(o Options) (*Effector, error) {
 	if o.Store == nil {
 		return nil, &Error{Code: CodeConfig, Detail: "no dedup store"}
+	}
+	if err := o.Expiry.check(); err != nil {
+		return nil, err
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -110,11 +115,21 @@ func (e *Effector) nowMs() int64 { return e.o.Clock().UnixMilli() }
 // Every refusal is a result (EXPIRED or REJECTED naming the reason). It returns an error only
 // when the store fails or ctx ends while another effector holds the intent's claim, or when
 // no registered agent provides the intent's tool (CodeToolUnregistered: nothing is recorded):
-// the intent must then be delivered again.
+// the intent must then be delivered again. The intent's emission is unknown to Handle: it is
+// judged by the clock whatever Options.Expiry says (HandleEmitted knows it).
 func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, error) {
+	return e.HandleEmitted(ctx, ti, time.Time{})
+}
+
+// HandleEmitted is Handle for an intent whose emission its transport recorded: the
+// modification time of the file it was read from, the publish time of its message. Under
+// ExpiryEmission its window is measured from then, and its result carries the intent's event
+// time (created_at_ms plus the time since its emission); under ExpiryClock, or with a zero
+// emitted, it is Handle.
+func (e *Effector) HandleEmitted(ctx context.Context, ti *pb.ToolIntent, emitted time.Time) (Outcome, error) {
 	if ti.GetIntentId() == "" || len(ti.GetEntityKey()) == 0 {
 		e.metrics.add(CountMalformed, 1)
-		return e.refuse(ti, pb.ToolResult_REJECTED, ReasonMalformed, "the intent has no intent_id or no entity_key"), nil
+		return e.refuse(ti, e.nowMs, pb.ToolResult_REJECTED, ReasonMalformed, "the intent has no intent_id or no entity_key"), nil
 	}
 	if e.o.Verify == intent.ModeOff {
 		e.metrics.add(countSignatureOff, 1)
@@ -124,24 +139,26 @@ func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, erro
 	if err := e.o.Verify.Check(ti, e.o.Keyring); err != nil {
 		var ie *intent.Error
 		errors.As(err, &ie)
-		return e.refuse(ti, pb.ToolResult_REJECTED, ie.Outcome.Reason(), err.Error()), nil
+		// The intent's times are not trusted: the refusal carries the clock.
+		return e.refuse(ti, e.nowMs, pb.ToolResult_REJECTED, ie.Outcome.Reason(), err.Error()), nil
 	}
 	now := e.nowMs()
-	if exp := ti.GetExpiresAtMs(); exp > 0 && now >= exp {
+	if v := e.o.Expiry.judge(ti, emitted, now); v.Expired {
 		e.metrics.add(CountExpired, 1)
-		return e.result(ti, pb.ToolResult_EXPIRED, nil, fmt.Sprintf("%s: expired at %d, effector clock %d", ReasonExpired, exp, now), now), nil
+		return e.result(ti, pb.ToolResult_EXPIRED, nil, e.o.Expiry.expiredDetail(ti, emitted, v, now), v.EventMs), nil
 	}
 	if _, ok := e.tools[ti.GetToolName()]; !ok {
 		return Outcome{}, e.holdBack(ti)
 	}
+	clock := e.eventClock(ti, emitted)
 	if intent.RoutesToApproval(ti) {
 		e.metrics.add(CountApprovals, 1)
-		if other := e.approvals.add(ti); other != nil {
-			return e.conflict(ti, "an approval listed for this id asks for another call"), nil
+		if other := e.approvals.add(ti, emitted); other != nil {
+			return e.conflict(ti, clock, "an approval listed for this id asks for another call"), nil
 		}
 		return Outcome{Pending: true}, nil
 	}
-	return e.once(ctx, ti)
+	return e.once(ctx, ti, clock)
 }
 
 // holdBack refuses an intent for a tool no registered agent provides: a configuration error
@@ -154,8 +171,9 @@ func (e *Effector) holdBack(ti *pb.ToolIntent) error {
 	return &Error{Code: CodeToolUnregistered, Detail: fmt.Sprintf("intent %s: no registered agent provides tool %q (held back, not recorded)", ti.GetIntentId(), ti.GetToolName())}
 }
 
-// once executes ti under a claim, or answers from the recorded completion.
-func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error) {
+// once executes ti under a claim, or answers from the recorded completion. clock gives the
+// event time of ti's outcome.
+func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent, clock func() int64) (Outcome, error) {
 	id := ti.GetIntentId()
 	// Each delivery claims under its own token: deliveries of one intent inside this process
 	// exclude each other exactly as deliveries to two effectors do.
@@ -167,7 +185,7 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 		}
 		switch c.State {
 		case store.Done:
-			return e.recorded(ti, c.Result)
+			return e.recorded(ti, clock, c.Result)
 		case store.Busy:
 			select {
 			case <-ctx.Done():
@@ -179,7 +197,7 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 		if c.TakenOver {
 			e.metrics.add(CountTakenOver, 1)
 		}
-		out := e.execute(ctx, ti)
+		out := e.execute(ctx, ti, clock)
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(out.Envelope)
 		if err != nil {
 			return Outcome{}, &Error{Code: CodeStore, Detail: "encoding the result of " + id, Err: err}
@@ -190,7 +208,7 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 		}
 		if string(rec) != string(b) {
 			// Another owner took this claim over and recorded first: its record answers.
-			return e.recorded(ti, rec)
+			return e.recorded(ti, clock, rec)
 		}
 		return out, nil
 	}
@@ -201,7 +219,7 @@ func (e *Effector) once(ctx context.Context, ti *pb.ToolIntent) (Outcome, error)
 // with the recorded bytes; another digest is another call that happens to carry the same id
 // (a key whose counter started again), refused as intent_id_conflict. A record written
 // before results carried a digest cannot be checked and answers as a redelivery.
-func (e *Effector) recorded(ti *pb.ToolIntent, rec []byte) (Outcome, error) {
+func (e *Effector) recorded(ti *pb.ToolIntent, clock func() int64, rec []byte) (Outcome, error) {
 	env := &pb.AgentEnvelope{}
 	if err := proto.Unmarshal(rec, env); err != nil {
 		return Outcome{}, &Error{Code: CodeStore, Detail: "recorded result of " + ti.GetIntentId() + " is not an envelope", Err: err}
@@ -210,7 +228,7 @@ func (e *Effector) recorded(ti *pb.ToolIntent, rec []byte) (Outcome, error) {
 	case len(d) == 0:
 		e.metrics.add(CountUnchecked, 1)
 	case !digestIs(d, ti):
-		return e.conflict(ti, "the completion recorded for this id answered another call"), nil
+		return e.conflict(ti, clock, "the completion recorded for this id answered another call"), nil
 	}
 	e.metrics.add(CountDeduplicated, 1)
 	return Outcome{Envelope: env}, nil
@@ -224,27 +242,27 @@ func digestIs(d []byte, ti *pb.ToolIntent) bool {
 
 // conflict refuses ti, whose id is already taken by another call: REJECTED naming
 // intent_id_conflict, never executed, never recorded.
-func (e *Effector) conflict(ti *pb.ToolIntent, detail string) Outcome {
+func (e *Effector) conflict(ti *pb.ToolIntent, clock func() int64, detail string) Outcome {
 	e.metrics.add(CountIDConflicts, 1)
 	e.o.Logger.Warn("effector: intent id conflict: refused, the tool did not run",
 		"intent_id", ti.GetIntentId(), "entity_key", fmt.Sprintf("%q", ti.GetEntityKey()), "detail", detail)
-	return e.refuse(ti, pb.ToolResult_REJECTED, ReasonIDConflict, detail)
+	return e.refuse(ti, clock, pb.ToolResult_REJECTED, ReasonIDConflict, detail)
 }
 
 // execute runs the claimed intent's tool; refusals found here are recorded like results.
-func (e *Effector) execute(ctx context.Context, ti *pb.ToolIntent) Outcome {
+func (e *Effector) execute(ctx context.Context, ti *pb.ToolIntent, clock func() int64) Outcome {
 	b, ok := e.tools[ti.GetToolName()]
 	if !ok {
-		return e.refuse(ti, pb.ToolResult_REJECTED, ReasonUnknownTool, fmt.Sprintf("no tool %q is registered", ti.GetToolName()))
+		return e.refuse(ti, clock, pb.ToolResult_REJECTED, ReasonUnknownTool, fmt.Sprintf("no tool %q is registered", ti.GetToolName()))
 	}
 	args, err := b.present(ti.GetArgsJson())
 	if err != nil {
-		return e.refuse(ti, pb.ToolResult_REJECTED, ReasonBadArguments, err.Error())
+		return e.refuse(ti, clock, pb.ToolResult_REJECTED, ReasonBadArguments, err.Error())
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.o.ToolTimeout)
 	defer cancel()
 	payload, err := b.Tool.Invoke(ctx, tool.Call{IntentID: ti.GetIntentId(), EntityKey: ti.GetEntityKey(), Tool: ti.GetToolName(), Args: args})
-	now := e.nowMs()
+	now := clock()
 	e.metrics.add(CountExecuted, 1)
 	if err != nil {
 		e.metrics.add(CountToolErrors, 1)
@@ -253,14 +271,15 @@ func (e *Effector) execute(ctx context.Context, ti *pb.ToolIntent) Outcome {
 	return e.result(ti, pb.ToolResult_OK, payload, "", now)
 }
 
-func (e *Effector) refuse(ti *pb.ToolIntent, status pb.ToolResult_Status, reason, detail string) Outcome {
+func (e *Effector) refuse(ti *pb.ToolIntent, clock func() int64, status pb.ToolResult_Status, reason, detail string) Outcome {
 	if status == pb.ToolResult_REJECTED {
 		e.metrics.rejected(reason)
 	}
-	return e.result(ti, status, nil, reason+": "+detail, e.nowMs())
+	return e.result(ti, status, nil, reason+": "+detail, clock())
 }
 
-// result makes ti's result, bound to ti (intent_digest) and signed with the keyring's active
+// result makes ti's result at event time now (its completed_at_ms and its envelope's
+// event_time_ms), bound to ti (intent_digest) and signed with the keyring's active
 // key; without a keyring it is bound but unsigned.
 func (e *Effector) result(ti *pb.ToolIntent, status pb.ToolResult_Status, payload []byte, msg string, now int64) Outcome {
 	r := &pb.ToolResult{

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -31,6 +32,9 @@ type Record struct {
 	Source string // file:record number (1-based)
 	Intent *pb.ToolIntent
 	Err    error
+	// Emitted is when the intent was emitted as its file records it: the file's
+	// modification time (zero: unknown). ExpiryEmission measures the intent's window from it.
+	Emitted time.Time
 }
 
 // ReadIntents reads the intent files matching glob, as the pipeline writes them: JSON Lines
@@ -41,7 +45,8 @@ type Record struct {
 // Lines file whose first record has another message's shape) is refused as a whole, and of
 // the two renderings of one output (NAME.binpb and NAME.jsonl side by side, as `run` writes
 // them, the binary one typed) only the binary one is read, so that a glob such as 'out/intents.*' reads each intent
-// once. Each file is read whole, up to records.MaxFileBytes.
+// once. Each file is read whole, up to records.MaxFileBytes. Each record carries its file's
+// modification time as its emission (Record.Emitted).
 func ReadIntents(glob string) ([]Record, error) {
 	files, err := filepath.Glob(glob)
 	if err != nil {
@@ -54,17 +59,35 @@ func ReadIntents(glob string) ([]Record, error) {
 	slices.Sort(files)
 	var out []Record
 	for _, f := range renderings(files) {
-		data, err := records.ReadCapped(f, records.MaxFileBytes)
+		recs, err := readIntentFile(f)
 		if err != nil {
-			return nil, &Error{Code: CodeInput, Detail: "reading " + f, Err: err}
+			return nil, err
 		}
-		if records.IsJSONL(f) {
-			if err := records.CheckJSON(f, records.FirstLine(data), intentType); err != nil {
-				return nil, &Error{Code: CodeInput, Err: err}
-			}
-			out = append(out, jsonRecords(f, data)...)
-			continue
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+// readIntentFile reads the records of one intent file; each carries the file's modification
+// time as its emission.
+func readIntentFile(f string) ([]Record, error) {
+	// The modification time is read before the records: a file replaced in between is
+	// judged by the earlier, stricter time.
+	st, err := os.Stat(f)
+	if err != nil {
+		return nil, &Error{Code: CodeInput, Detail: "reading " + f, Err: err}
+	}
+	data, err := records.ReadCapped(f, records.MaxFileBytes)
+	if err != nil {
+		return nil, &Error{Code: CodeInput, Detail: "reading " + f, Err: err}
+	}
+	var recs []Record
+	if records.IsJSONL(f) {
+		if err := records.CheckJSON(f, records.FirstLine(data), intentType); err != nil {
+			return nil, &Error{Code: CodeInput, Err: err}
 		}
+		recs = jsonRecords(f, data)
+	} else {
 		got, body, err := records.Split(data)
 		if err == nil {
 			err = records.Check(f, got, intentType)
@@ -72,9 +95,12 @@ func ReadIntents(glob string) ([]Record, error) {
 		if err != nil {
 			return nil, &Error{Code: CodeInput, Err: err}
 		}
-		out = append(out, binaryRecords(f, body)...)
+		recs = binaryRecords(f, body)
 	}
-	return out, nil
+	for i := range recs {
+		recs[i].Emitted = st.ModTime()
+	}
+	return recs, nil
 }
 
 var intentType = (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName()
@@ -153,7 +179,7 @@ func (e *Effector) HandleAll(ctx context.Context, recs []Record, workers int) (r
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := e.Handle(ctx, r.Intent)
+			o, err := e.HandleEmitted(ctx, r.Intent, r.Emitted)
 			outs[i], errs[i] = o.Envelope, err
 		}()
 	}

@@ -124,7 +124,11 @@ func (e *Effector) serveOne(ctx context.Context, client *pubsub.Client, o Servic
 	}
 	hctx, cancel := context.WithTimeout(ctx, e.o.Lease+e.o.ToolTimeout)
 	defer cancel()
-	out, err := e.Handle(hctx, ti)
+	var emitted time.Time // the publish time: the intent's emission
+	if pt := m.GetPublishTime(); pt != nil && pt.IsValid() {
+		emitted = pt.AsTime()
+	}
+	out, err := e.HandleEmitted(hctx, ti, emitted)
 	if err != nil {
 		o.Logger.Warn("effector: intent handed back for redelivery", "intent_id", ti.GetIntentId(), "err", err)
 		nack()
