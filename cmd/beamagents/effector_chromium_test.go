@@ -170,6 +170,7 @@ func TestEffectorApprovalsInChromium(t *testing.T) {
 	})
 
 	t.Run("operator's decisions", func(t *testing.T) {
+		undecided(t)
 		if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.Click(chromedp.ID("approve-"+ids[0])),
 			chromedp.WaitVisible(chromedp.CSS(`#row-`+ids[0]+`[data-state^="approved"]`))); err != nil {
 			t.Fatal(err)
