@@ -11,7 +11,8 @@
 //     file was read; a Pub/Sub batch is acknowledged only after its commit. A record is named
 //     by its content, so the same record from a file and a topic, or read twice, counts once.
 //   - A record that does not decode is counted (shown on the overview) and skipped; a file
-//     whose framing breaks is skipped from there on; nothing panics.
+//     whose framing breaks is skipped from there on; nothing panics. Either is logged once
+//     (file, offset, length, code) after the commit that moves the file's offset past it.
 //   - No record stops the others. Keys of any length are stored: an entity key, intent id,
 //     trace id or reason over MaxKeyBytes is filed under a fixed-size stored form (its first
 //     bytes and its SHA-256) with the whole value kept once. A record over MaxRecordBytes is

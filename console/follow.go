@@ -161,7 +161,9 @@ func (f *Follower) start(fh *os.File, file string, kind records.Kind, size int64
 
 // readChunk ingests the whole records of file from off: up to chunkBytes of them, or the one
 // record there when it is longer. It returns where the next read starts: off itself while
-// the record there is still being written.
+// the record there is still being written. A record that does not decode is counted and
+// passed, and so is the rest of the file from where its framing breaks: each is logged once,
+// after the commit that moves the file's offset past it.
 func (f *Follower) readChunk(fh *os.File, file string, kind records.Kind, off, size int64) (next int64, added int, err error) {
 	buf, err := readAt(fh, file, off, min(size-off, chunkBytes))
 	if err != nil {
@@ -182,21 +184,59 @@ func (f *Follower) readChunk(fh *os.File, file string, kind records.Kind, off, s
 		}
 		frames, used, broken = records.SplitFrames(buf)
 	}
-	recs := make([]Record, len(frames))
-	for i, fr := range frames {
-		recs[i] = Record{Kind: kind, Data: fr}
-	}
 	next = off + int64(used)
+	recs := chunkRecords(file, kind, frames, broken, next)
 	if broken {
-		recs = append(recs, Record{Data: fmt.Appendf(nil, "%s:%d", file, next)}) // counted as malformed; the rest of the file is skipped
-		f.logger().Warn("console: broken record framing, skipping the rest of the file", "file", file, "offset", next)
-		next = size
+		next = size // the rest of the file cannot be read as records
 	}
-	added, _, err = f.Store.Ingest(file, Offset{Bytes: next, Prefix: prefixOf(fh, next)}, recs)
+	added, bad, err := f.Store.Ingest(file, Offset{Bytes: next, Prefix: prefixOf(fh, next)}, recs)
 	if err != nil {
 		return off, added, err
 	}
+	f.logUndecoded(file, kind, off, buf, frames, bad, size)
 	return next, added, nil
+}
+
+// chunkRecords is the records of frames, each of kind, and when the framing broke after them
+// at byte at of file, a record of no kind naming that place: counted as one that does not
+// decode, once however often the file is read.
+func chunkRecords(file string, kind records.Kind, frames [][]byte, broken bool, at int64) []Record {
+	recs := make([]Record, len(frames), len(frames)+1)
+	for i, fr := range frames {
+		recs[i] = Record{Kind: kind, Data: fr}
+	}
+	if broken {
+		recs = append(recs, Record{Data: fmt.Appendf(nil, "%s:%d", file, at)})
+	}
+	return recs
+}
+
+// logUndecoded logs the records of file the store counted as not decoding (bad indexes the
+// chunkRecords of frames, split from buf, read at off): each one's offset, length and code,
+// console_input_invalid for a record, file_bad_framing for broken framing (its length is
+// then the rest of the file, up to size).
+func (f *Follower) logUndecoded(file string, kind records.Kind, off int64, buf []byte, frames [][]byte, bad []int, size int64) {
+	for _, i := range bad {
+		at := off + frameStart(buf, frames, i)
+		if i == len(frames) {
+			f.logger().Warn("console: broken record framing, skipping the rest of the file", "file", file,
+				"offset", at, "bytes", size-at, "code", string(records.CodeFraming))
+			continue
+		}
+		f.logger().Warn("console: skipping a record that does not decode", "file", file, "offset", at,
+			"bytes", len(frames[i]), "code", string(CodeInput), "type", string(kind.Type))
+	}
+}
+
+// frameStart is where the i-th of frames, split from buf, starts in buf (at its length
+// prefix): where the one before it ends, or 0. Each frame is a slice of buf, so what follows
+// its end in buf is its capacity past its length. i may be len(frames): where they end.
+func frameStart(buf []byte, frames [][]byte, i int) int64 {
+	if i == 0 {
+		return 0
+	}
+	fr := frames[i-1]
+	return int64(cap(buf) - cap(fr) + len(fr))
 }
 
 // MaxRecordBytes bounds one record the console reads from a file, and so what one record

@@ -331,3 +331,71 @@ func TestFailingFileDoesNotStopOthers(t *testing.T) {
 		t.Fatalf("the failed file was logged %d times", len(logged))
 	}
 }
+
+// A record that does not decode is counted and passed: its file, offset, length and code are
+// logged once, after the commit that moves the file's offset past it, and the records after
+// it are read. Broken framing passes the rest of the file as it stands, logged the same way,
+// and the records the run appends after it are read. A restarted console neither counts nor
+// logs either again.
+func TestUndecodableRecordSkippedOnce(t *testing.T) {
+	dir := t.TempDir()
+	finals, dead := filepath.Join(dir, "finals.binpb"), filepath.Join(dir, "dead_letters.binpb")
+	before := typed(t, &pb.FinalReply{EntityKey: []byte("before"), Message: "one", CreatedAtMs: T0})
+	garbage := []byte("\x07<script>not a final reply</script>") // field 0 of wire type 7: no message
+	appendFile(t, finals, records.AppendFrame(bytes.Clone(before), garbage))
+	appendFile(t, finals, frames(t, &pb.FinalReply{EntityKey: []byte("after"), Message: "two", CreatedAtMs: T0 + 1}))
+	deadBefore := typed(t, deadLetterOf([]byte("dead-before"), T0))
+	broken := append(bytes.Repeat([]byte{0xff}, 11), "no frame follows"...) // a length prefix that overflows
+	appendFile(t, dead, append(bytes.Clone(deadBefore), broken...))
+
+	var log bytes.Buffer
+	db := filepath.Join(t.TempDir(), "console.db")
+	follower := func(st *console.Store) *console.Follower {
+		return &console.Follower{Store: st, Dir: dir, Logger: slog.New(slog.NewJSONHandler(&log, nil))}
+	}
+	scanned := func(f *console.Follower, want int, what string) {
+		t.Helper()
+		if n, err := f.Scan(); err != nil || n != want {
+			t.Fatalf("%s: added %d records, %v; want %d", what, n, err, want)
+		}
+	}
+	counted := func(st *console.Store, finalsN, deadN int64) {
+		t.Helper()
+		if o := overview(t, st); o.Malformed != 2 || o.Skipped != 0 || o.Totals.Finals != finalsN || o.Totals.Dead != deadN {
+			t.Fatalf("malformed %d, skipped %d, finals %d, dead %d; want 2, 0, %d, %d", o.Malformed, o.Skipped, o.Totals.Finals, o.Totals.Dead, finalsN, deadN)
+		}
+	}
+	st := openStore(t, db)
+	f := follower(st)
+	scanned(f, 3, "the first scan")
+	counted(st, 2, 1)
+
+	// The run goes on writing both files; the same console reads on past what it passed.
+	appendFile(t, finals, frames(t, &pb.FinalReply{EntityKey: []byte("later"), Message: "three", CreatedAtMs: T0 + 2}))
+	appendFile(t, dead, frames(t, deadLetterOf([]byte("dead-after"), T0+1)))
+	scanned(f, 2, "a scan after the files grew")
+	scanned(f, 0, "a scan of unchanged files")
+	counted(st, 3, 2)
+	if e, err := st.Entity([]byte("dead-after")); err != nil || len(e.DeadLetters) != 1 {
+		t.Fatalf("the dead letter written after the broken framing: %+v %v", e, err)
+	}
+
+	st.Close()
+	st = openStore(t, db)
+	scanned(follower(st), 0, "a restarted console")
+	counted(st, 3, 2)
+
+	for _, c := range []struct {
+		file          string
+		offset, bytes int
+		code          string
+	}{
+		{finals, len(before), len(garbage), string(console.CodeInput)},
+		{dead, len(deadBefore), len(broken), string(records.CodeFraming)},
+	} {
+		logged := warnings(t, &log, c.file)
+		if len(logged) != 1 || logged[0]["offset"] != float64(c.offset) || logged[0]["bytes"] != float64(c.bytes) || logged[0]["code"] != c.code {
+			t.Fatalf("%s: logged %v, want one line with offset %d, %d bytes and code %s", filepath.Base(c.file), logged, c.offset, c.bytes, c.code)
+		}
+	}
+}

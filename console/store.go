@@ -136,12 +136,13 @@ func (s *Store) Offset(src string) (Offset, error) {
 
 // Ingest adds recs in one transaction; with src set it also records off as src's offset. It
 // returns how many records were new (a record already ingested, from any source, is skipped)
-// and how many did not decode (counted, shown on the overview, otherwise skipped).
-func (s *Store) Ingest(src string, off Offset, recs []Record) (added, malformed int, err error) {
+// and the indexes in recs of the new ones that did not decode (counted, shown on the
+// overview, otherwise skipped): a record is reported once, in the commit that counts it.
+func (s *Store) Ingest(src string, off Offset, recs []Record) (added int, malformed []int, err error) {
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		added, malformed = 0, 0
+		added, malformed = 0, nil
 		w := &writer{tx: tx}
-		for _, r := range recs {
+		for i, r := range recs {
 			ok, bad, err := w.add(r)
 			if err != nil {
 				return err
@@ -150,20 +151,20 @@ func (s *Store) Ingest(src string, off Offset, recs []Record) (added, malformed 
 				added++
 			}
 			if bad {
-				malformed++
+				malformed = append(malformed, i)
 			}
 		}
-		if malformed > 0 {
-			if err := addCount(tx.Bucket(bMeta), []byte("malformed"), int64(malformed)); err != nil {
+		if len(malformed) > 0 {
+			if err := addCount(tx.Bucket(bMeta), []byte("malformed"), int64(len(malformed))); err != nil {
 				return err
 			}
 		}
 		return putOffset(tx, src, off)
 	})
 	if err != nil {
-		return 0, 0, &Error{Code: CodeStore, Detail: "ingesting", Err: err}
+		return 0, nil, &Error{Code: CodeStore, Detail: "ingesting", Err: err}
 	}
-	if added > 0 || malformed > 0 {
+	if added > 0 || len(malformed) > 0 {
 		s.notify()
 	}
 	return added, malformed, nil

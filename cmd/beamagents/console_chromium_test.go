@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	encbin "encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,21 +54,30 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
-// consoleProcess is `beamagents console` running as its own process.
-type consoleProcess struct {
+// serverProcess is a command of the built binary serving HTTP, running as its own process.
+type serverProcess struct {
 	url    string // http://127.0.0.1:PORT
 	port   string
 	cmd    *exec.Cmd
+	stdout *lockedBuffer // after the line naming where it serves
 	stderr *lockedBuffer
 	done   chan error
 	once   sync.Once
+	err    error
 }
 
 // startConsoleBinary runs the built binary's console on a free loopback port.
-func startConsoleBinary(t *testing.T, args ...string) *consoleProcess {
+func startConsoleBinary(t *testing.T, args ...string) *serverProcess {
 	t.Helper()
-	p := &consoleProcess{stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(binary(t), append([]string{"console", "--listen", "127.0.0.1:0", "--poll", "100ms"}, args...)...)
+	return startServing(t, "console on ", append([]string{"console", "--listen", "127.0.0.1:0", "--poll", "100ms"}, args...)...)
+}
+
+// startServing runs the built binary with args and waits for its first line, which must be
+// banner followed by the URL it serves (and perhaps more words).
+func startServing(t *testing.T, banner string, args ...string) *serverProcess {
+	t.Helper()
+	p := &serverProcess{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(binary(t), args...)
 	p.cmd.Stderr = p.stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -80,38 +91,47 @@ func startConsoleBinary(t *testing.T, args ...string) *consoleProcess {
 		r := bufio.NewReader(out)
 		line, _ := r.ReadString('\n')
 		started <- line
-		io.Copy(io.Discard, r)
+		io.Copy(p.stdout, r)
 		p.done <- p.cmd.Wait()
 	}()
 	t.Cleanup(func() { p.stop(t) })
 	select {
 	case line := <-started:
-		u, ok := strings.CutPrefix(line, "console on ")
-		if !ok {
-			t.Fatalf("the console did not start: %q\n%s", line, p.stderr.String())
+		rest, ok := strings.CutPrefix(line, banner)
+		u, err := url.Parse(strings.TrimSpace(strings.SplitN(rest, " ", 2)[0]))
+		if !ok || err != nil || u.Port() == "" {
+			t.Fatalf("%s did not start: %q\n%s", args[0], line, p.stderr.String())
 		}
-		p.url = strings.TrimSuffix(strings.Fields(u)[0], "/")
-		_, p.port, _ = net.SplitHostPort(strings.TrimPrefix(p.url, "http://"))
+		p.url, p.port = "http://"+u.Host, u.Port()
 	case <-time.After(time.Minute):
-		t.Fatalf("the console did not start\n%s", p.stderr.String())
+		t.Fatalf("%s did not start\n%s", args[0], p.stderr.String())
 	}
 	return p
 }
 
-// stop interrupts the console, which must exit 0.
-func (p *consoleProcess) stop(t *testing.T) {
+// stop interrupts the process, which must exit 0.
+func (p *serverProcess) stop(t *testing.T) {
+	p.cmd.Process.Signal(os.Interrupt) // fails harmlessly when it has exited
+	if err := p.exit(); err != nil {
+		t.Errorf("%v\n%s", err, p.stderr.String())
+	}
+}
+
+// exit waits for the process to end (killing it when it has not within 30 seconds) and
+// returns how it ended.
+func (p *serverProcess) exit() error {
 	p.once.Do(func() {
-		p.cmd.Process.Signal(os.Interrupt)
 		select {
 		case err := <-p.done:
 			if err != nil {
-				t.Errorf("the console exited: %v\n%s", err, p.stderr.String())
+				p.err = fmt.Errorf("%s exited: %w", p.cmd.Args[1], err)
 			}
 		case <-time.After(30 * time.Second):
 			p.cmd.Process.Kill()
-			t.Errorf("the console did not stop on an interrupt\n%s", p.stderr.String())
+			p.err = fmt.Errorf("%s did not end", p.cmd.Args[1])
 		}
 	})
+	return p.err
 }
 
 // chromium is a headless Chromium that resolves the names a hostile page would use
@@ -192,6 +212,56 @@ func inert(t *testing.T, ctx context.Context, page string) {
 	if !ok {
 		t.Fatalf("%s: hostile content is live:\n%.3000s", page, in(t, ctx, chromedp.OuterHTML(chromedp.CSS("main"))))
 	}
+}
+
+// reboundRefused checks that a page under a rebound name (rebind.example, on p's port) is
+// refused with 421 at path, and so is each request it makes: fetches are JavaScript
+// expressions, each resolving to the status of one.
+func reboundRefused(t *testing.T, ctx context.Context, p *serverProcess, path string, fetches ...string) {
+	t.Helper()
+	if status := open(t, ctx, "http://rebind.example:"+p.port+path); status != http.StatusMisdirectedRequest {
+		t.Fatalf("a rebound name read %s: %d", path, status)
+	}
+	statuses := in(t, ctx, chromedp.Evaluate[[]int]("Promise.all(["+strings.Join(fetches, ",\n")+"])", chromedp.EvalAwaitPromise))
+	if len(statuses) != len(fetches) || slices.ContainsFunc(statuses, func(s int) bool { return s != http.StatusMisdirectedRequest }) {
+		t.Fatalf("the rebound page's requests answered %v:\n%s", statuses, strings.Join(fetches, "\n"))
+	}
+}
+
+// attackerPage serves body as another site's page and returns its address under
+// attacker.example (which the test's Chromium resolves to loopback).
+func attackerPage(t *testing.T, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) }))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	return "http://attacker.example:" + port + "/"
+}
+
+// crossSiteRefused opens page, another site's, submits its form by clicking the button of
+// id button, and checks the answer is the console's refusal, 403.
+func crossSiteRefused(t *testing.T, ctx context.Context, page, button string) {
+	t.Helper()
+	if status := open(t, ctx, page); status != http.StatusOK {
+		t.Fatalf("the attacker's page: %d", status)
+	}
+	// Whatever the console answers is one of its pages, with its heading in main.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID(button)), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, ctx, "main h1"); got != "Refused (403)" {
+		t.Fatalf("a cross-site form (%s): %q", button, got)
+	}
+}
+
+// crossSiteFetch posts form to target from page, another site's, as a script there can:
+// without CORS, with the browser's credentials. What it answered is not readable there.
+func crossSiteFetch(t *testing.T, ctx context.Context, page, target string, form map[string]string) {
+	t.Helper()
+	open(t, ctx, page)
+	body, _ := json.Marshal(form)
+	in(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`fetch(%q, {method: 'POST', mode: 'no-cors', credentials: 'include',
+		body: new URLSearchParams(%s)}).then(() => 0, () => 0)`, target, body), chromedp.EvalAwaitPromise))
 }
 
 func marshalRec(t *testing.T, m proto.Message) []byte {
@@ -312,21 +382,12 @@ func TestConsoleBinaryInChromium(t *testing.T) {
 	})
 
 	t.Run("host names", func(t *testing.T) {
-		rebound := "http://rebind.example:" + c.port
-		if status := open(t, ctx, rebound+"/dead_letters"); status != http.StatusMisdirectedRequest {
-			t.Fatalf("a rebound name read the dead letters: %d", status)
-		}
 		// The rebound page's own requests, reading and acting, are refused too.
-		statuses := in(t, ctx, chromedp.Evaluate[[]int](`Promise.all([
-			fetch('/').then(r => r.status),
-			fetch('/entities/YWZ0ZXItMQ').then(r => r.status),
-			fetch('/dead_letters/redrive', {method: 'POST', body: new URLSearchParams({reason: 'model_error', csrf: 'x'})}).then(r => r.status),
-			fetch('/signin?next=/').then(r => r.status)])`, chromedp.EvalAwaitPromise))
-		for _, s := range statuses {
-			if s != http.StatusMisdirectedRequest {
-				t.Fatalf("the rebound page's requests answered %v", statuses)
-			}
-		}
+		reboundRefused(t, ctx, c, "/dead_letters",
+			`fetch('/').then(r => r.status)`,
+			`fetch('/entities/YWZ0ZXItMQ').then(r => r.status)`,
+			`fetch('/dead_letters/redrive', {method: 'POST', body: new URLSearchParams({reason: 'model_error', csrf: 'x'})}).then(r => r.status)`,
+			`fetch('/signin?next=/').then(r => r.status)`)
 		if status := open(t, ctx, "http://console.example:"+c.port+"/dead_letters"); status != http.StatusOK {
 			t.Fatalf("the proxy's name (--allowed_hosts) answered %d", status)
 		}
@@ -362,25 +423,10 @@ func TestConsoleBinaryInChromium(t *testing.T) {
 	})
 
 	t.Run("cross-site actions", func(t *testing.T) {
-		attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/dead_letters/redrive">
-<input name="reason" value="model_error"><input name="csrf" value="guessed"><button id="go">go</button></form>`, c.url)
-		}))
-		defer attacker.Close()
-		_, port, _ := net.SplitHostPort(strings.TrimPrefix(attacker.URL, "http://"))
-		page := "http://attacker.example:" + port + "/"
-		if status := open(t, ctx, page); status != http.StatusOK {
-			t.Fatalf("the attacker's page: %d", status)
-		}
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("go")), chromedp.WaitVisible(chromedp.ID("error"))); err != nil {
-			t.Fatal(err)
-		}
-		if got := textOf(t, ctx, "h1"); got != "Refused (403)" {
-			t.Fatalf("a cross-site form: %q", got)
-		}
-		open(t, ctx, page)
-		in(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`fetch(%q, {method: 'POST', mode: 'no-cors', credentials: 'include',
-			body: new URLSearchParams({reason: 'model_error', csrf: 'guessed'})}).then(() => 0, () => 0)`, c.url+"/dead_letters/redrive"), chromedp.EvalAwaitPromise))
+		page := attackerPage(t, fmt.Sprintf(`<!doctype html><form method="post" action="%s/dead_letters/redrive">
+<input name="reason" value="model_error"><input name="csrf" value="guessed"><button id="go">go</button></form>`, c.url))
+		crossSiteRefused(t, ctx, page, "go")
+		crossSiteFetch(t, ctx, page, c.url+"/dead_letters/redrive", map[string]string{"reason": "model_error", "csrf": "guessed"})
 		if m, _ := filepath.Glob(filepath.Join(redrives, "*")); len(m) != 0 {
 			t.Fatalf("another site's requests redrove: %v", m)
 		}
