@@ -18,8 +18,6 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"google.golang.org/protobuf/proto"
 
@@ -82,49 +80,6 @@ func startConsole(t *testing.T, args ...string) consoleRun {
 	return consoleRun{url: strings.TrimSuffix(u, "/"), stderr: func() string { finish(); return last.err }}
 }
 
-func consoleBrowser(t *testing.T, approver string) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(testsvc.Chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(cancel)
-	if approver != "" {
-		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
-				return err
-			}
-			_, err := cdp.Call(ctx, tg, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"X-Approver": approver}})
-			return err
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ctx
-}
-
-func browse[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func pageText(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	return strings.TrimSpace(browse(t, ctx, chromedp.Text(chromedp.CSS(sel))))
-}
-
 // visitUntil opens u until sel's text holds want (the console ingests in the background).
 func visitUntil(t *testing.T, ctx context.Context, u, sel, want string) {
 	t.Helper()
@@ -133,7 +88,7 @@ func visitUntil(t *testing.T, ctx context.Context, u, sel, want string) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 			t.Fatal(err)
 		}
-		got := pageText(t, ctx, sel)
+		got := testsvc.PageText(t, ctx, sel)
 		if strings.Contains(got, want) {
 			return
 		}
@@ -152,7 +107,7 @@ func consoleShot(t *testing.T, ctx context.Context, update bool, name string) {
 		dir = t.TempDir()
 	}
 	os.MkdirAll(dir, 0o755)
-	shot := browse(t, ctx, chromedp.FullScreenshot(100))
+	shot := testsvc.Browse(t, ctx, chromedp.FullScreenshot(100))
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +123,12 @@ func TestConsoleOverDemo(t *testing.T) {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errOut)
 	}
 	c := startConsole(t, "--db", filepath.Join(dir, "console.db"), "--outputs", filepath.Join(dir, "output"), "--listen", "127.0.0.1:0", "--poll", "100ms")
-	ctx := consoleBrowser(t, "")
+	ctx := testsvc.Browser(t, "")
 	visitUntil(t, ctx, c.url+"/", "#reasons", "envelope_invalid")
-	if got := pageText(t, ctx, "#reasons"); !strings.Contains(got, "approval_timeout") {
+	if got := testsvc.PageText(t, ctx, "#reasons"); !strings.Contains(got, "approval_timeout") {
 		t.Fatalf("reasons: %q", got)
 	}
-	if got := pageText(t, ctx, "#series-model_calls .total"); got != "8" {
+	if got := testsvc.PageText(t, ctx, "#series-model_calls .total"); got != "8" {
 		t.Fatalf("model calls %q", got)
 	}
 	consoleShot(t, ctx, update, "overview")
@@ -183,14 +138,14 @@ func TestConsoleOverDemo(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#activations a.trace")), chromedp.WaitVisible(chromedp.ID("waterfall"))); err != nil {
 		t.Fatal(err)
 	}
-	if got := pageText(t, ctx, "#trace-entity"); got != "customer-2" {
+	if got := testsvc.PageText(t, ctx, "#trace-entity"); got != "customer-2" {
 		t.Fatalf("trace of %q", got)
 	}
-	models := browse(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#waterfall tr.model_call .label')].map(e => e.firstChild.textContent)`))
+	models := testsvc.Browse(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#waterfall tr.model_call .label')].map(e => e.firstChild.textContent)`))
 	if len(models) != 2 || !strings.Contains(models[0], "model call support-scripted-1") || !strings.Contains(models[0], "tokens 190 in / 22 out") {
 		t.Fatalf("model-call spans %q", models)
 	}
-	if got := pageText(t, ctx, "#waterfall"); !strings.Contains(got, "tool orders.lookup: OK") || !strings.Contains(got, "waiting for") {
+	if got := testsvc.PageText(t, ctx, "#waterfall"); !strings.Contains(got, "tool orders.lookup: OK") || !strings.Contains(got, "waiting for") {
 		t.Fatalf("waterfall: %q", got)
 	}
 	consoleShot(t, ctx, update, "trace")
@@ -260,9 +215,9 @@ func TestConsoleRedriveThenRun(t *testing.T) {
 		t.Fatalf("refused redrives wrote %v", m)
 	}
 
-	ctx := consoleBrowser(t, "alice@example.com")
+	ctx := testsvc.Browser(t, "alice@example.com")
 	visitUntil(t, ctx, c.url+"/dead_letters", "main", "model_error")
-	if n := browse(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('input[type=checkbox][name=id]').length`)); n != 6 {
+	if n := testsvc.Browse(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('input[type=checkbox][name=id]').length`)); n != 6 {
 		t.Fatalf("%d redrivable dead letters listed, want 6", n)
 	}
 	consoleShot(t, ctx, update, "dead_letters_redrive")
@@ -270,10 +225,10 @@ func TestConsoleRedriveThenRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	consoleShot(t, ctx, update, "redriven")
-	if got := pageText(t, ctx, "#redrive-result"); !strings.HasPrefix(got, "6 envelopes of 6 chosen dead letters") {
+	if got := testsvc.PageText(t, ctx, "#redrive-result"); !strings.HasPrefix(got, "6 envelopes of 6 chosen dead letters") {
 		t.Fatalf("redrive: %q", got)
 	}
-	file := pageText(t, ctx, "#redrive-where")
+	file := testsvc.PageText(t, ctx, "#redrive-where")
 	visitUntil(t, ctx, c.url+"/dead_letters", "#actions", "alice@example.com")
 	if !strings.Contains(c.stderr(), `console: redrive" who=alice@example.com`) {
 		t.Errorf("the redrive is not logged with who did it")

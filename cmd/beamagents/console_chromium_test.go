@@ -21,8 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"google.golang.org/protobuf/proto"
 
@@ -134,55 +132,10 @@ func (p *serverProcess) exit() error {
 	return p.err
 }
 
-// chromium is a headless Chromium that resolves the names a hostile page would use
-// (rebind.example, attacker.example) and the console's proxy name to loopback, and no
-// other name, and sends approver on every request (an authenticating proxy's header).
-func chromium(t *testing.T, approver string) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(testsvc.Chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("host-resolver-rules", "MAP rebind.example 127.0.0.1, MAP attacker.example 127.0.0.1, MAP console.example 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancel)
-	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tg, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"X-Approver": approver}})
-		return err
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx
-}
-
-func in[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func textOf(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	return strings.TrimSpace(in(t, ctx, chromedp.Text(chromedp.CSS(sel))))
-}
-
 // open loads u and answers its HTTP status.
 func open(t *testing.T, ctx context.Context, u string) int64 {
 	t.Helper()
-	resp := in(t, ctx, chromedp.NavigateResponse(u))
+	resp := testsvc.Browse(t, ctx, chromedp.NavigateResponse(u))
 	return resp.Status
 }
 
@@ -194,7 +147,7 @@ func openUntil(t *testing.T, ctx context.Context, u, sel string, ok func(string)
 		if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 			t.Fatal(err)
 		}
-		got := textOf(t, ctx, sel)
+		got := testsvc.PageText(t, ctx, sel)
 		if ok(got) {
 			return
 		}
@@ -208,9 +161,9 @@ func openUntil(t *testing.T, ctx context.Context, u, sel string, ok func(string)
 // the page's own ran.
 func inert(t *testing.T, ctx context.Context, page string) {
 	t.Helper()
-	ok := in(t, ctx, chromedp.Evaluate[bool](`window.pwned === undefined && document.scripts.length === 1 && document.querySelectorAll('img').length === 0`))
+	ok := testsvc.Browse(t, ctx, chromedp.Evaluate[bool](`window.pwned === undefined && document.scripts.length === 1 && document.querySelectorAll('img').length === 0`))
 	if !ok {
-		t.Fatalf("%s: hostile content is live:\n%.3000s", page, in(t, ctx, chromedp.OuterHTML(chromedp.CSS("main"))))
+		t.Fatalf("%s: hostile content is live:\n%.3000s", page, testsvc.Browse(t, ctx, chromedp.OuterHTML(chromedp.CSS("main"))))
 	}
 }
 
@@ -222,7 +175,7 @@ func reboundRefused(t *testing.T, ctx context.Context, p *serverProcess, path st
 	if status := open(t, ctx, "http://rebind.example:"+p.port+path); status != http.StatusMisdirectedRequest {
 		t.Fatalf("a rebound name read %s: %d", path, status)
 	}
-	statuses := in(t, ctx, chromedp.Evaluate[[]int]("Promise.all(["+strings.Join(fetches, ",\n")+"])", chromedp.EvalAwaitPromise))
+	statuses := testsvc.Browse(t, ctx, chromedp.Evaluate[[]int]("Promise.all(["+strings.Join(fetches, ",\n")+"])", chromedp.EvalAwaitPromise))
 	if len(statuses) != len(fetches) || slices.ContainsFunc(statuses, func(s int) bool { return s != http.StatusMisdirectedRequest }) {
 		t.Fatalf("the rebound page's requests answered %v:\n%s", statuses, strings.Join(fetches, "\n"))
 	}
@@ -249,7 +202,7 @@ func crossSiteRefused(t *testing.T, ctx context.Context, page, button string) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID(button)), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
 		t.Fatal(err)
 	}
-	if got := textOf(t, ctx, "main h1"); got != "Refused (403)" {
+	if got := testsvc.PageText(t, ctx, "main h1"); got != "Refused (403)" {
 		t.Fatalf("a cross-site form (%s): %q", button, got)
 	}
 }
@@ -260,7 +213,7 @@ func crossSiteFetch(t *testing.T, ctx context.Context, page, target string, form
 	t.Helper()
 	open(t, ctx, page)
 	body, _ := json.Marshal(form)
-	in(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`fetch(%q, {method: 'POST', mode: 'no-cors', credentials: 'include',
+	testsvc.Browse(t, ctx, chromedp.Evaluate[int](fmt.Sprintf(`fetch(%q, {method: 'POST', mode: 'no-cors', credentials: 'include',
 		body: new URLSearchParams(%s)}).then(() => 0, () => 0)`, target, body), chromedp.EvalAwaitPromise))
 }
 
@@ -341,7 +294,7 @@ func equals(want string) func(string) bool { return func(s string) bool { return
 // rebinding), its sign-in goes back only to its own pages, hostile outputs stay text, and no
 // other site acts through the operator's browser.
 func TestConsoleBinaryInChromium(t *testing.T) {
-	ctx := chromium(t, "alice@example.com") // skips, or fails under CI, without Chromium
+	ctx := browser(t, "alice@example.com") // skips, or fails under CI, without Chromium
 	dir, work := t.TempDir(), t.TempDir()
 	rest := writeHostileRun(t, dir)
 	redrives := filepath.Join(work, "redriven")
@@ -362,15 +315,15 @@ func TestConsoleBinaryInChromium(t *testing.T) {
 				chromedp.WaitVisible(chromedp.ID("entity-key"))); err != nil {
 				t.Fatalf("the dead letters page links no key of %d bytes: %v", len(key), err)
 			}
-			if got := textOf(t, ctx, "#entity-key"); !strings.HasPrefix(got, string(key[:40])) || !strings.HasSuffix(got, cut) {
+			if got := testsvc.PageText(t, ctx, "#entity-key"); !strings.HasPrefix(got, string(key[:40])) || !strings.HasSuffix(got, cut) {
 				t.Fatalf("the entity page shows the key as %.80q…", got)
 			}
-			if got := textOf(t, ctx, "#entity-dead"); !strings.Contains(got, "provider unavailable (a key of "+fmt.Sprint(len(key))) {
+			if got := testsvc.PageText(t, ctx, "#entity-dead"); !strings.Contains(got, "provider unavailable (a key of "+fmt.Sprint(len(key))) {
 				t.Fatalf("the entity page's dead letters: %q", got)
 			}
 		}
 		openUntil(t, ctx, c.url+"/", "#series-finals .total", equals("2"))
-		if got := textOf(t, ctx, "#skipped"); !strings.HasPrefix(got, "1 records") {
+		if got := testsvc.PageText(t, ctx, "#skipped"); !strings.HasPrefix(got, "1 records") {
 			t.Fatalf("skipped: %q", got)
 		}
 		// Restarted while the last record is being written, the console reads on past it.
@@ -397,12 +350,12 @@ func TestConsoleBinaryInChromium(t *testing.T) {
 		for _, next := range []string{"/%5Cevil.example/x", `/\evil.example/x`, "//evil.example/x", "/%2F%2Fevil.example/x", "%2F%2Fevil.example",
 			"https://evil.example/", "javascript:alert(1)", "/%09/evil.example", "http:/evil.example"} {
 			open(t, ctx, c.url+"/signin?next="+next)
-			if got := in(t, ctx, chromedp.Location()); got != c.url+"/" {
+			if got := testsvc.Browse(t, ctx, chromedp.Location()); got != c.url+"/" {
 				t.Errorf("sign-in with next=%s went to %s", next, got)
 			}
 		}
 		open(t, ctx, c.url+"/signin?next="+url.QueryEscape("/dead_letters"))
-		if got := in(t, ctx, chromedp.Location()); got != c.url+"/dead_letters" {
+		if got := testsvc.Browse(t, ctx, chromedp.Location()); got != c.url+"/dead_letters" {
 			t.Fatalf("sign-in back to its own page went to %s", got)
 		}
 	})
@@ -417,7 +370,7 @@ func TestConsoleBinaryInChromium(t *testing.T) {
 			inert(t, ctx, page)
 		}
 		open(t, ctx, c.url+console.KeyPath(hostileKey))
-		if got := textOf(t, ctx, "#entity-key"); got != string(hostileKey) {
+		if got := testsvc.PageText(t, ctx, "#entity-key"); got != string(hostileKey) {
 			t.Fatalf("the key is shown as %q", got)
 		}
 	})
@@ -443,4 +396,13 @@ func TestConsoleBinaryInChromium(t *testing.T) {
 	if !strings.Contains(c.stderr.String(), `who=alice@example.com`) {
 		t.Errorf("the redrive is not logged with who did it:\n%s", c.stderr.String())
 	}
+}
+
+// browser is a headless Chromium that resolves the names a hostile page would use
+// (rebind.example, attacker.example) and the console's proxy name to loopback, and no
+// other name, and sends approver on every request (an authenticating proxy's header).
+func browser(t *testing.T, approver string) context.Context {
+	t.Helper()
+	return testsvc.Browser(t, approver, chromedp.Flag("host-resolver-rules",
+		"MAP rebind.example 127.0.0.1, MAP attacker.example 127.0.0.1, MAP console.example 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"))
 }

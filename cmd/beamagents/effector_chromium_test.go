@@ -19,6 +19,7 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -68,7 +69,7 @@ func states(t *testing.T, ctx context.Context, u string) []string {
 	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.ID("approvals"))); err != nil {
 		t.Fatal(err)
 	}
-	return in(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#approvals tr[data-state]')].map(r => r.dataset.state)`))
+	return testsvc.Browse(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#approvals tr[data-state]')].map(r => r.dataset.state)`))
 }
 
 // decisions reads the approval decisions among the results a files run wrote in dir.
@@ -105,7 +106,7 @@ func decisions(t *testing.T, dir string) map[string]*pb.AgentEnvelope_Approval {
 // stays text, no other site decides through the operator's browser even holding the page's
 // token, and the operator's own decisions go through and are written with the results.
 func TestEffectorApprovalsInChromium(t *testing.T) {
-	ctx := chromium(t, hostileApprover) // skips, or fails under CI, without Chromium
+	ctx := browser(t, hostileApprover) // skips, or fails under CI, without Chromium
 	dir := t.TempDir()
 	intents, ring, ids := writeApprovals(t, dir)
 	results := filepath.Join(dir, "results")
@@ -120,7 +121,7 @@ func TestEffectorApprovalsInChromium(t *testing.T) {
 		}
 	}
 	openUntil(t, ctx, page, "#approvals", func(s string) bool { return strings.Count(s, "pending") == 2 }) // listed once the files are read
-	token := in(t, ctx, chromedp.Evaluate[string](`document.querySelector('input[name=csrf]').value`))
+	token := testsvc.Browse(t, ctx, chromedp.Evaluate[string](`document.querySelector('input[name=csrf]').value`))
 
 	t.Run("host names", func(t *testing.T) {
 		// A rebound page could read the token as the operator's browser does; it is refused
@@ -141,19 +142,19 @@ func TestEffectorApprovalsInChromium(t *testing.T) {
 		}
 		inert(t, ctx, "/approvals")
 		for i, key := range []string{string(hostileKey), hostileKey2} {
-			if got := textOf(t, ctx, "#row-"+ids[i]+" td:first-child"); got != key {
+			if got := testsvc.PageText(t, ctx, "#row-"+ids[i]+" td:first-child"); got != key {
 				t.Fatalf("the key is shown as %q", got)
 			}
 		}
 		// In the tool's shape, the reason; arguments that do not decode, as they are.
 		var shaped struct{ Reason string }
-		if got := textOf(t, ctx, "#row-"+ids[0]+" code"); json.Unmarshal([]byte(got), &shaped) != nil || shaped.Reason != hostileReason {
+		if got := testsvc.PageText(t, ctx, "#row-"+ids[0]+" code"); json.Unmarshal([]byte(got), &shaped) != nil || shaped.Reason != hostileReason {
 			t.Fatalf("the arguments are shown as %q", got)
 		}
-		if got := textOf(t, ctx, "#row-"+ids[1]+" code"); got != hostileArgs {
+		if got := testsvc.PageText(t, ctx, "#row-"+ids[1]+" code"); got != hostileArgs {
 			t.Fatalf("the arguments that do not decode are shown as %q", got)
 		}
-		if got := textOf(t, ctx, "#who"); got != hostileApprover {
+		if got := testsvc.PageText(t, ctx, "#who"); got != hostileApprover {
 			t.Fatalf("the approver is shown as %q", got)
 		}
 	})
@@ -175,7 +176,7 @@ func TestEffectorApprovalsInChromium(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`#row-`+ids[0]+`[data-state^="approved"]`))); err != nil {
 			t.Fatal(err)
 		}
-		if got := textOf(t, ctx, "#row-"+ids[0]+" td.state"); got != "approved by "+hostileApprover {
+		if got := testsvc.PageText(t, ctx, "#row-"+ids[0]+" td.state"); got != "approved by "+hostileApprover {
 			t.Fatalf("the decided approval's state: %q", got)
 		}
 		inert(t, ctx, "/approvals, decided")
