@@ -39,26 +39,13 @@ var (
 	oneMiB     = append([]byte("one-mebibyte-"), bytes.Repeat([]byte{'x'}, 1<<20-13)...)
 )
 
-// lockedBuffer is a buffer written by a process and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // serverProcess is a command of the built binary serving HTTP, running as its own process.
 type serverProcess struct {
 	url    string // http://127.0.0.1:PORT
 	port   string
 	cmd    *exec.Cmd
-	stdout *lockedBuffer // after the line naming where it serves
-	stderr *lockedBuffer
+	stdout *testsvc.SyncBuffer // after the line naming where it serves
+	stderr *testsvc.SyncBuffer
 	done   chan error
 	once   sync.Once
 	err    error
@@ -74,7 +61,7 @@ func startConsoleBinary(t *testing.T, args ...string) *serverProcess {
 // banner followed by the URL it serves (and perhaps more words).
 func startServing(t *testing.T, banner string, args ...string) *serverProcess {
 	t.Helper()
-	p := &serverProcess{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &serverProcess{stdout: &testsvc.SyncBuffer{}, stderr: &testsvc.SyncBuffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(binary(t), args...)
 	p.cmd.Stderr = p.stderr
 	out, err := p.cmd.StdoutPipe()
