@@ -24,7 +24,14 @@ import (
 	"github.com/beamagents/beamagents/transforms"
 )
 
-func TestMain(m *testing.M) { ptest.Main(m) }
+func TestMain(m *testing.M) {
+	// ptest.MainRet, not ptest.Main, so that the benchmarks' run directory is removed.
+	code := ptest.MainRet(m)
+	if runDir != "" {
+		os.RemoveAll(runDir)
+	}
+	os.Exit(code)
+}
 
 var benchN = flag.Int("bench.n", 10000, "envelopes of the run whose outputs the ingest benchmarks read")
 
