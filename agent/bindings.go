@@ -87,7 +87,7 @@ func (hc *Context) step() (*interaction.Value, *pb.JournalEntry, error) {
 		return nil, nil, hc.fails(err)
 	}
 	step := uint32(hc.pos)
-	if max := act.c.a.limits.MaxSteps; step >= max {
+	if max := act.c.a.spec.MaxSteps; step >= max {
 		return nil, nil, hc.fails(fail(records.ReasonBudgetExceeded, nil, "activation reached its %d-step budget", max))
 	}
 	val, err := act.propose(step)
@@ -127,7 +127,7 @@ func (hc *Context) gate(e *pb.JournalEntry) error {
 	a := act.c.a
 	caseID, tool := e.GetName(), a.spec.Bindings[e.GetName()].Tool
 	step := uint32(hc.pos)
-	if step >= a.limits.MaxSteps {
+	if step >= a.spec.MaxSteps {
 		return hc.fails(fail(records.ReasonBudgetExceeded, nil, "no step left for the approved call of %s", tool))
 	}
 	// The step's proposal is admitted again to render the same arguments as its approval's.

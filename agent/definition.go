@@ -18,7 +18,6 @@ import (
 
 // Limits bound an activation. The zero value of each field selects its default.
 type Limits struct {
-	MaxSteps      uint32 // steps per activation; default 8
 	MaxModelCalls uint32 // model calls per activation (cache hits excluded); default 8
 	// MaxTokens is the activation's token budget: the input and output tokens its answers
 	// recorded, replay-cache hits included (the cache keeps each answer's usage); 0 means no
@@ -57,7 +56,6 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	defaultMaxSteps          = 8
 	defaultMaxModelCalls     = 8
 	defaultMaxInbox          = 64
 	defaultMaxFinalBytes     = 65536
@@ -77,9 +75,6 @@ func (l Limits) resolved() Limits {
 			return d
 		}
 		return v
-	}
-	if l.MaxSteps == 0 {
-		l.MaxSteps = defaultMaxSteps
 	}
 	if l.MaxModelCalls == 0 {
 		l.MaxModelCalls = defaultMaxModelCalls
@@ -150,7 +145,7 @@ type Definition struct {
 	Tools  map[string]ToolDecl
 	Limits Limits
 	// PinModel keeps Model when a pipeline is launched with a model of its own choosing
-	// (WithModel): for an agent that must always talk to one model.
+	// (Agent.PinsModel): for an agent that must always talk to one model.
 	PinModel bool
 	// StateSchema is the keyed-state schema this agent writes: every state blob is stamped
 	// with its current version, and a blob of an older version is migrated through its
@@ -234,6 +229,9 @@ func newBindings(def Definition, spec bind.Spec) (*Agent, error) {
 	if len(problems) > 0 {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
+	}
+	if spec.MaxSteps == 0 {
+		spec.MaxSteps = bind.DefaultMaxSteps
 	}
 	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: spec.Prompt, schema: schema, uses: &sync.Map{}, spec: &spec}
 	a.handler = a.runBindings
@@ -335,13 +333,13 @@ func (a *Agent) negotiate() error {
 	return nil
 }
 
-// WithModel returns the agent answered by m (its model id id, streamed when stream is set
-// and m streams) instead of its own model, unless the definition pins its model, in which
-// case it returns a itself. A launcher uses it to choose the model when the pipeline starts.
+// WithModel returns the agent answered by m instead of its own model; everything else
+// (schema, prompt, bindings, limits) stays. id, when not empty, becomes the model id, which is
+// part of every request and replay-cache key; stream says whether m's answers are streamed
+// (when m streams). It is the only way to change an agent's model: a launcher choosing a
+// run's model (leaving an agent that PinsModel as it is), and offline replay answering from
+// recorded caches under the recorded model id (id empty).
 func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error) {
-	if a.def.PinModel || m == nil {
-		return a, nil
-	}
 	def := a.def
 	def.Model, def.Stream = m, stream
 	if id != "" {
@@ -352,6 +350,10 @@ func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error)
 	}
 	return New(def)
 }
+
+// PinsModel reports whether the definition pins its model (Definition.PinModel): a launcher
+// with a model of its own choosing leaves the agent's.
+func (a *Agent) PinsModel() bool { return a.def.PinModel }
 
 // Name returns the agent's name.
 func (a *Agent) Name() string { return a.def.Name }

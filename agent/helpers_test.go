@@ -75,14 +75,14 @@ func newTestAgent(tb testing.TB, m model.Model, l agentLimits, panicPrompt bool)
 func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 	tb.Helper()
 	l, panicPrompt := sc.Limits, sc.PanicPrompt
-	def := bindings.Definition{Bindings: testBindings()}
+	def := bindings.Definition{Bindings: testBindings(), MaxSteps: l.MaxSteps}
 	def.Definition = agent.Definition{
 		Name:    "assist",
 		Schema:  testSchema(tb),
 		Model:   m,
 		ModelID: "scripted-1",
 		Limits: agent.Limits{
-			MaxSteps: l.MaxSteps, MaxModelCalls: l.MaxModelCalls, MaxInbox: l.MaxInbox, MaxFinalBytes: l.MaxFinalBytes,
+			MaxModelCalls: l.MaxModelCalls, MaxInbox: l.MaxInbox, MaxFinalBytes: l.MaxFinalBytes,
 			MaxEscalations: l.MaxEscalations, ToolTimeoutMs: l.ToolTimeoutMs, ApprovalTimeoutMs: l.ApprovalTimeoutMs,
 			IdleTTLMs: l.IdleTTLMs, MaxRequestBytes: l.MaxRequestBytes, MaxTokens: l.MaxTokens,
 			MaxJournalBytes: l.MaxJournalBytes, MaxOperations: l.MaxOperations,

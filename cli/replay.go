@@ -106,7 +106,11 @@ func runReplay(e *env, args []string) int {
 		return 1
 	}
 	m := replay.NewModel(snaps, traces)
-	keys := replay.Run(context.Background(), a, deps, m, inputs, rec)
+	keys, err := replay.Run(context.Background(), a, deps, m, inputs, rec)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
 	if err := writeReplay(*outDir, keys, dead); err != nil {
 		e.errorf("%v", err)
 		return 1

@@ -142,10 +142,15 @@ type Input struct {
 	Values [][]byte
 }
 
-// Run replays each key with a, whose model is replaced by m, and compares its outputs with
-// recorded (every recorded output record by kind, as the file sinks wrote them).
-func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) []Key {
-	d := &drive.Driver{Core: drive.Core{Agent: a.AnsweredBy(m), Deps: deps, OrderResolutionMs: 1}}
+// Run replays each key with a, whose model is replaced by m (under a's model id, so every
+// cache key is the recorded one, even for an agent that pins its model), and compares its
+// outputs with recorded (every recorded output record by kind, as the file sinks wrote them).
+func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) ([]Key, error) {
+	answered, err := a.WithModel(m, "", false)
+	if err != nil {
+		return nil, err
+	}
+	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1}}
 	rec := byEntity(recorded)
 	var keys []Key
 	for _, in := range inputs {
@@ -159,7 +164,7 @@ func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs 
 		}
 		keys = append(keys, k)
 	}
-	return keys
+	return keys, nil
 }
 
 // compare finds the first output of got not in want (a multiset), else the first of want

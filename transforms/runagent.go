@@ -328,8 +328,12 @@ func verifyMode(m *intent.Mode, keyring bool) (*intent.Mode, error) {
 	return &v, nil
 }
 
-// useModel replaces the agent's model with the launch-time provider o.
+// useModel replaces the agent's model with the launch-time provider o, unless the agent pins
+// its own.
 func (rt *runtime) useModel(o hosted.Options) error {
+	if rt.agent.PinsModel() {
+		return nil
+	}
 	m, err := hosted.New(o)
 	if err != nil {
 		return err

@@ -14,6 +14,10 @@ type Definition struct {
 	// Bindings map each proposal case's stable id (the root type id, for a record proposal) to
 	// its action. Every case must be bound: bindings are explicit, never inferred from names.
 	Bindings map[string]Action
+	// MaxSteps bounds the steps of one activation (one model proposal each, and the approved
+	// call of an approval); default 8. An activation that reaches it dead-letters as
+	// budget_exceeded. The bounds every agent has are in Definition.Limits.
+	MaxSteps uint32
 }
 
 // New validates def and builds its agent: a name, no handler, declared tool names every
@@ -22,7 +26,7 @@ type Definition struct {
 // case, and each case bound to a declared tool negotiated against it. Its errors match
 // agent.ErrDefinition.
 func New(def Definition) (*agent.Agent, error) {
-	a, err := bind.Build(def.Definition, bind.Spec{Prompt: def.Prompt, Bindings: def.Bindings})
+	a, err := bind.Build(def.Definition, bind.Spec{Prompt: def.Prompt, Bindings: def.Bindings, MaxSteps: def.MaxSteps})
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,10 @@ func newBenchKey(agentName string) (*benchKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	bk := &benchKey{d: &drive.Driver{Core: drive.Core{Agent: a.AnsweredBy(scriptModel{}), Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 1}}}
+	if a, err = a.WithModel(scriptModel{}, "", false); err != nil {
+		return nil, err
+	}
+	bk := &benchKey{d: &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 1}}}
 	k := key(ToolSuspendResume)
 	for _, env := range []*pb.AgentEnvelope{reading(k, t0, quietMilliC), reading(k, t0+1000, toolMilliC)} {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)

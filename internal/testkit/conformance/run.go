@@ -395,7 +395,11 @@ func (r *run) replay() error {
 				inputs = append(inputs, in)
 			}
 		}
-		r.replays = append(r.replays, replay.Run(context.Background(), a, agent.Deps{Keyring: r.kr}, m, inputs, p.out.raw))
+		keys, err := replay.Run(context.Background(), a, agent.Deps{Keyring: r.kr}, m, inputs, p.out.raw)
+		if err != nil {
+			return err
+		}
+		r.replays = append(r.replays, keys)
 		r.misses += len(m.Misses())
 	}
 	r.replayReqs = len(r.srv.Requests()) - before
