@@ -20,9 +20,14 @@ import (
 //
 //	{"entity":"customer-1","seq":0,"step":0,"response":{"case":"…","fields":{…}}}
 //	{"contains":"refund","response_text":"not json at all","input_tokens":12,"output_tokens":3}
+//	{"last":"\"status\":\"shipped\"","response":{"case":"…","fields":{…}}}
 //
-// Match members, all optional, must all hold: entity (the entity key as text), seq, step, and
-// contains (a substring of some message's content). The first matching rule wins. The
+// Match members, all optional, must all hold: entity (the entity key as text), seq, step,
+// contains (a substring of some message's content) and last (a substring of the last
+// message's content: what this call asks, such as the user's message or the tool result the
+// model is to read). The first matching rule wins. Rules keyed by what was asked (contains,
+// last) keep answering when the order of an activation's calls changes; rules keyed by
+// position (seq, step) do not. The
 // response is either "response", any JSON value, returned as the exact bytes written in the
 // script, or "response_text", a string returned verbatim (for malformed or hostile output);
 // "tool_calls" ([{"id":…,"name":…,"arguments":{…}},…], arguments as the exact bytes written)
@@ -42,6 +47,7 @@ type scriptRule struct {
 	Seq          *int64          `json:"seq"`
 	Step         *uint32         `json:"step"`
 	Contains     *string         `json:"contains"`
+	Last         *string         `json:"last"`
 	Response     json.RawMessage `json:"response"`
 	ResponseText *string         `json:"response_text"`
 	InputTokens  int64           `json:"input_tokens"`
@@ -147,6 +153,9 @@ func (r *scriptRule) matches(req *Request) bool {
 		return false
 	}
 	if r.Step != nil && *r.Step != req.Step {
+		return false
+	}
+	if r.Last != nil && (len(req.Messages) == 0 || !strings.Contains(req.Messages[len(req.Messages)-1].Content, *r.Last)) {
 		return false
 	}
 	if r.Contains != nil {

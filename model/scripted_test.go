@@ -11,6 +11,7 @@ const script = `
 # comment
 {"entity":"c1","seq":0,"step":0,"response":{"case": "x",  "fields":{}},"input_tokens":10,"output_tokens":4}
 {"entity":"c1","seq":0,"response_text":"step>0 of c1/0"}
+{"last":"shipped","response_text":"last rule"}
 {"contains":"refund","response_text":"refund rule"}
 `
 
@@ -28,6 +29,8 @@ func TestScriptedMatching(t *testing.T) {
 		{"exact key, raw JSON kept byte for byte", Request{EntityKey: []byte("c1"), Seq: 0, Step: 0}, `{"case": "x",  "fields":{}}`, nil},
 		{"partial key", Request{EntityKey: []byte("c1"), Seq: 0, Step: 3}, "step>0 of c1/0", nil},
 		{"contains", Request{EntityKey: []byte("c2"), Messages: []Message{{Role: RoleUser, Content: "my refund"}}}, "refund rule", nil},
+		{"last message", Request{EntityKey: []byte("c2"), Messages: []Message{{Role: RoleUser, Content: "my refund"}, {Role: RoleTool, Content: `{"status":"shipped"}`}}}, "last rule", nil},
+		{"last matches only the last message", Request{EntityKey: []byte("c2"), Messages: []Message{{Role: RoleUser, Content: "shipped? no refund"}, {Role: RoleTool, Content: "{}"}}}, "refund rule", nil},
 		{"no rule", Request{EntityKey: []byte("c2")}, "", ErrNoScript},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,8 +46,8 @@ func TestScriptedMatching(t *testing.T) {
 			}
 		})
 	}
-	if s.Calls() != 3 {
-		t.Fatalf("Calls = %d, want 3 (a miss is not a call)", s.Calls())
+	if s.Calls() != 5 {
+		t.Fatalf("Calls = %d, want 5 (a miss is not a call)", s.Calls())
 	}
 	resp, _ := s.Generate(context.Background(), &Request{EntityKey: []byte("c1")})
 	if resp.Usage != (Usage{10, 4}) || resp.Model != "scripted" {
