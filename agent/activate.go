@@ -29,6 +29,20 @@ type Deps struct {
 	// A refused one is a result_refused or approval_refused dead letter and changes nothing:
 	// the key stays suspended until its deadline. Nil admits them unchecked (intent.ModeOff).
 	VerifyResults *intent.Mode
+	// Recorded, when set, answers each inline tool run the key's replay cache does not hold
+	// from a recorded run instead of running the tool (offline replay): it returns the run's
+	// recorded replay-cache entry. A run it cannot answer fails, journaled like any inline
+	// failure, and the tool is not run: a replay never repeats an inline tool.
+	Recorded func(InlineRun) ([]byte, bool)
+}
+
+// InlineRun is one inline tool run, as Deps.Recorded is asked for it.
+type InlineRun struct {
+	Entity   []byte
+	Seq      int64
+	Step     uint32 // the run's position in the activation
+	Tool     string
+	CacheKey string // the run's replay-cache key
 }
 
 // Activate runs the core for one envelope against the key's committed state in store.

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -139,8 +140,15 @@ func (act *activation) inline(e *pb.JournalEntry, pos uint32, args []byte, fn In
 	if hit {
 		rec = lk.Response
 	} else {
-		out, runErr := runInline(c.ctx, time.Duration(c.a.limits.InlineTimeoutMs)*time.Millisecond, fn, args)
-		rec = inlineRecord(out, runErr)
+		if c.deps.Recorded != nil {
+			var ok bool
+			if rec, ok = c.deps.Recorded(InlineRun{Entity: c.entity, Seq: act.seq, Step: pos, Tool: e.GetName(), CacheKey: key}); !ok {
+				rec = inlineRecord(nil, errNotRecorded)
+			}
+		} else {
+			out, runErr := runInline(c.ctx, time.Duration(c.a.limits.InlineTimeoutMs)*time.Millisecond, fn, args)
+			rec = inlineRecord(out, runErr)
+		}
 		if _, err := v.cache.Store(key, rec, c.now); err != nil {
 			return fail(records.ReasonStateCorrupt, err, "replay cache store")
 		}
@@ -164,6 +172,9 @@ func (act *activation) inline(e *pb.JournalEntry, pos uint32, args []byte, fn In
 	})
 	return nil
 }
+
+// errNotRecorded is the failure of an inline run a replay's record does not hold.
+var errNotRecorded = errors.New("not in the recorded run")
 
 // inlineRecord is an inline run's outcome as the replay cache keeps it: 0 and the result, or
 // 1 and the error text.

@@ -122,8 +122,8 @@ func runReplay(e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "key %q: %s\n", k.Entity, k.Divergence)
 		}
 	}
-	fmt.Fprintf(e.stdout, "replayed %d keys: %d model requests answered from the recorded caches, %d cache misses, 0 provider calls; %d keys diverged from %s; outputs in %s\n",
-		len(keys), m.Answered(), len(m.Misses()), diverged, *recorded, *outDir)
+	fmt.Fprintf(e.stdout, "replayed %d keys: %d model requests and %d inline tool runs answered from the recorded caches, %d cache misses, 0 provider calls; %d keys diverged from %s; outputs in %s\n",
+		len(keys), m.Answered(), m.Inlined(), len(m.Misses()), diverged, *recorded, *outDir)
 	if diverged > 0 {
 		return exitDiverged
 	}

@@ -26,10 +26,14 @@ type Miss struct {
 	Seq        int64
 	Step       uint32
 	CacheKey   string
-	DigestOnly bool // the entry exists but kept only the response's digest
+	DigestOnly bool   // the entry exists but kept only the response's digest
+	Inline     string // the inline tool whose run was not recorded; empty for a model request
 }
 
 func (m Miss) String() string {
+	if m.Inline != "" {
+		return fmt.Sprintf("inline tool %s not recorded at seq %d step %d (key %s)", m.Inline, m.Seq, m.Step, m.CacheKey)
+	}
 	why := "no cache entry"
 	if m.DigestOnly {
 		why = "the cache entry kept only the response's digest"
@@ -51,16 +55,18 @@ type Model struct {
 	responses map[string][]byte
 	digests   map[string]bool
 	usage     map[string]usage // by entity, seq, step
+	modelIDs  map[string]bool  // the model ids the recorded run asked
 
 	mu       sync.Mutex
-	answered int
+	answered int // model requests
+	inlined  int // inline tool runs
 	misses   []Miss
 }
 
 // NewModel collects the cache entries of snaps and, optionally, the usage of the recorded
 // LLM_CALL traces.
 func NewModel(snaps []*pb.StateSnapshot, traces []*pb.TraceEvent) *Model {
-	m := &Model{responses: map[string][]byte{}, digests: map[string]bool{}, usage: map[string]usage{}}
+	m := &Model{responses: map[string][]byte{}, digests: map[string]bool{}, usage: map[string]usage{}, modelIDs: map[string]bool{}}
 	for _, s := range snaps {
 		for _, e := range s.GetLlmCache().GetEntries() {
 			if e.GetDigestOnly() {
@@ -71,7 +77,13 @@ func NewModel(snaps []*pb.StateSnapshot, traces []*pb.TraceEvent) *Model {
 		}
 	}
 	for _, t := range traces {
-		if t.GetEventType() != pb.TraceEvent_LLM_CALL || t.GetAttributes()[tracing.AttrCacheHit] == "true" {
+		if t.GetEventType() != pb.TraceEvent_LLM_CALL {
+			continue
+		}
+		if id := t.GetAttributes()[tracing.AttrRequestModel]; id != "" {
+			m.modelIDs[id] = true
+		}
+		if t.GetAttributes()[tracing.AttrCacheHit] == "true" {
 			continue
 		}
 		a := t.GetAttributes()
@@ -107,14 +119,48 @@ func (m *Model) Generate(_ context.Context, req *model.Request) (*model.Response
 	return resp, nil
 }
 
-// Answered counts the requests answered from the caches.
+// Inline answers an inline tool run from the caches (agent.Deps.Recorded): a replay never
+// runs an inline tool again.
+func (m *Model) Inline(run agent.InlineRun) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec, ok := m.responses[run.CacheKey]
+	if !ok {
+		m.misses = append(m.misses, Miss{Entity: run.Entity, Seq: run.Seq, Step: run.Step, CacheKey: run.CacheKey,
+			DigestOnly: m.digests[run.CacheKey], Inline: run.Tool})
+		return nil, false
+	}
+	m.inlined++
+	return slices.Clone(rec), true
+}
+
+// modelID is the one model id the recorded run's LLM_CALL traces asked, or "" when they name
+// none or several.
+func (m *Model) modelID() string {
+	if len(m.modelIDs) != 1 {
+		return ""
+	}
+	for id := range m.modelIDs {
+		return id
+	}
+	return ""
+}
+
+// Inlined counts the inline tool runs answered from the caches.
+func (m *Model) Inlined() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inlined
+}
+
+// Answered counts the model requests answered from the caches.
 func (m *Model) Answered() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.answered
 }
 
-// Misses lists the requests the caches could not answer, in order.
+// Misses lists the model requests and inline tool runs the caches could not answer, in order.
 func (m *Model) Misses() []Miss {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -142,14 +188,18 @@ type Input struct {
 	Values [][]byte
 }
 
-// Run replays each key with a, whose model is replaced by m (under a's model id, so every
-// cache key is the recorded one, even for an agent that pins its model), and compares its
-// outputs with recorded (every recorded output record by kind, as the file sinks wrote them).
+// Run replays each key with a, whose model is replaced by m, and compares its outputs with
+// recorded (every recorded output record by kind, as the file sinks wrote them). Every model
+// request and every inline tool run is answered from m's caches, never by a provider or the
+// tool. Requests name the model id the recorded run asked (its LLM_CALL traces), or a's when
+// the traces name none or several, so a run launched with a model of its own choosing
+// (`run --model openai --model_name M`) replays under the cache keys it wrote.
 func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) ([]Key, error) {
-	answered, err := a.WithModel(m, "", false)
+	answered, err := a.WithModel(m, m.modelID(), false)
 	if err != nil {
 		return nil, err
 	}
+	deps.Recorded = m.Inline
 	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1}}
 	rec := byEntity(recorded)
 	var keys []Key

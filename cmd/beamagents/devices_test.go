@@ -187,16 +187,15 @@ func TestDevicesAgainstOpenAI(t *testing.T) {
 		t.Fatalf("finals %s (%v)", finals, err)
 	}
 
-	// Replays answer the model from the snapshots' replay caches only; the requests named the
-	// provider's model, and so does the replayed agent (its config).
-	conf := filepath.Join(dir, "replay.json")
-	os.WriteFile(conf, []byte(`{"model_id":"gpt-test"}`), 0o644)
+	// Replays answer the model from the snapshots' replay caches only, as documented: no flag
+	// names the model the run was launched with; the replay asks under the model id the
+	// recorded traces name (gpt-test), not the agent's own (devices-scripted-1).
 	for _, rp := range []struct{ name, input, restore, cache, recorded string }{
 		{"first run", in1, "", filepath.Join(out1, "snapshots.binpb"), out1},
 		{"from the exported snapshot", in2, filepath.Join(out1, "snapshots.binpb"), filepath.Join(out2, "snapshots.binpb"), out2},
 	} {
 		replayed := filepath.Join(dir, "replayed", strings.ReplaceAll(rp.name, " ", "_"))
-		args := []string{"replay", "--agent", "devices", "--agent_config", conf, "--keyring", "file:" + ring, "--cache_from", rp.cache,
+		args := []string{"replay", "--agent", "devices", "--keyring", "file:" + ring, "--cache_from", rp.cache,
 			"--input", rp.input, "--recorded", rp.recorded, "--output_dir", replayed}
 		if rp.restore != "" {
 			args = append(args, "--restore", rp.restore)
