@@ -14,5 +14,11 @@
 // The recorded model (ModelScript, a model.Scripted script) answers the demo's traffic
 // (Envelopes) offline. The dispatch's ToolResult in Envelopes is unsigned, as recorded: a run
 // that verifies results (the default with a keyring) refuses it as result_refused, while an
-// effector's signed result resumes the activation. docs/agents.md describes the handler API the agent is written on.
+// effector's signed result resumes the activation.
+//
+// The package registers devices.dispatch for the effector (Tools, tool.RegisterAgentTools): a
+// simulated dispatch of a technician whose ticket is derived from the intent id, so a binary
+// with this agent executes its intents out of the box (`beamagents effector`, `dev`). Its tests
+// drive the agent with package agent/agenttest. docs/agents.md describes the handler API the
+// agent is written on.
 package devices
