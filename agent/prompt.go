@@ -41,7 +41,7 @@ func (act *activation) stepView(step uint32, e *pb.JournalEntry) bind.StepView {
 		if e.GetApproval().GetApproved() {
 			sv.Outcome = "approved"
 		}
-		sv.Message = e.GetApproval().GetApprover()
+		sv.Message, sv.Note = e.GetApproval().GetApprover(), e.GetApproval().GetNote()
 	}
 	return sv
 }

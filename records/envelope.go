@@ -20,8 +20,12 @@ const (
 	JSON Format = "json"
 )
 
+// MaxApprovalNoteBytes bounds the note of an approval decision.
+const MaxApprovalNoteBytes = 4096
+
 // CheckEnvelope refuses an envelope that is not actionable: one without an entity key or a
-// payload. Its errors are *Error values of CodeEnvelope.
+// payload, or a decision whose note is over MaxApprovalNoteBytes. Its errors are *Error
+// values of CodeEnvelope.
 func CheckEnvelope(env *pb.AgentEnvelope) error {
 	switch {
 	case env == nil:
@@ -30,6 +34,8 @@ func CheckEnvelope(env *pb.AgentEnvelope) error {
 		return invalid(nil, "entity_key is empty")
 	case env.GetPayload() == nil:
 		return invalid(nil, "no payload")
+	case len(env.GetApproval().GetNote()) > MaxApprovalNoteBytes:
+		return invalid(nil, fmt.Sprintf("the approval's note is %d bytes; at most %d", len(env.GetApproval().GetNote()), MaxApprovalNoteBytes))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -59,6 +60,9 @@ func TestCheckEnvelope(t *testing.T) {
 		{&pb.AgentEnvelope{Payload: &pb.AgentEnvelope_ExternalEvent{}}, "entity_key is empty"},
 		{&pb.AgentEnvelope{EntityKey: []byte("k")}, "no payload"},
 		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_ExternalEvent{}}, ""},
+		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{Note: strings.Repeat("n", records.MaxApprovalNoteBytes)}}}, ""},
+		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{Note: strings.Repeat("n", records.MaxApprovalNoteBytes+1)}}},
+			"the approval's note is 4097 bytes; at most 4096"},
 	} {
 		err := records.CheckEnvelope(tc.env)
 		var e *records.Error

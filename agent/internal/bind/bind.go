@@ -83,6 +83,7 @@ type StepView struct {
 	Outcome string
 	Payload []byte // tool result payload
 	Message string // tool error message, or the approver
+	Note    string // the approver's note on the decision, if any
 }
 
 // PromptBuilder turns a step's input into the model's messages. It must be deterministic: the

@@ -39,6 +39,9 @@ func DefaultPrompt(system string) PromptBuilder {
 				if s.Message != "" {
 					detail = strings.TrimSpace(detail + " " + s.Message)
 				}
+				if s.Note != "" { // only with a note, so a prompt without one is unchanged
+					detail += " (note: " + s.Note + ")"
+				}
 				msgs = append(msgs, model.Message{Role: model.RoleTool, Content: fmt.Sprintf("%s %s: %s", s.Tool, s.Outcome, detail)})
 			}
 		}

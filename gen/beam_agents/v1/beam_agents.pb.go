@@ -1522,7 +1522,11 @@ type AgentEnvelope_Approval struct {
 	Signature []byte `protobuf:"bytes,7,opt,name=signature,proto3" json:"signature,omitempty"`
 	// SHA-256 content digest of the APPROVAL intent decided (intent.Digest), covered by the
 	// signature: it binds the decision to that exact intent, not only to its id.
-	IntentDigest  []byte `protobuf:"bytes,8,opt,name=intent_digest,json=intentDigest,proto3" json:"intent_digest,omitempty"`
+	IntentDigest []byte `protobuf:"bytes,8,opt,name=intent_digest,json=intentDigest,proto3" json:"intent_digest,omitempty"`
+	// The approver's note on the decision (why, on what condition), covered by the signature;
+	// at most 4 KiB of UTF-8. A bindings agent's default prompt shows it to the model with the
+	// outcome. Additive within state_schema_version 1.
+	Note          string `protobuf:"bytes,9,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1611,6 +1615,13 @@ func (x *AgentEnvelope_Approval) GetIntentDigest() []byte {
 		return x.IntentDigest
 	}
 	return nil
+}
+
+func (x *AgentEnvelope_Approval) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
 }
 
 // StateExportRequest asks for a read-only StateSnapshot of the key.
@@ -1749,7 +1760,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x0eINTENT_EMITTED\x10\x04\x12\x12\n" +
 	"\x0eACTIVATION_END\x10\x05\x12\t\n" +
 	"\x05ERROR\x10\x06\x12\r\n" +
-	"\tSUSPENDED\x10\a\"\xe1\x05\n" +
+	"\tSUSPENDED\x10\a\"\xf5\x05\n" +
 	"\rAgentEnvelope\x12\x1d\n" +
 	"\n" +
 	"entity_key\x18\x01 \x01(\fR\tentityKey\x12\"\n" +
@@ -1758,7 +1769,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\vtool_result\x18\x04 \x01(\v2\x1a.beam_agents.v1.ToolResultH\x00R\n" +
 	"toolResult\x12D\n" +
 	"\bapproval\x18\x05 \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalH\x00R\bapproval\x12Y\n" +
-	"\x0eexport_request\x18\x06 \x01(\v20.beam_agents.v1.AgentEnvelope.StateExportRequestH\x00R\rexportRequest\x1a\xc3\x02\n" +
+	"\x0eexport_request\x18\x06 \x01(\v20.beam_agents.v1.AgentEnvelope.StateExportRequestH\x00R\rexportRequest\x1a\xd7\x02\n" +
 	"\bApproval\x12\x1b\n" +
 	"\tintent_id\x18\x01 \x01(\tR\bintentId\x12\x1a\n" +
 	"\bapproved\x18\x02 \x01(\bR\bapproved\x12\x1a\n" +
@@ -1767,7 +1778,8 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x10signature_scheme\x18\x05 \x01(\x0e2*.beam_agents.v1.ToolIntent.SignatureSchemeR\x0fsignatureScheme\x12$\n" +
 	"\x0esigning_key_id\x18\x06 \x01(\tR\fsigningKeyId\x12\x1c\n" +
 	"\tsignature\x18\a \x01(\fR\tsignature\x12#\n" +
-	"\rintent_digest\x18\b \x01(\fR\fintentDigest\x1a3\n" +
+	"\rintent_digest\x18\b \x01(\fR\fintentDigest\x12\x12\n" +
+	"\x04note\x18\t \x01(\tR\x04note\x1a3\n" +
 	"\x12StateExportRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestIdB\t\n" +
