@@ -126,7 +126,7 @@ func TestWireContractFieldNumbers(t *testing.T) {
 		"AgentEnvelope": {"entity_key": {1, B, false}, "event_time_ms": {2, I64, false}, "external_event": {3, B, false},
 			"tool_result": {4, M, false}, "approval": {5, M, false}, "export_request": {6, M, false}},
 		"AgentEnvelope.Approval": {"intent_id": {1, S, false}, "approved": {2, BO, false}, "approver": {3, S, false}, "decided_at_ms": {4, I64, false},
-			"signature_scheme": {5, E, false}, "signing_key_id": {6, S, false}, "signature": {7, B, false}, "intent_digest": {8, B, false}},
+			"signature_scheme": {5, E, false}, "signing_key_id": {6, S, false}, "signature": {7, B, false}, "intent_digest": {8, B, false}, "note": {9, S, false}},
 		"AgentEnvelope.StateExportRequest": {"request_id": {1, S, false}},
 		"StateSnapshot": {"state_schema_version": {1, U32, false}, "entity_key": {2, B, false}, "seq": {3, I64, false},
 			"snapshot_at_ms": {4, I64, false}, "memory": {5, M, false}, "llm_cache": {6, M, false}, "continuation": {7, M, false},
