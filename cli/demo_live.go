@@ -134,7 +134,11 @@ func describeLive(data []byte, final bool) (key, line string) {
 	if proto.Unmarshal(data, d) != nil {
 		return "", "dead letter (undecodable)"
 	}
-	return string(d.GetEntityKey()), fmt.Sprintf("dead letter  %-12s %s", d.GetEntityKey(), d.GetReason())
+	detail := d.GetDetail()
+	if len(detail) > 300 {
+		detail = detail[:300] + "…"
+	}
+	return string(d.GetEntityKey()), fmt.Sprintf("dead letter  %-12s %s: %s", d.GetEntityKey(), d.GetReason(), detail)
 }
 
 func randomHex(n int) string {

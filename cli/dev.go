@@ -351,11 +351,13 @@ func serveDev(e *env, d *devSettings) int {
 	w := &devWatch{e: e, client: client, subs: []string{topics.tracesSub, topics.finalsSub, topics.errorsSub}, traces: topics.tracesSub,
 		finals: topics.finalsSub, attempts: map[string]*attempt{}, answered: map[string]bool{}}
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWatch()
 	watchDone := make(chan struct{})
 	go func() { defer close(watchDone); w.loop(watchCtx) }()
 
 	followDone := make(chan struct{})
 	followCtx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
 	if d.follow != "" {
 		go func() {
 			defer close(followDone)
