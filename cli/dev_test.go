@@ -348,3 +348,35 @@ func execBin(t *testing.T, bin string, env []string, args ...string) (int, strin
 	}
 	return 0, stdout.String(), stderr.String()
 }
+
+// dev, send and approve refuse at launch (exit 2) what cannot work, with the real binary;
+// send and approve with no dev server running say so (exit 1).
+func TestDevRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"dev"}, 2, "--agent: required"},
+		{[]string{"dev", "--agent", "nosuch"}, 2, `unknown agent "nosuch"`},
+		{[]string{"dev", "--agent", "support", "--listen", "0.0.0.0:0"}, 2, "--listen: dev serves on loopback only"},
+		{[]string{"dev", "--agent", "support", "--keyring", "file:" + filepath.Join(dir, "missing.json")}, 2, "--keyring"},
+		{[]string{"dev", "--agent", "support", "--verify_results", "sometimes"}, 2, "--verify_results"},
+		{[]string{"dev", "--agent", "support", "--agent_config", filepath.Join(dir, "missing.json")}, 2, "--agent_config"},
+		{[]string{"dev", "--agent", "support", "--model", "openai", "--base_url", "http://127.0.0.1:0/v1"}, 2, "--base_url"},
+		{[]string{"dev", "--agent", "support", "--follow", dir}, 2, "--follow"},
+		{[]string{"send", "--key", "k"}, 2, "no event"},
+		{[]string{"send", "--key", "k", "--to", "http://127.0.0.1:1/", "hi"}, 2, "--token: required with --to"},
+		{[]string{"send", "--key", "k", "--to", "http://127.0.0.1:1/", "--token", "sk-pasted", "hi"}, 2, "--token: the value is not env:VAR or file:PATH"},
+		{[]string{"send", "--key", "k", "hi"}, 2, "--state_dir: required: this binary registers"},
+		{[]string{"send", "--key", "k", "--state_dir", dir, "hi"}, 1, "no beamagents dev is running with state directory"},
+		{[]string{"approve", "--state_dir", dir, "--intent", "x", "--approver", "me"}, 2, "--approver: does not apply"},
+		{[]string{"approve", "--state_dir", dir, "--intent", "x"}, 1, "no beamagents dev is running"},
+	} {
+		code, out, errOut := execCLI(t, nil, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
+	}
+}
