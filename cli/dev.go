@@ -543,15 +543,14 @@ func republishPending(ctx context.Context, client *pubsub.Client, topic, snapsho
 // devWatch prints one line per activation attempt (from the trace events), per final reply
 // and per dead letter.
 type devWatch struct {
-	e                      *env
-	client                 *pubsub.Client
-	subs                   []string
-	traces, finals         string
-	attempts               map[string]*attempt // by the attempt's span id
-	mu                     sync.Mutex
-	answered               map[string]bool // entity keys with a final reply or a dead letter
-	changed                chan struct{}
-	finalsSeen, deadLetter int
+	e              *env
+	client         *pubsub.Client
+	subs           []string
+	traces, finals string
+	attempts       map[string]*attempt // by the attempt's span id
+	mu             sync.Mutex
+	answered       map[string]bool // entity keys with a final reply or a dead letter
+	changed        chan struct{}
 }
 
 // attempt is what the trace events of one activation attempt said so far.
