@@ -2,24 +2,30 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 )
 
 func init() {
-	register(&command{name: "approve", summary: "decide an APPROVAL intent: a signed approval envelope, for the next run's input", run: runApprove})
+	register(&command{name: "approve", summary: "decide an APPROVAL intent: a signed approval envelope for the next run's input, or a decision sent to a running `beamagents dev`", run: runApprove})
 }
 
 // runApprove decides one APPROVAL intent of a run's outputs and writes the decision as a
 // JSON Lines AgentEnvelope, signed with the keyring and bound to the intent, as the
-// effector's approvals page would: to stdout, or appended to --output.
+// effector's approvals page would: to stdout, or appended to --output. With --state_dir or
+// --to it sends the decision to a running `beamagents dev` instead (its console's JSON API),
+// whose effector signs it; the approver is then the API token's user.
 func runApprove(e *env, args []string) int {
-	fs := newFlags(e, "approve", "approve --intents GLOB --intent ID --approver WHO --keyring REF [--reject] [--event_time_ms MS] [--output FILE]")
+	fs := newFlags(e, "approve", "approve --intents GLOB --intent ID --approver WHO --keyring REF [--reject] [--event_time_ms MS] [--output FILE]\n"+
+		"       beamagents approve --intent ID [--reject] (--state_dir DIR | --to URL --token REF)")
 	intents := fs.String("intents", "", "the run's intent files (out/intents.jsonl or .binpb): a glob")
 	id := fs.String("intent", "", "the id of the APPROVAL intent decided")
 	approver := fs.String("approver", "", "who decides, recorded in the approval and its trace")
@@ -27,8 +33,12 @@ func runApprove(e *env, args []string) int {
 	reject := fs.Bool("reject", false, "reject the call instead of approving it")
 	at := fs.Int64("event_time_ms", 0, "the decision's event time and decided_at_ms (default: 1 ms after the intent was emitted, within its deadline)")
 	output := fs.String("output", "", "append the envelope to this JSON Lines file instead of writing it to stdout")
+	target := defineDevTarget(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if *target.stateDir != "" || *target.to != "" {
+		return approveOnDev(e, fs, target, *id, !*reject)
 	}
 	if code, ok := checkFlags(e, noArgs(fs),
 		required("intents", *intents, "the run's intent files"),
@@ -121,4 +131,46 @@ func writeDecision(e *env, env *pb.AgentEnvelope, path string) int {
 		return 1
 	}
 	return 0
+}
+
+// approveOnDev sends the decision on intent id to a running dev server: the flags that make
+// an envelope here (the intents, the keyring, the approver, the event time, the output) do
+// not apply, and are refused.
+func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, approved bool) int {
+	checks := []check{noArgs(fs), required("intent", id, "an intent id (GET /api/approvals lists them)")}
+	for _, name := range []string{"intents", "keyring", "approver", "event_time_ms", "output"} {
+		checks = append(checks, when(isSet(fs, name), func() error {
+			return refuseFlag(name, "does not apply when the decision goes to a dev server: its effector signs it, and the approver is the token's user")
+		}))
+	}
+	if code, ok := checkFlags(e, append(checks, target.checks()...)...); !ok {
+		return code
+	}
+	base, token, err := target.resolve()
+	if err != nil {
+		e.errorf("%v", err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	decision := "reject"
+	if approved {
+		decision = "approve"
+	}
+	var got console.APIDecision
+	if err := devCall(base, token, "/api/approvals/decide", console.APIDecision{IntentID: id, Decision: decision}, &got); err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "%s %s (entity %s) as %s\n", got.State, got.IntentID, got.EntityKey, got.Approver)
+	return 0
+}
+
+// isSet reports whether flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/console"
-	"github.com/beamagents/beamagents/effector"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pubsub/wire"
 )
@@ -212,37 +210,4 @@ func publishEnvelopes(c *pubsub.Client, topic string) func(context.Context, []*p
 		}
 		return nil
 	}
-}
-
-// liveConsole serves the whole console for `demo --live`: the effector's approvals, and the
-// outputs from the run's directory and the topics' console subscriptions, in a store under
-// dir. Redrives publish to the events topic.
-func liveConsole(ctx context.Context, eff *effector.Effector, client *pubsub.Client, t liveTopics, dir, addr, user, password string) (string, func(), error) {
-	st, err := console.Open(filepath.Join(dir, "console.db"))
-	if err != nil {
-		return "", nil, err
-	}
-	h, err := console.New(console.Options{
-		Store: st, Approvals: eff.Approvals(), Identity: console.Identity{BasicAuth: map[string]string{user: password}},
-		Redrive: console.Redrive{Publish: publishEnvelopes(client, t.events)}, Logger: slog.Default(),
-	})
-	if err != nil {
-		st.Close()
-		return "", nil, err
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		st.Close()
-		return "", nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	f := &console.Follower{Store: st, Dir: filepath.Join(dir, "output")}
-	go f.Follow(ctx, time.Second)
-	for _, sub := range t.consoleSubs {
-		s := &console.Subscriber{Store: st, Client: client, Subscription: sub}
-		go s.Run(ctx)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	go srv.Serve(l)
-	return "http://" + l.Addr().String() + "/", func() { cancel(); srv.Close(); st.Close() }, nil
 }

@@ -12,6 +12,10 @@ const (
 	CodeInput   Code = "console_input_invalid"  // an output file or message does not decode
 	CodeRefused Code = "console_refused"        // a request refused (identity, origin, token)
 	CodeRedrive Code = "console_redrive_failed" // a redrive could not write or publish
+	// CodeIngest: an event POSTed to /api/events could not be taken (publishing failed).
+	CodeIngest Code = "console_ingest_failed"
+	// CodeUnavailable: the server is stopping and takes no more events (503).
+	CodeUnavailable Code = "console_unavailable"
 )
 
 // Error is a typed error of this package: "console: CODE[: DETAIL][: CAUSE]".
@@ -24,4 +28,7 @@ var (
 	ErrInput   = &Error{Code: CodeInput}
 	ErrRefused = &Error{Code: CodeRefused}
 	ErrRedrive = &Error{Code: CodeRedrive}
+	// ErrUnavailable is what an IngestFunc returns once the server takes no more events.
+	ErrUnavailable = &Error{Code: CodeUnavailable}
+	ErrIngest      = &Error{Code: CodeIngest}
 )

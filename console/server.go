@@ -42,6 +42,12 @@ type Options struct {
 	// Hosts are the host names (with or without a port) the console is reached by besides
 	// IP addresses and localhost, such as a proxy's; a request for any other is refused.
 	Hosts []string
+	// Tokens are the bearer tokens programs act with on the JSON API (/api/…), each mapped
+	// to the user it acts as: token → user. The JSON API takes a token or the approver
+	// header (Identity.ApproverHeader), never basic auth alone (api.go).
+	Tokens map[string]string
+	// Ingest, when set, takes the events POSTed to /api/events (beamagents dev).
+	Ingest IngestFunc
 }
 
 // New returns the console's handler.
@@ -53,6 +59,13 @@ func New(o Options) (http.Handler, error) {
 		return nil, &Error{Code: CodeConfig, Detail: "the console takes one approver identity source: a header or basic-auth users, not both"}
 	case (o.Approvals != nil || o.ReadNeedsIdentity) && !o.Identity.configured():
 		return nil, &Error{Code: CodeConfig, Detail: "the console needs an approver identity source: a header or basic-auth users"}
+	case o.Ingest != nil && len(o.Tokens) == 0 && o.Identity.ApproverHeader == "":
+		return nil, &Error{Code: CodeConfig, Detail: "taking events needs an identity for programs: bearer tokens or the approver header"}
+	}
+	for t, user := range o.Tokens {
+		if len(t) < 16 || user == "" {
+			return nil, &Error{Code: CodeConfig, Detail: "a bearer token needs at least 16 characters and a user"}
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -68,6 +81,7 @@ func New(o Options) (http.Handler, error) {
 	mux.HandleFunc("POST /approvals/decide", c.decide)
 	mux.HandleFunc("GET /signin", c.signin)
 	mux.HandleFunc("GET /events", c.events)
+	c.routeAPI(mux)
 	if o.Store != nil {
 		mux.HandleFunc("GET /{$}", c.overview)
 		mux.HandleFunc("GET /entities/{key}", c.entity)

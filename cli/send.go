@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/console"
+	"github.com/beamagents/beamagents/internal/secretref"
+	"github.com/beamagents/beamagents/records"
+)
+
+func init() {
+	register(&command{name: "send", summary: "send an event to a running `beamagents dev` (its JSON API)", run: runSend})
+}
+
+// maxSendBytes bounds an event's body (the console's JSON API takes a body of 1 MiB, base64
+// included).
+const maxSendBytes = 512 << 10
+
+// devTargetFlags say which dev server a command talks to: the one whose state directory is
+// --state_dir (its server.json), or --to URL with --token REF.
+type devTargetFlags struct {
+	stateDir, to, token *string
+}
+
+func defineDevTarget(fs *flag.FlagSet) devTargetFlags {
+	return devTargetFlags{
+		stateDir: fs.String("state_dir", "", "the state directory of the running `beamagents dev` to talk to (default: dev's default for the binary's only agent)"),
+		to:       fs.String("to", "", "the dev console's URL (http://127.0.0.1:PORT/), instead of --state_dir; needs --token"),
+		token:    fs.String("token", "", "with --to: reference to the JSON API's bearer token, env:VAR or file:PATH (dev writes it to STATE_DIR/server.json)"),
+	}
+}
+
+// checks are the target flags' launch-time checks.
+func (t devTargetFlags) checks() []check {
+	return []check{
+		when(*t.to != "" && *t.stateDir != "", func() error { return refuseFlag("to", "and --state_dir: choose one") }),
+		when(*t.to != "" && *t.token == "", func() error {
+			return refuseFlag("token", "required with --to: env:VAR or file:PATH holding the bearer token")
+		}),
+		when(*t.token != "" && *t.to == "", func() error {
+			return refuseFlag("token", "goes with --to (with --state_dir the token is read from the directory)")
+		}),
+		when(*t.to != "", func() error {
+			if !strings.HasPrefix(*t.to, "http://") && !strings.HasPrefix(*t.to, "https://") {
+				return refuseFlag("to", "not an http:// or https:// URL")
+			}
+			return nil
+		}),
+		when(*t.token != "", func() error {
+			if !refForm(*t.token) || !localRef(*t.token) {
+				return refuseFlag("token", "the value is not env:VAR or file:PATH; did you paste the token itself?")
+			}
+			return nil
+		}),
+	}
+}
+
+// resolve is the dev server's base URL (ending in /) and token.
+func (t devTargetFlags) resolve() (string, string, error) {
+	if *t.to != "" {
+		tok, err := secretref.Resolve(context.Background(), *t.token)
+		if err != nil {
+			return "", "", fmt.Errorf("--token: %s", redact(err, *t.token))
+		}
+		return strings.TrimSuffix(*t.to, "/") + "/", strings.TrimSpace(string(tok)), nil
+	}
+	dir := *t.stateDir
+	if dir == "" {
+		names := agent.Registered()
+		if len(names) != 1 {
+			return "", "", &usageError{flag: "state_dir", problem: fmt.Sprintf("required: this binary registers %d agents (%s), so dev's default state directory is not one; pass dev's --state_dir, or --to URL --token REF", len(names), strings.Join(names, ", "))}
+		}
+		var err error
+		if dir, err = defaultDevStateDir(names[0]); err != nil {
+			return "", "", err
+		}
+	}
+	b, err := records.ReadCapped(filepath.Join(dir, devServerFile), 64<<10)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("no beamagents dev is running with state directory %s (no %s): start `beamagents dev` first", dir, devServerFile)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	var s devServer
+	if err := json.Unmarshal(b, &s); err != nil || s.URL == "" || s.Token == "" {
+		return "", "", fmt.Errorf("%s in %s does not name a dev server", devServerFile, dir)
+	}
+	return s.URL, s.Token, nil
+}
+
+// devCall POSTs body as JSON to the dev server's path and decodes a 2xx answer into out. A
+// refusal is returned as its stable code and detail.
+func devCall(base, token, path string, body, out any) error {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(http.MethodPost, base+strings.TrimPrefix(path, "/"), bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		return fmt.Errorf("the dev server does not answer: %v", err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		var ae struct {
+			Error struct{ Code, Detail string } `json:"error"`
+		}
+		if json.Unmarshal(data, &ae) == nil && ae.Error.Code != "" {
+			return fmt.Errorf("%s (HTTP %d): %s", ae.Error.Code, resp.StatusCode, ae.Error.Detail)
+		}
+		return fmt.Errorf("HTTP %d from the dev server", resp.StatusCode)
+	}
+	return json.Unmarshal(data, out)
+}
+
+func runSend(e *env, args []string) int {
+	fs := newFlags(e, "send", "send --key KEY (--file FILE | TEXT...) [--state_dir DIR | --to URL --token REF]")
+	key := fs.String("key", "", "the entity key the event is for")
+	file := fs.String("file", "", "the event's body: this file's bytes (instead of TEXT)")
+	target := defineDevTarget(fs)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	text := strings.Join(fs.Args(), " ")
+	checks := append([]check{
+		required("key", *key, "the entity key the event is for"),
+		when(*file != "" && fs.NArg() > 0, func() error { return refuseFlag("file", "and a TEXT argument: choose one") }),
+		when(*file == "" && fs.NArg() == 0, func() error { return refuseFlag("", "no event: give its TEXT as arguments, or --file FILE") }),
+		smallFile("file", *file, maxSendBytes),
+	}, target.checks()...)
+	if code, ok := checkFlags(e, checks...); !ok {
+		return code
+	}
+	body := []byte(text)
+	if *file != "" {
+		var err error
+		if body, err = records.ReadCapped(*file, maxSendBytes); err != nil {
+			e.errorf("--file: %v", err)
+			return 1
+		}
+	}
+	base, token, err := target.resolve()
+	var ue *usageError
+	if errors.As(err, &ue) {
+		e.errorf("%v", err)
+		return 2
+	}
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	ev := console.APIEvent{Key: *key}
+	if utf8.Valid(body) {
+		ev.Body = string(body)
+	} else {
+		ev.BodyBase64 = base64.StdEncoding.EncodeToString(body)
+	}
+	var got console.APIAccepted
+	if err := devCall(base, token, "/api/events", ev, &got); err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "sent to %s: event time %s (%d)\n", *key, time.UnixMilli(got.EventTimeMs).UTC().Format(time.RFC3339Nano), got.EventTimeMs)
+	return 0
+}
