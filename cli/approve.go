@@ -6,12 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"unicode/utf8"
 
+	pubsub "cloud.google.com/go/pubsub/v2"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/records"
 )
 
 func init() {
@@ -24,8 +28,8 @@ func init() {
 // --to it sends the decision to a running `beamagents dev` instead (its console's JSON API),
 // whose effector signs it; the approver is then the API token's user.
 func runApprove(e *env, args []string) int {
-	fs := newFlags(e, "approve", "approve --intents GLOB --intent ID --approver WHO --keyring REF [--reject] [--event_time_ms MS] [--output FILE]\n"+
-		"       beamagents approve --intent ID [--reject] (--state_dir DIR | --to URL --token REF)")
+	fs := newFlags(e, "approve", "approve --intents GLOB --intent ID --approver WHO --keyring REF [--reject] [--note TEXT] [--event_time_ms MS] [--output FILE | --topic TOPIC]\n"+
+		"       beamagents approve --intent ID [--reject] [--note TEXT] (--state_dir DIR | --to URL --token REF)")
 	intents := fs.String("intents", "", "the run's intent files (out/intents.jsonl or .binpb): a glob")
 	id := fs.String("intent", "", "the id of the APPROVAL intent decided")
 	approver := fs.String("approver", "", "who decides, recorded in the approval and its trace")
@@ -33,14 +37,24 @@ func runApprove(e *env, args []string) int {
 	reject := fs.Bool("reject", false, "reject the call instead of approving it")
 	at := fs.Int64("event_time_ms", 0, "the decision's event time and decided_at_ms (default: 1 ms after the intent was emitted, within its deadline)")
 	output := fs.String("output", "", "append the envelope to this JSON Lines file instead of writing it to stdout")
+	topic := fs.String("topic", "", "publish the envelope to this input topic, projects/P/topics/T, instead of writing it to stdout")
+	note := fs.String("note", "", fmt.Sprintf("the approver's note on the decision, signed with it (at most %d bytes)", records.MaxApprovalNoteBytes))
 	target := defineDevTarget(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	if *target.stateDir != "" || *target.to != "" {
-		return approveOnDev(e, fs, target, *id, !*reject)
+	var noteOK check = func() error {
+		if len(*note) > records.MaxApprovalNoteBytes || !utf8.ValidString(*note) {
+			return refuseFlag("note", "at most %d bytes of UTF-8", records.MaxApprovalNoteBytes)
+		}
+		return nil
 	}
-	if code, ok := checkFlags(e, noArgs(fs),
+	if *target.stateDir != "" || *target.to != "" {
+		return approveOnDev(e, fs, target, *id, !*reject, *note, noteOK)
+	}
+	if code, ok := checkFlags(e, noArgs(fs), noteOK,
+		when(*output != "" && *topic != "", func() error { return refuseFlag("output", "and --topic: choose one") }),
+		when(*topic != "", pubsubTopic("topic", *topic)),
 		required("intents", *intents, "the run's intent files"),
 		required("intent", *id, "an intent id"),
 		required("approver", *approver, "who decides"),
@@ -60,12 +74,34 @@ func runApprove(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	env, err := decision(ti, kr, *approver, !*reject, *at)
+	env, err := decision(ti, kr, *approver, !*reject, *note, *at)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
 	}
+	if *topic != "" {
+		return publishDecision(e, env, *topic)
+	}
 	return writeDecision(e, env, *output)
+}
+
+// publishDecision publishes env to an input topic, as a run reading it expects: binary,
+// ordered by entity key. With PUBSUB_EMULATOR_HOST set it goes to that emulator.
+func publishDecision(e *env, env *pb.AgentEnvelope, topic string) int {
+	name, _ := wire.ParseTopic(topic) // checked above
+	ctx := context.Background()
+	c, err := pubsub.NewClient(ctx, name.Project)
+	if err != nil {
+		e.errorf("--topic: %v", err)
+		return 1
+	}
+	defer c.Close()
+	if err := publishEnvelopes(c, topic)(ctx, []*pb.AgentEnvelope{env}); err != nil {
+		e.errorf("--topic: publishing the decision: %v", err)
+		return 1
+	}
+	fmt.Fprintf(e.stdout, "published the decision on %s to %s\n", env.GetApproval().GetIntentId(), topic)
+	return 0
 }
 
 // approvalIntent is the first emission (attempt 0) of APPROVAL intent id among the files of
@@ -96,11 +132,11 @@ func approvalIntent(glob, id string) (*pb.ToolIntent, error) {
 
 // decision is the signed approval envelope deciding ti at event time at (0: just after ti
 // was emitted).
-func decision(ti *pb.ToolIntent, kr *intent.Keyring, approver string, approved bool, at int64) (*pb.AgentEnvelope, error) {
+func decision(ti *pb.ToolIntent, kr *intent.Keyring, approver string, approved bool, note string, at int64) (*pb.AgentEnvelope, error) {
 	if at == 0 {
 		at = ti.GetCreatedAtMs() + 1
 	}
-	ap := &pb.AgentEnvelope_Approval{IntentId: ti.GetIntentId(), Approved: approved, Approver: approver, DecidedAtMs: at}
+	ap := &pb.AgentEnvelope_Approval{IntentId: ti.GetIntentId(), Approved: approved, Approver: approver, DecidedAtMs: at, Note: note}
 	if err := intent.SignApproval(ap, ti, kr); err != nil {
 		return nil, err
 	}
@@ -136,9 +172,9 @@ func writeDecision(e *env, env *pb.AgentEnvelope, path string) int {
 // approveOnDev sends the decision on intent id to a running dev server: the flags that make
 // an envelope here (the intents, the keyring, the approver, the event time, the output) do
 // not apply, and are refused.
-func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, approved bool) int {
-	checks := []check{noArgs(fs), required("intent", id, "an intent id (GET /api/approvals lists them)")}
-	for _, name := range []string{"intents", "keyring", "approver", "event_time_ms", "output"} {
+func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, approved bool, note string, noteOK check) int {
+	checks := []check{noArgs(fs), required("intent", id, "an intent id (GET /api/approvals lists them)"), noteOK}
+	for _, name := range []string{"intents", "keyring", "approver", "event_time_ms", "output", "topic"} {
 		checks = append(checks, when(isSet(fs, name), func() error {
 			return refuseFlag(name, "does not apply when the decision goes to a dev server: its effector signs it, and the approver is the token's user")
 		}))
@@ -160,7 +196,7 @@ func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, ap
 		decision = "approve"
 	}
 	var got console.APIDecision
-	if err := devCall(base, token, "/api/approvals/decide", console.APIDecision{IntentID: id, Decision: decision}, &got); err != nil {
+	if err := devCall(base, token, "/api/approvals/decide", console.APIDecision{IntentID: id, Decision: decision, Note: note}, &got); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}

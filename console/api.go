@@ -6,12 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/records"
 )
 
 // The JSON API (/api/…) is for programs: `beamagents approve --to`, `beamagents send`, a
@@ -54,8 +56,10 @@ type APIApproval struct {
 type APIDecision struct {
 	IntentID string `json:"intent_id"`
 	// Decision is approve or reject.
-	Decision  string `json:"decision"`
-	Approver  string `json:"approver,omitempty"`
+	Decision string `json:"decision"`
+	Approver string `json:"approver,omitempty"`
+	// Note is the approver's note on the decision, signed with it (at most 4 KiB).
+	Note      string `json:"note,omitempty"`
 	State     string `json:"state,omitempty"`
 	EntityKey string `json:"entity_key,omitempty"`
 }
@@ -223,10 +227,14 @@ func (c *server) apiDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.IntentID == "" || d.Approver != "" || d.State != "" || d.EntityKey != "" {
-		c.apiRefuse(w, http.StatusBadRequest, string(CodeInput), "send intent_id and decision only: the approver is the request's identity")
+		c.apiRefuse(w, http.StatusBadRequest, string(CodeInput), "send intent_id, decision and an optional note only: the approver is the request's identity")
 		return
 	}
-	env, err := c.o.Approvals.Decide(r.Context(), d.IntentID, approved, who)
+	if len(d.Note) > records.MaxApprovalNoteBytes {
+		c.apiRefuse(w, http.StatusBadRequest, string(CodeInput), fmt.Sprintf("the note is %d bytes; at most %d", len(d.Note), records.MaxApprovalNoteBytes))
+		return
+	}
+	env, err := c.o.Approvals.Decide(r.Context(), d.IntentID, approved, who, d.Note)
 	if err != nil {
 		status := http.StatusInternalServerError
 		switch {

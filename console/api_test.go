@@ -77,7 +77,7 @@ func TestAPIApprovals(t *testing.T) {
 		t.Fatalf("first approval: %v", first)
 	}
 	id := c.approvalID("customer-3")
-	decide := map[string]string{"intent_id": id, "decision": "approve"}
+	decide := map[string]string{"intent_id": id, "decision": "approve", "note": "within the policy"}
 	with := func(extra http.Header) http.Header {
 		h := bearer.Clone()
 		for k, v := range extra {
@@ -107,7 +107,8 @@ func TestAPIApprovals(t *testing.T) {
 		t.Fatalf("decide: %d %v", code, out)
 	}
 	d := c.decisions()
-	if len(d) != 1 || !d[0].GetApproval().GetApproved() || d[0].GetApproval().GetApprover() != "bot" || len(d[0].GetApproval().GetSignature()) == 0 {
+	if len(d) != 1 || !d[0].GetApproval().GetApproved() || d[0].GetApproval().GetApprover() != "bot" || len(d[0].GetApproval().GetSignature()) == 0 ||
+		d[0].GetApproval().GetNote() != "within the policy" {
 		t.Fatalf("decisions: %v", d)
 	}
 	for name, tc := range map[string]struct {
@@ -120,6 +121,7 @@ func TestAPIApprovals(t *testing.T) {
 		"a bad decision":  {map[string]string{"intent_id": id, "decision": "maybe"}, 400, "console_input_invalid"},
 		"an approver":     {map[string]string{"intent_id": id, "decision": "reject", "approver": "mallory"}, 400, "console_input_invalid"},
 		"unknown members": {map[string]string{"intent_id": id, "decision": "reject", "why": "x"}, 400, "console_input_invalid"},
+		"a note too long": {map[string]string{"intent_id": id, "decision": "reject", "note": strings.Repeat("n", 4097)}, 400, "console_input_invalid"},
 	} {
 		if code, out := call(t, c.url, "POST", "/api/approvals/decide", tc.body, "application/json", bearer); code != tc.code || errCode(out) != tc.want {
 			t.Errorf("%s: %d %v, want %d %s", name, code, out, tc.code, tc.want)

@@ -296,7 +296,7 @@ func (c *server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PostForm.Get("intent_id")
-	_, err := c.o.Approvals.Decide(r.Context(), id, approved, who)
+	_, err := c.o.Approvals.Decide(r.Context(), id, approved, who, "")
 	switch {
 	case err == nil:
 		c.logAction(who, r.PostForm.Get("decision"), "approval "+id)

@@ -6,12 +6,14 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Approval is one APPROVAL intent as the console shows it.
@@ -136,10 +138,11 @@ func (a *Approvals) conflicting(ti *pb.ToolIntent, rec []byte) bool {
 	return true
 }
 
-// Decide records a human decision on a pending approval and publishes it as an Approval
-// envelope on the intent's entity key. It refuses unknown, expired and already decided
-// approvals (ErrApprovalUnknown, ErrApprovalExpired, ErrApprovalDecided).
-func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approver string) (*pb.AgentEnvelope, error) {
+// Decide records a human decision on a pending approval, with the approver's note (empty for
+// none), and publishes it as an Approval envelope on the intent's entity key. It refuses
+// unknown, expired and already decided approvals (ErrApprovalUnknown, ErrApprovalExpired,
+// ErrApprovalDecided) and a note over records.MaxApprovalNoteBytes.
+func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approver, note string) (*pb.AgentEnvelope, error) {
 	a.mu.Lock()
 	ap, ok := a.byID[id]
 	var ti *pb.ToolIntent
@@ -157,6 +160,8 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is already decided"}
 	case approver == "":
 		return nil, &Error{Code: CodeConsole, Detail: "a decision needs an approver"}
+	case len(note) > records.MaxApprovalNoteBytes || !utf8.ValidString(note):
+		return nil, &Error{Code: CodeConsole, Detail: fmt.Sprintf("a note is at most %d bytes of UTF-8", records.MaxApprovalNoteBytes)}
 	}
 	now := a.e.nowMs()
 	v := a.e.o.Expiry.judge(ti, emitted, now)
@@ -176,7 +181,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is decided by another effector"}
 	}
 	// The decision carries the intent's event time (the clock under ExpiryClock).
-	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: v.EventMs}
+	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: v.EventMs, Note: note}
 	if kr := a.e.o.Keyring; kr != nil {
 		// Signing with the active key of a valid keyring cannot fail.
 		_ = intent.SignApproval(decision, ti, kr)

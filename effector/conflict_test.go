@@ -226,7 +226,7 @@ func TestApprovalIDConflict(t *testing.T) {
 	if l := f.e.Approvals().List(); len(l) != 1 || !proto.Equal(l[0].Intent, ti) {
 		t.Fatalf("listing changed: %+v", l)
 	}
-	env, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), true, "ops@example.com")
+	env, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), true, "ops@example.com", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestApprovalIDConflict(t *testing.T) {
 	if out, err := g.e.Handle(ctx, other); err != nil || !out.Pending {
 		t.Fatalf("%+v %v", out, err)
 	}
-	if _, err := g.e.Approvals().Decide(ctx, other.GetIntentId(), true, "ops@example.com"); !errors.Is(err, effector.ErrIntentConflict) {
+	if _, err := g.e.Approvals().Decide(ctx, other.GetIntentId(), true, "ops@example.com", ""); !errors.Is(err, effector.ErrIntentConflict) {
 		t.Fatalf("decision over another call's record: %v", err)
 	}
 	if m := f.e.Metrics().Snapshot(); m[effector.CountIDConflicts] != 1 {

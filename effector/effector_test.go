@@ -246,11 +246,11 @@ func TestApprovals(t *testing.T) {
 		t.Fatalf("list %+v", list)
 	}
 	ctx := context.Background()
-	if _, err := f.e.Approvals().Decide(ctx, "nope", true, "ops"); !errors.Is(err, effector.ErrApprovalUnknown) {
+	if _, err := f.e.Approvals().Decide(ctx, "nope", true, "ops", ""); !errors.Is(err, effector.ErrApprovalUnknown) {
 		t.Fatalf("unknown: %v", err)
 	}
 	f.clock.set(t0 + 5000)
-	env, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), true, "ops@example.com")
+	env, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), true, "ops@example.com", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestApprovals(t *testing.T) {
 	if !a.GetApproved() || a.GetApprover() != "ops@example.com" || a.GetDecidedAtMs() != t0+5000 || env.GetEventTimeMs() != t0+5000 || string(env.GetEntityKey()) != "customer-3" {
 		t.Fatalf("decision %v", env)
 	}
-	if _, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), false, "ops"); !errors.Is(err, effector.ErrApprovalDecided) {
+	if _, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), false, "ops", ""); !errors.Is(err, effector.ErrApprovalDecided) {
 		t.Fatalf("second decision: %v", err)
 	}
 	if len(published) != 1 || f.e.Approvals().Open() != 0 {
@@ -267,7 +267,7 @@ func TestApprovals(t *testing.T) {
 	late := refundIntent(t, f.kr, "customer-4", pb.ToolIntent_APPROVAL, args)
 	f.e.Handle(ctx, late)
 	f.clock.set(late.GetExpiresAtMs())
-	if _, err := f.e.Approvals().Decide(ctx, late.GetIntentId(), true, "ops"); !errors.Is(err, effector.ErrApprovalExpired) {
+	if _, err := f.e.Approvals().Decide(ctx, late.GetIntentId(), true, "ops", ""); !errors.Is(err, effector.ErrApprovalExpired) {
 		t.Fatalf("expired decision: %v", err)
 	}
 	if l := f.e.Approvals().List(); !l[1].Expired {

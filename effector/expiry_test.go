@@ -191,7 +191,7 @@ func TestExpiryBackfillApproval(t *testing.T) {
 		t.Fatalf("list %+v", list)
 	}
 	f.clock.set(t0 + 60_000)
-	env, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), true, "ops@example.com")
+	env, err := f.e.Approvals().Decide(ctx, ti.GetIntentId(), true, "ops@example.com", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestExpiryBackfillApproval(t *testing.T) {
 		t.Fatalf("decision at %d (decided_at %d), want %d", env.GetEventTimeMs(), env.GetApproval().GetDecidedAtMs(), want)
 	}
 	f.clock.set(t0 - 2_000 + 10*60_000)
-	if _, err := f.e.Approvals().Decide(ctx, late.GetIntentId(), true, "ops"); !errors.Is(err, effector.ErrApprovalExpired) {
+	if _, err := f.e.Approvals().Decide(ctx, late.GetIntentId(), true, "ops", ""); !errors.Is(err, effector.ErrApprovalExpired) {
 		t.Fatalf("a decision after the window: %v", err)
 	}
 	if l := f.e.Approvals().List(); !l[1].Expired || f.e.Approvals().Open() != 0 {

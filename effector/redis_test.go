@@ -118,10 +118,10 @@ func TestRedisOneDecision(t *testing.T) {
 			t.Fatal(out, err)
 		}
 	}
-	if _, err := a.e.Approvals().Decide(context.Background(), ti.GetIntentId(), true, "alice"); err != nil {
+	if _, err := a.e.Approvals().Decide(context.Background(), ti.GetIntentId(), true, "alice", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.e.Approvals().Decide(context.Background(), ti.GetIntentId(), false, "bob"); !errors.Is(err, effector.ErrApprovalDecided) {
+	if _, err := b.e.Approvals().Decide(context.Background(), ti.GetIntentId(), false, "bob", ""); !errors.Is(err, effector.ErrApprovalDecided) {
 		t.Fatalf("second effector's decision: %v", err)
 	}
 }
