@@ -137,7 +137,9 @@ func (m *Model) params(req *model.Request) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	if len(req.Tools) > 0 && len(req.ResponseSchema) == 0 {
+	// Without a response schema (a conversation, with or without native tools) the model
+	// answers in text and tool calls; with one, it is forced to call the proposal tool.
+	if len(req.ResponseSchema) == 0 {
 		return m.toolsParams(req, names)
 	}
 	t, err := m.tool(req)
@@ -288,7 +290,9 @@ func toolsAnswer(msg *ant.Message, names *provider.ToolNames) (*model.Response, 
 // Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
 // chunk). onChunk sees each input_json_delta; its error cancels the request.
 func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
-	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls stream through StreamTools
+	// Tool calls stream through StreamTools; free text (no response schema) is not a document
+	// to admit as it forms.
+	if m.cfg.NoStream || len(req.Tools) > 0 || len(req.ResponseSchema) == 0 {
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			return nil, err

@@ -74,8 +74,9 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, *provid
 		Model:    shared.ChatModel(name),
 		Messages: messages(req.Messages, names),
 	}
-	// A request with native tools and no response schema is answered in text and tool calls.
-	if len(req.Tools) == 0 || len(req.ResponseSchema) > 0 {
+	// A request without a response schema (a conversation, with or without native tools) is
+	// answered in free text and tool calls.
+	if len(req.ResponseSchema) > 0 {
 		p, err := m.Profile(req)
 		if err != nil {
 			return oai.ChatCompletionNewParams{}, nil, provider.Typed(model.CodeProvider, "schema profile", err)
@@ -201,7 +202,9 @@ func completion(c *oai.ChatCompletion, names *provider.ToolNames) (*model.Respon
 // Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
 // chunk). onChunk sees each content delta; its error cancels the request.
 func (m *Model) Stream(ctx context.Context, req *model.Request, onChunk func([]byte) error) (*model.Response, error) {
-	if m.cfg.NoStream || len(req.Tools) > 0 { // tool calls stream through StreamTools
+	// Tool calls stream through StreamTools; free text (no response schema) is not a document
+	// to admit as it forms.
+	if m.cfg.NoStream || len(req.Tools) > 0 || len(req.ResponseSchema) == 0 {
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			return nil, err
