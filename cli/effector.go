@@ -45,6 +45,7 @@ type effectorFlags struct {
 	keyring, verify, dedup, console, agents      *string
 	expiry                                       *string
 	approverHeader, approverUsers, allowedHosts  *string
+	apiTokens                                    *string
 	lease, toolTimeout                           *time.Duration
 	workers                                      *int
 	replace                                      *bool
@@ -67,6 +68,7 @@ func defineEffectorFlags(e *env) (*effectorFlags, func([]string) (int, bool)) {
 		agents:         fs.String("agents", "", "comma-separated agents whose tools to run (default: every agent with registered tools)"),
 		approverHeader: fs.String("approver_header", "", "console: request header carrying the approver's identity (set by an authenticating proxy)"),
 		approverUsers:  fs.String("approver_users", "", "console: basic-auth users, env:VAR or file:PATH holding user:password lines"),
+		apiTokens:      fs.String("api_tokens", "", "console: bearer tokens of programs on the JSON API (/api/approvals), env:VAR or file:PATH holding user:token lines"),
 		allowedHosts:   fs.String("allowed_hosts", "", "console: comma-separated host names (with or without a port) it is reached by besides IP addresses and localhost, such as a proxy's"),
 		lease:          fs.Duration("lease", 30*time.Second, "how long a claim holds before another effector may take it over"),
 		toolTimeout:    fs.Duration("tool_timeout", 30*time.Second, "bound of one tool call"),
@@ -192,7 +194,18 @@ func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Serve
 	if err != nil {
 		return nil, err
 	}
-	h, err := console.New(console.Options{Approvals: eff.Approvals(), Identity: id, ReadNeedsIdentity: true, Hosts: hostList(*f.allowedHosts)})
+	var tokens map[string]string // token → user
+	if *f.apiTokens != "" {
+		byUser, err := loadPairs("api_tokens", *f.apiTokens, "user:token")
+		if err != nil {
+			return nil, err
+		}
+		tokens = map[string]string{}
+		for user, token := range byUser {
+			tokens[token] = user
+		}
+	}
+	h, err := console.New(console.Options{Approvals: eff.Approvals(), Identity: id, ReadNeedsIdentity: true, Hosts: hostList(*f.allowedHosts), Tokens: tokens})
 	if err != nil {
 		return nil, fmt.Errorf("--console needs --approver_header or --approver_users: %w", err)
 	}
@@ -208,6 +221,12 @@ func serveConsole(e *env, eff *effector.Effector, f *effectorFlags) (*http.Serve
 
 // loadUsers reads user:password lines from env:VAR or file:PATH.
 func loadUsers(ref string) (map[string]string, error) {
+	return loadPairs("approver_users", ref, "user:password")
+}
+
+// loadPairs reads the lines of form ("user:SECRET") from reference ref of flag name:
+// user → secret.
+func loadPairs(name, ref, form string) (map[string]string, error) {
 	kind, arg, _ := strings.Cut(ref, ":")
 	var data string
 	switch kind {
@@ -220,7 +239,7 @@ func loadUsers(ref string) (map[string]string, error) {
 		}
 		data = string(b)
 	default:
-		return nil, fmt.Errorf("--approver_users: the value is not env:VAR or file:PATH; did you paste the users themselves?")
+		return nil, fmt.Errorf("--%s: the value is not env:VAR or file:PATH; did you paste the secrets themselves?", name)
 	}
 	users := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(data))
@@ -231,12 +250,12 @@ func loadUsers(ref string) (map[string]string, error) {
 		}
 		u, p, ok := strings.Cut(line, ":")
 		if !ok || u == "" || p == "" {
-			return nil, fmt.Errorf("--approver_users: a line is not user:password")
+			return nil, fmt.Errorf("--%s: a line is not %s", name, form)
 		}
 		users[u] = p
 	}
 	if len(users) == 0 {
-		return nil, fmt.Errorf("--approver_users: the reference holds no users")
+		return nil, fmt.Errorf("--%s: the reference holds no users", name)
 	}
 	return users, nil
 }
@@ -385,6 +404,15 @@ func effectorChecks(f *effectorFlags, files bool) []check {
 		when(*f.approverUsers != "", func() error {
 			if !localRef(*f.approverUsers) || strings.ContainsAny(*f.approverUsers, "\n\r") {
 				return refuseFlag("approver_users", "the value is not env:VAR or file:PATH; did you paste the users themselves?")
+			}
+			return nil
+		}),
+		when(*f.apiTokens != "", func() error {
+			switch {
+			case !localRef(*f.apiTokens) || strings.ContainsAny(*f.apiTokens, "\n\r"):
+				return refuseFlag("api_tokens", "the value is not env:VAR or file:PATH; did you paste the tokens themselves?")
+			case *f.console == "":
+				return refuseFlag("api_tokens", "needs --console: the JSON API is served by the approval console")
 			}
 			return nil
 		}),

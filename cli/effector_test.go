@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -200,5 +204,83 @@ func TestEffectorFilesConsole(t *testing.T) {
 	if code, _, errOut := runCLI(t, "", "effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", dir, "--keyring", "file:"+ring,
 		"--dedup", "bbolt:"+filepath.Join(dir, "d2.db"), "--console", "127.0.0.1:0", "--approver_users", "file:"+users); code != 2 || !strings.Contains(errOut, "user:password") {
 		t.Fatalf("bad users file: exit %d %s", code, errOut)
+	}
+}
+
+// A program decides on the effector's approvals page through the JSON API with a bearer token
+// from --api_tokens: `approve --to URL --token REF`, with a note; the decision carries the
+// token's user and the note, signed. A request without a token is refused.
+func TestEffectorFilesConsoleAPIToken(t *testing.T) {
+	dir := t.TempDir()
+	ring, _ := writeIntents(t, dir)
+	users := filepath.Join(dir, "users")
+	os.WriteFile(users, []byte("ops:pa55word\n"), 0o600)
+	const token = "tok-3f9a1c7e5b2d4f608a1c"
+	tokens := filepath.Join(dir, "tokens")
+	os.WriteFile(tokens, []byte("deploy-bot:"+token+"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "token"), []byte(token+"\n"), 0o600)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	base := "http://" + addr + "/"
+	decided := make(chan string, 1)
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			if resp, err := http.Get(base + "api/approvals"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusUnauthorized {
+					decided <- fmt.Sprintf("without a token: %d", resp.StatusCode)
+					return
+				}
+				req, _ := http.NewRequest("GET", base+"api/approvals", nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				r, err := http.DefaultClient.Do(req)
+				if err == nil {
+					var listed struct{ Approvals []console.APIApproval }
+					json.NewDecoder(r.Body).Decode(&listed)
+					r.Body.Close()
+					if list := listed.Approvals; len(list) == 1 {
+						code, out, errOut := runCLI(t, "", "approve", "--to", base, "--token", "file:"+filepath.Join(dir, "token"),
+							"--intent", list[0].IntentID, "--reject", "--note", "Refunds over 40 EUR need a manager.")
+						decided <- fmt.Sprintf("approve: exit %d %s %s", code, out, errOut)
+						return
+					}
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		decided <- "the approval was never listed"
+	}()
+	code, out, errOut := runCLI(t, "", "effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", filepath.Join(dir, "out"),
+		"--keyring", "file:"+ring, "--dedup", "bbolt:"+filepath.Join(dir, "d.db"), "--console", addr, "--approver_users", "file:"+users,
+		"--api_tokens", "file:"+tokens, "--agents", "support")
+	if got := <-decided; !strings.HasPrefix(got, "approve: exit 0 rejected") {
+		t.Fatalf("decision: %s", got)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	results, _ := os.ReadFile(filepath.Join(dir, "out", "results.jsonl"))
+	if !strings.Contains(string(results), `"approver":"deploy-bot"`) || !strings.Contains(string(results), `"note":"Refunds over 40 EUR need a manager."`) {
+		t.Fatalf("the decision is not in the results:\n%s", results)
+	}
+	for _, tc := range []struct {
+		name, ref, want string
+	}{
+		{"pasted tokens", "deploy-bot:" + token, "did you paste the tokens themselves"},
+		{"without --console", "file:" + tokens, "needs --console"},
+	} {
+		args := []string{"effector", "--input", filepath.Join(dir, "in", "intents.*"), "--output_dir", t.TempDir(), "--keyring", "file:" + ring,
+			"--dedup", "bbolt:" + filepath.Join(t.TempDir(), "d.db"), "--api_tokens", tc.ref}
+		if tc.name == "pasted tokens" {
+			args = append(args, "--console", "127.0.0.1:0", "--approver_users", "file:"+users)
+		}
+		if code, _, errOut := runCLI(t, "", args...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: exit %d %s", tc.name, code, errOut)
+		}
 	}
 }

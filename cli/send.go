@@ -39,7 +39,7 @@ type devTargetFlags struct {
 func defineDevTarget(fs *flag.FlagSet) devTargetFlags {
 	return devTargetFlags{
 		stateDir: fs.String("state_dir", "", "the state directory of the running `beamagents dev` to talk to (default: dev's default for the binary's only agent)"),
-		to:       fs.String("to", "", "the dev console's URL (http://127.0.0.1:PORT/), instead of --state_dir; needs --token"),
+		to:       fs.String("to", "", "the URL of a console with the JSON API (dev's, or an effector's --console with --api_tokens), instead of --state_dir; needs --token"),
 		token:    fs.String("token", "", "with --to: reference to the JSON API's bearer token, env:VAR or file:PATH (dev writes it to STATE_DIR/server.json)"),
 	}
 }
