@@ -430,8 +430,31 @@ type devIngest struct {
 }
 
 func (in *devIngest) ingest(ctx context.Context, key, body []byte) (int64, error) {
+	at, res, err := in.publish(ctx, key, body)
+	if err != nil {
+		return 0, err
+	}
+	return at, in.wait(ctx, key, res)
+}
+
+// wait waits until the event published as res is accepted.
+func (in *devIngest) wait(ctx context.Context, key []byte, res *pubsub.PublishResult) error {
+	if _, err := res.Get(ctx); err != nil {
+		in.mu.Lock()
+		if in.pub != nil {
+			in.pub.ResumePublish(wire.OrderingKey(key))
+		}
+		in.mu.Unlock()
+		return &console.Error{Code: console.CodeIngest, Detail: "publishing the event", Err: err}
+	}
+	return nil
+}
+
+// publish publishes one event without waiting for it to be accepted (wait does): a batch of
+// events travels at once.
+func (in *devIngest) publish(ctx context.Context, key, body []byte) (int64, *pubsub.PublishResult, error) {
 	if in.closed.Load() {
-		return 0, &console.Error{Code: console.CodeUnavailable, Detail: "dev is stopping: it takes no more events"}
+		return 0, nil, &console.Error{Code: console.CodeUnavailable, Detail: "dev is stopping: it takes no more events"}
 	}
 	in.mu.Lock()
 	at := max(time.Now().UnixMilli(), in.last+1)
@@ -445,18 +468,13 @@ func (in *devIngest) ingest(ctx context.Context, key, body []byte) (int64, error
 	env := &pb.AgentEnvelope{EntityKey: key, EventTimeMs: at, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: body}}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	ok := wire.OrderingKey(key)
-	res := pub.Publish(ctx, &pubsub.Message{Data: b, OrderingKey: ok, Attributes: map[string]string{
+	res := pub.Publish(ctx, &pubsub.Message{Data: b, OrderingKey: wire.OrderingKey(key), Attributes: map[string]string{
 		wire.AttrType: "beam_agents.v1.AgentEnvelope", wire.AttrContentType: wire.ContentTypeProto,
 		wire.DefaultEnvelopeIDAttribute: "event:" + randomHex(12),
 	}})
-	if _, err := res.Get(ctx); err != nil {
-		pub.ResumePublish(ok)
-		return 0, &console.Error{Code: console.CodeIngest, Detail: "publishing the event", Err: err}
-	}
-	return at, nil
+	return at, res, nil
 }
 
 func (in *devIngest) stop() {
@@ -719,7 +737,12 @@ func followFile(ctx context.Context, e *env, in *devIngest, path, state string) 
 			os.Rename(state+".tmp", state)
 		}
 	}
-	line := 0
+	// sent is one published line: its key, its result, and the offset after it.
+	type sent struct {
+		key []byte
+		res *pubsub.PublishResult
+		end int64
+	}
 	for ctx.Err() == nil {
 		b, err := os.ReadFile(path)
 		switch {
@@ -728,14 +751,18 @@ func followFile(ctx context.Context, e *env, in *devIngest, path, state string) 
 		case int64(len(b)) < at.Offset:
 			at.Offset = 0
 		}
-		for err == nil && ctx.Err() == nil {
-			rest := b[at.Offset:]
+		// Every complete line read is published at once, then waited for: the read position
+		// moves past the lines accepted in order, up to the first that was not (which is read
+		// again next time).
+		var batch []sent
+		for off := at.Offset; err == nil && ctx.Err() == nil; {
+			rest := b[off:]
 			nl := slices.Index(rest, '\n')
 			if nl < 0 {
 				break
 			}
-			line++
 			text := strings.TrimSpace(string(rest[:nl]))
+			end := off + int64(nl) + 1
 			if text != "" {
 				var ev console.APIEvent
 				dec := json.NewDecoder(strings.NewReader(text))
@@ -745,15 +772,31 @@ func followFile(ctx context.Context, e *env, in *devIngest, path, state string) 
 					key, body, derr = ev.Decode()
 				}
 				if derr != nil {
-					e.errorf("--follow %s: a line at byte %d is not an event ({\"key\":…,\"body\":…}): %v; passed over", path, at.Offset, derr)
-				} else if _, err := in.ingest(ctx, key, body); err != nil {
-					e.errorf("--follow: %v", err)
-					break
+					e.errorf("--follow %s: a line at byte %d is not an event ({\"key\":…,\"body\":…}): %v; passed over", path, off, derr)
+				} else {
+					_, res, perr := in.publish(ctx, key, body)
+					if perr != nil {
+						e.errorf("--follow: %v", perr)
+						break
+					}
+					batch = append(batch, sent{key: key, res: res})
 				}
 			}
-			at.Offset += int64(nl) + 1
-			save()
+			off = end
+			if len(batch) > 0 {
+				batch[len(batch)-1].end = end
+			} else {
+				at.Offset = end // lines passed over before any publish
+			}
 		}
+		for _, s := range batch {
+			if err := in.wait(ctx, s.key, s.res); err != nil {
+				e.errorf("--follow: %v", err)
+				break
+			}
+			at.Offset = s.end
+		}
+		save()
 		select {
 		case <-ctx.Done():
 		case <-time.After(200 * time.Millisecond):

@@ -29,7 +29,7 @@ type devProc struct {
 }
 
 // startDev starts bin dev with args and waits until its server.json names its console.
-func startDev(t *testing.T, bin, stateDir string, env []string, args ...string) *devProc {
+func startDev(t testing.TB, bin, stateDir string, env []string, args ...string) *devProc {
 	t.Helper()
 	os.Remove(filepath.Join(stateDir, "server.json"))
 	p := &devProc{stdout: &testsvc.SyncBuffer{}, stderr: &testsvc.SyncBuffer{}, done: make(chan error, 1)}
@@ -67,7 +67,7 @@ func startDev(t *testing.T, bin, stateDir string, env []string, args ...string) 
 }
 
 // stop interrupts dev (Ctrl-C) and waits for it to exit 0.
-func (p *devProc) stop(t *testing.T) {
+func (p *devProc) stop(t testing.TB) {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGINT)
 	select {
