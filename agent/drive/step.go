@@ -85,7 +85,11 @@ func (c Core) Step(ctx context.Context, b *agent.Batch, key []byte, t Trigger, b
 	}
 	e.Firing = true
 	if c.Arrival {
-		if t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL {
+		switch {
+		case (t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL) && c.Park && t.AtMs > c.EndMs:
+			c.park(ctx, b, key, Timers{}, e.sink)
+			e.TimerOps = []agent.TimerOp{{Tag: agent.TagDeadline}, {Tag: agent.TagTTL}}
+		case t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL:
 			res, _ := b.Fire(ctx, key, t.Tag, t.AtMs)
 			e.sink(res)
 			e.TimerOps = b.Timers()
@@ -142,6 +146,9 @@ func (c Core) firing(ctx context.Context, b *agent.Batch, key []byte, t Trigger,
 	bl.Timers.Woken(t.Tag, t.AtMs)
 	e.Activations = len(bl.Due)
 	c.Firing(ctx, b, key, bl.Due, bl.Timers, t.AtMs, e.sink)
+	if c.Park && t.AtMs > c.EndMs && len(bl.Timers) > 0 {
+		c.park(ctx, b, key, bl.Timers, e.sink)
+	}
 	ops := Changes(before, bl.Timers)
 	e.Rewrite = len(bl.Due) > 0 || bl.Bad > 0 || len(ops) > 0
 	e.TimerOps = append(e.TimerOps, ops...)
