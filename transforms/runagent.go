@@ -309,7 +309,7 @@ func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider,
 type runtime struct {
 	agent *agent.Agent
 	deps  agent.Deps
-	park  bool  // Options.AtEnd is AtEndPark, the input ending at endMs
+	park  bool // Options.AtEnd is AtEndPark, the input ending at endMs
 	endMs int64
 
 	activations, firings, modelCalls           beam.Counter
