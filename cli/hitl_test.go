@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -8,10 +8,36 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 )
+
+// readTyped reads NAME.binpb of dir, a typed record file, into messages of m's type.
+func readTyped[M proto.Message](t *testing.T, dir, name string, newM func() M) []M {
+	t.Helper()
+	path := filepath.Join(dir, name+".binpb")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := records.Records(path, data, newM().ProtoReflect().Descriptor().FullName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []M
+	for _, r := range recs {
+		m := newM()
+		if err := proto.Unmarshal(r, m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
 
 // shBlocks returns the fenced sh blocks of a markdown file, in order.
 func shBlocks(t *testing.T, path string) []string {
@@ -44,8 +70,8 @@ func shBlocks(t *testing.T, path string) []string {
 // clock, executes its lookup under --expiry emission:24h and resumes to its reply.
 func TestHumanInTheLoopDoc(t *testing.T) {
 	blocks := shBlocks(t, filepath.Join("..", "docs", "human-in-the-loop.md"))
-	if len(blocks) != 6 {
-		t.Fatalf("docs/human-in-the-loop.md has %d sh blocks, this test reads 6", len(blocks))
+	if len(blocks) != 7 {
+		t.Fatalf("docs/human-in-the-loop.md has %d sh blocks, this test reads 7", len(blocks))
 	}
 	dir := t.TempDir()
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", strings.Join(blocks, "\n"))
@@ -68,22 +94,10 @@ func TestHumanInTheLoopDoc(t *testing.T) {
 	check := func(out string, want run) {
 		t.Helper()
 		at := filepath.Join(dir, out)
-		finals, err := readOutput(at, pipeline.FinalsName, func() *pb.FinalReply { return &pb.FinalReply{} })
-		if err != nil {
-			t.Fatal(err)
-		}
-		intents, err := readOutput(at, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps, err := readOutput(at, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
-		if err != nil {
-			t.Fatal(err)
-		}
-		dead, err := readDeadLetters(filepath.Join(at, pipeline.DeadLettersName+".binpb"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		finals := readTyped(t, at, pipeline.FinalsName, func() *pb.FinalReply { return &pb.FinalReply{} })
+		intents := readTyped(t, at, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
+		snaps := readTyped(t, at, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+		dead := readTyped(t, at, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
 		if len(dead) != 0 {
 			t.Errorf("%s: dead letters %v", out, dead)
 		}
@@ -122,9 +136,9 @@ func TestHumanInTheLoopDoc(t *testing.T) {
 
 	// Every tool ran once, OK, and nothing expired.
 	for _, eff := range []string{"eff1", "eff2", "oldeff"} {
-		results, err := readOutput(filepath.Join(dir, eff), "results", func() *pb.AgentEnvelope { return &pb.AgentEnvelope{} })
-		if err != nil || len(results) != 1 || results[0].GetToolResult().GetStatus() != pb.ToolResult_OK {
-			t.Errorf("%s: results %v (%v)", eff, results, err)
+		results := readTyped(t, filepath.Join(dir, eff), "results", func() *pb.AgentEnvelope { return &pb.AgentEnvelope{} })
+		if len(results) != 1 || results[0].GetToolResult().GetStatus() != pb.ToolResult_OK {
+			t.Errorf("%s: results %v", eff, results)
 		}
 	}
 }
