@@ -86,9 +86,14 @@ func (c Core) Step(ctx context.Context, b *agent.Batch, key []byte, t Trigger, b
 	e.Firing = true
 	if c.Arrival {
 		switch {
-		case (t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL) && c.Park && t.AtMs > c.EndMs:
-			c.park(ctx, b, key, Timers{}, e.sink)
-			e.TimerOps = []agent.TimerOp{{Tag: agent.TagDeadline}, {Tag: agent.TagTTL}}
+		case c.Park && t.AtMs > c.EndMs:
+			// Only the end of the input fires this. The deadline (armed once per
+			// suspension, and consumed by this firing) parks a suspended key; the idle TTL
+			// does nothing and is not armed again. No timer is cleared: on Prism a cleared
+			// timer comes back as a firing at time 0, which would fire as a timeout.
+			if t.Tag == agent.TagDeadline {
+				c.park(ctx, b, key, Timers{}, e.sink)
+			}
 		case t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL:
 			res, _ := b.Fire(ctx, key, t.Tag, t.AtMs)
 			e.sink(res)
