@@ -23,14 +23,15 @@ const waitingTickets = `{"entityKey":"Y3VzdG9tZXItMg==","eventTimeMs":"176722560
 // fast path --mode batch and in arrival order) each waiting key is parked, one snapshot with
 // the parked request id, its one intent emitted once, no dead letter; with --at_end fail the
 // final watermark escalates each intent twice and fails the keys closed, as before. A parked
-// run resumed with an input holding no envelope parks the same keys again, its snapshots
-// file the same bytes.
+// run replayed with --at_end park reproduces itself (with fail it diverges), and resumed with
+// an input holding no envelope parks the same keys again, its snapshots file the same bytes.
 func TestParkAtEndOrFail(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "tickets.jsonl")
 	if err := os.WriteFile(in, []byte(waitingTickets), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ring := []string{`PARK_RING={"active":"p","keys":[{"id":"p","secret":"cGFya2VkLWtleXMtc2lnbi13aXRoLXRoaXMtc2VjcmV0IQ=="}]}`}
 	for _, tc := range []struct {
 		name              string
 		flags             []string
@@ -46,8 +47,8 @@ func TestParkAtEndOrFail(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
-			args := append([]string{"run", "--agent", support.Name, "--allow_unsigned_intents", "--input", in, "--output_dir", out}, tc.flags...)
-			if code, stdout, stderr := execCLI(t, nil, args...); code != 0 {
+			args := append([]string{"run", "--agent", support.Name, "--keyring", "env:PARK_RING", "--input", in, "--output_dir", out}, tc.flags...)
+			if code, stdout, stderr := execCLI(t, ring, args...); code != 0 {
 				t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 			}
 			intents := readTyped(t, out, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
@@ -74,13 +75,27 @@ func TestParkAtEndOrFail(t *testing.T) {
 		})
 	}
 
+	// Replayed from the parked snapshots' replay caches, the parked run reproduces itself as
+	// it ended (replay --at_end park, the default); replayed as if it had failed closed, it
+	// diverges.
+	for _, tc := range []struct {
+		atEnd string
+		code  int
+	}{{"park", 0}, {"fail", 3}} {
+		code, stdout, stderr := execCLI(t, ring, "replay", "--agent", support.Name, "--keyring", "env:PARK_RING", "--at_end", tc.atEnd, "--input", in,
+			"--cache_from", filepath.Join(dir, "default", pipeline.SnapshotsName+".binpb"), "--output_dir", filepath.Join(dir, "replay-"+tc.atEnd))
+		if code != tc.code {
+			t.Fatalf("replay --at_end %s: exit %d, want %d\n%s\n%s", tc.atEnd, code, tc.code, stdout, stderr)
+		}
+	}
+
 	// Resumed with no envelope, the parked keys park again, byte for byte.
 	empty := filepath.Join(dir, "empty.jsonl")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	again := filepath.Join(dir, "again")
-	if code, stdout, stderr := execCLI(t, nil, "run", "--agent", support.Name, "--allow_unsigned_intents", "--input", empty,
+	if code, stdout, stderr := execCLI(t, ring, "run", "--agent", support.Name, "--keyring", "env:PARK_RING", "--input", empty,
 		"--resume", filepath.Join(dir, "default"), "--output_dir", again); code != 0 {
 		t.Fatalf("run --resume: exit %d\n%s\n%s", code, stdout, stderr)
 	}
