@@ -21,9 +21,9 @@ import (
 const NoInputEnd = int64(math.MinInt64)
 
 // InputEnd is the event time a bounded run of o ends at: the latest event time of the
-// envelopes in o.Input, and of the parked snapshots o.Resume restores (their snapshot time is
-// the end of the run that parked them), so a resumed run without new envelopes parks its keys
-// again exactly as they were. Records that do not decode are passed over (the run
+// envelopes in o.Input, and of the snapshots it restores (o.Restore's, and the parked ones of
+// o.Resume, whose snapshot time is the end of the run that parked them), so a resumed run
+// without new envelopes parks its keys again exactly as they were. Records that do not decode are passed over (the run
 // dead-letters them). It reads the files once, in the launching process, through Beam's file
 // systems (local paths, gs://): this is how a bounded run knows where its input ends, which
 // the stateful step only learns as the watermark jumping to the end of time.
@@ -39,10 +39,13 @@ func InputEnd(ctx context.Context, o Options) (int64, error) {
 			return 0, err
 		}
 	}
-	if o.Resume != "" {
-		format := records.FormatOf(o.Resume)
-		err := eachRecord(ctx, o.Resume, format, func(rec []byte) {
-			if snap, err := transforms.DecodeSnapshot(format, rec); err == nil && snap.GetRequestId() == drive.ParkedRequestID {
+	for _, glob := range []string{o.Restore, o.Resume} {
+		if glob == "" {
+			continue
+		}
+		format := records.FormatOf(glob)
+		err := eachRecord(ctx, glob, format, func(rec []byte) {
+			if snap, err := transforms.DecodeSnapshot(format, rec); err == nil && (glob == o.Restore || snap.GetRequestId() == drive.ParkedRequestID) {
 				end = max(end, snap.GetSnapshotAtMs())
 			}
 		})

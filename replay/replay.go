@@ -158,7 +158,7 @@ type Ending struct {
 }
 
 // InputEnd is where a bounded run of inputs ends, as pipeline.InputEnd reads it: the latest
-// event time of their envelopes and of the parked snapshots they restore.
+// event time of their envelopes and of the snapshots they restore.
 func InputEnd(inputs []Input) int64 {
 	end := int64(math.MinInt64)
 	for _, in := range inputs {
@@ -166,7 +166,7 @@ func InputEnd(inputs []Input) int64 {
 			switch x := drive.DecodeInput(in.Entity, v); {
 			case x.Env != nil:
 				end = max(end, x.Env.GetEventTimeMs())
-			case x.Snapshot != nil && x.Snapshot.GetRequestId() == drive.ParkedRequestID:
+			case x.Snapshot != nil:
 				end = max(end, x.Snapshot.GetSnapshotAtMs())
 			}
 		}
