@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,8 +50,12 @@ func TestParkAtEndOrFail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
 			args := append([]string{"run", "--agent", support.Name, "--keyring", "env:PARK_RING", "--input", in, "--output_dir", out}, tc.flags...)
-			if code, stdout, stderr := execCLI(t, ring, args...); code != 0 {
+			code, stdout, stderr := execCLI(t, ring, args...)
+			if code != 0 {
 				t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if tc.parked > 0 && !regexp.MustCompile(fmt.Sprintf(`(?m)^\s+snapshots\.parked\s+%d$`, tc.parked)).MatchString(stdout) {
+				t.Errorf("the run did not print snapshots.parked %d:\n%s", tc.parked, stdout)
 			}
 			intents := readTyped(t, out, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
 			snaps := readTyped(t, out, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
