@@ -14,14 +14,14 @@ import (
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pipeline"
-	"github.com/beamagents/beamagents/records"
 )
 
 // A backfill through files: a customer's message whose event time is 4 hours old is `run`
-// (the key suspends on its orders.lookup intent and is exported), the `effector` with
-// --expiry emission:24h executes the lookup (the default --expiry clock answers it EXPIRED,
-// the tool never running), and `run --restore` of the exported state with the results and an
-// export request ends the key with its final reply and no dead letter. The same intents in a
+// (the key suspends on its orders.lookup intent and, at the end of the input, is parked: one
+// snapshot, no escalation, no dead letter), the `effector` with --expiry emission:24h executes
+// the lookup (the default --expiry clock answers it EXPIRED, the tool never running), and
+// `run --resume` of the parked state with the results as input ends the key with its final
+// reply and no dead letter. The same intents in a
 // file written an hour ago (a live run's intents delivered long after their emission) are
 // refused EXPIRED under the same policy, and so are intents whose event times are more than
 // MAXLAG behind the clock.
@@ -41,15 +41,21 @@ func TestBackfillThroughFiles(t *testing.T) {
 	// The input's event times are 4 hours behind the clock the effector reads.
 	t0 := time.Now().Add(-4 * time.Hour).Truncate(time.Second).UnixMilli()
 	line := func(env *pb.AgentEnvelope) []byte { b, _ := appendEnvelope(nil, env, true); return b }
-	in1 := write("in1/events.jsonl", append(
-		line(&pb.AgentEnvelope{EntityKey: key, EventTimeMs: t0, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("Where is my order A-1001?")}}),
-		line(exportAt(key, t0+30_000, "after-the-message"))...))
+	in1 := write("in1/events.jsonl",
+		line(&pb.AgentEnvelope{EntityKey: key, EventTimeMs: t0, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("Where is my order A-1001?")}}))
 	out1 := filepath.Join(dir, "out1")
 	runOK(t, "run", "--agent", support.Name, "--keyring", "file:"+ring, "--input", in1, "--output_dir", out1)
 
 	intents, err := readOutput(out1, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
-	if err != nil || len(intents) == 0 {
-		t.Fatalf("run 1 wrote %d intents (%v)", len(intents), err)
+	if err != nil || len(intents) != 1 {
+		t.Fatalf("run 1 wrote %d intents, want the one call and no escalation (%v)", len(intents), err)
+	}
+	parked, err := readOutput(out1, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	if err != nil || len(parked) != 1 || parked[0].GetRequestId() != "beamagents.parked" || parked[0].GetSnapshotAtMs() != t0 {
+		t.Fatalf("run 1 parked %v (%v)", parked, err)
+	}
+	if dead, err := readDeadLetters(filepath.Join(out1, pipeline.DeadLettersName+".binpb")); err != nil || len(dead) != 0 {
+		t.Fatalf("run 1 dead-lettered %v (%v)", dead, err)
 	}
 	deadline := int64(0) // the first attempt's: the restored suspension's deadline
 	for _, ti := range intents {
@@ -93,8 +99,7 @@ func TestBackfillThroughFiles(t *testing.T) {
 	if !strings.Contains(stdout, counter("executed", 1)) || !strings.Contains(stdout, counter("expired", 0)) {
 		t.Fatalf("the backfill's effector:\n%s", stdout)
 	}
-	// Every attempt of the call (the bounded run's escalations re-emit it) gets the one
-	// recorded result; the next run takes it once.
+	// The one attempt of the call gets its one recorded result; the next run takes it.
 	var distinct []*pb.AgentEnvelope
 	last := int64(0)
 	for _, env := range results("backfill") {
@@ -110,17 +115,21 @@ func TestBackfillThroughFiles(t *testing.T) {
 	if len(distinct) != 1 {
 		t.Fatalf("%d distinct results for one call", len(distinct))
 	}
-	write("in2/results.jsonl", line(distinct[0]))
-	write("in2/exports.jsonl", line(exportAt(key, last+1_000, "after-the-result")))
+	if last >= deadline {
+		t.Fatalf("the result at %d is after the deadline %d", last, deadline)
+	}
 	out2 := filepath.Join(dir, "out2")
-	runOK(t, "run", "--agent", support.Name, "--keyring", "file:"+ring, "--input", filepath.Join(dir, "in2", "*.jsonl"),
-		"--restore", filepath.Join(out1, records.SnapshotsName+".binpb"), "--output_dir", out2)
+	runOK(t, "run", "--agent", support.Name, "--keyring", "file:"+ring, "--input", filepath.Join(dir, "backfill", "results.jsonl"),
+		"--resume", out1, "--output_dir", out2)
 	finals, err := readOutput(out2, pipeline.FinalsName, func() *pb.FinalReply { return &pb.FinalReply{} })
 	if err != nil || len(finals) != 1 || !bytes.Equal(finals[0].GetEntityKey(), key) || !strings.Contains(finals[0].GetMessage(), "Order A-1001 shipped") {
 		t.Fatalf("finals %v (%v)", finals, err)
 	}
 	if dead, err := readDeadLetters(filepath.Join(out2, pipeline.DeadLettersName+".binpb")); err != nil || len(dead) != 0 {
 		t.Fatalf("the resumed run dead-lettered %v (%v)", dead, err)
+	}
+	if again, err := readOutput(out2, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} }); err != nil || len(again) != 0 {
+		t.Fatalf("the resumed run emitted intents %v (%v)", again, err)
 	}
 
 	// The same intents in a file written an hour ago: stale, refused.
@@ -137,10 +146,6 @@ func TestBackfillThroughFiles(t *testing.T) {
 	allExpired("a file written an hour ago", "stale-out", effector("stale-out", stale, "--expiry", "emission:24h"))
 	// Event times further behind the clock than MAXLAG: refused whatever the file says.
 	allExpired("--expiry emission:1h", "lag-out", effector("lag-out", filepath.Join(out1, "intents.*"), "--expiry", "emission:1h"))
-}
-
-func exportAt(key []byte, ms int64, id string) *pb.AgentEnvelope {
-	return &pb.AgentEnvelope{EntityKey: key, EventTimeMs: ms, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: id}}}
 }
 
 // counter is a counter's line as the effector prints it.

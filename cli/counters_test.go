@@ -48,7 +48,7 @@ func TestPrintedCountersEqualTheRecordsWritten(t *testing.T) {
 	for i := range runs {
 		out := filepath.Join(dir, fmt.Sprintf("out-%02d", i))
 		code, stdout, stderr := execCLI(t, []string{"BEAMAGENTS_COUNTED_KEY=sk-counted"}, "run", "--agent", support.Name, "--allow_unsigned_intents",
-			"--input", input, "--output_dir", out, "--model", "openai", "--model_name", "gpt-test", "--base_url", srv.BaseURL(), "--api_key", "env:BEAMAGENTS_COUNTED_KEY")
+			"--input", input, "--output_dir", out, "--at_end", "fail", "--model", "openai", "--model_name", "gpt-test", "--base_url", srv.BaseURL(), "--api_key", "env:BEAMAGENTS_COUNTED_KEY")
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, stdout, stderr)
 		}
@@ -79,8 +79,8 @@ func TestPrintedCountersEqualTheRecordsWritten(t *testing.T) {
 
 // countedTraffic is, each on keys of its own: 20 greetings the model answers (final replies),
 // 12 order questions and 6 refund requests it answers with a lookup and a refund (TOOL and
-// APPROVAL intents that nothing answers, so escalations and then activation_timeout and
-// approval_timeout dead letters at the end of the input), 10 questions it refuses (400:
+// APPROVAL intents that nothing answers, so, run with --at_end fail, escalations and then
+// activation_timeout and approval_timeout dead letters at the end of the input), 10 questions it refuses (400:
 // model_error), 20 tool results and 10 approvals that match nothing pending
 // (orphaned_result, approval_unknown), 3 export requests (snapshots) and 5 lines that are no
 // envelope (envelope_invalid).

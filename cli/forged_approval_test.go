@@ -67,7 +67,9 @@ func TestRunRefusesForgedApprovals(t *testing.T) {
 	in.Close()
 
 	out := filepath.Join(dir, "forged")
-	code, stdout, errOut := runCLI(t, "", runArgs(opts.Input, out, "--keyring", opts.Keyring, "--verify_results", "require")...)
+	// --at_end fail: customer-4's deadline is after the input's end, and this test holds it to
+	// fail closed there (a parked key is TestParkAtEndOrFail's).
+	code, stdout, errOut := runCLI(t, "", runArgs(opts.Input, out, "--keyring", opts.Keyring, "--verify_results", "require", "--at_end", "fail")...)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, errOut)
 	}

@@ -195,6 +195,18 @@ func TestRefusals(t *testing.T) {
 		{"run --input_format xml", func(o string) []string { return runArgs(f, o, "--input_format", "xml") }, nil, 2, `--input_format: "xml" is not one of json, binary`},
 		{"run --runner bogus", func(o string) []string { return runArgs(f, o, "--runner", "bogus") }, nil, 2, `--runner: unknown runner "bogus"; registered: prism, dataflow, flink, universal`},
 		{"run --mode bogus", func(o string) []string { return runArgs(f, o, "--mode", "bogus") }, nil, 2, `--mode: "bogus" is not one of streaming, batch`},
+		{"run --at_end bogus", func(o string) []string { return runArgs(f, o, "--at_end", "bogus") }, nil, 2, `--at_end: "bogus" is not one of park, fail`},
+		{"run --resume a missing folder", func(o string) []string { return runArgs(f, o, "--resume", filepath.Join(f.dir, "no-such-run")) }, nil, 2, "--resume: " + filepath.Join(f.dir, "no-such-run") + " is not a folder"},
+		{"run --resume a folder without snapshots", func(o string) []string { return runArgs(f, o, "--resume", t.TempDir()) }, nil, 2, "holds no snapshots output (snapshots.binpb)"},
+		{"run --resume with --restore", func(o string) []string {
+			return runArgs(f, o, "--resume", filepath.Dir(f.typed["snapshots"]), "--restore", f.typed["snapshots"])
+		}, nil, 2, "--resume: give --resume or --restore, not both"},
+		{"run --resume a folder whose snapshots are another type", func(o string) []string {
+			d := t.TempDir()
+			data, _ := os.ReadFile(f.typed["intents"])
+			os.WriteFile(filepath.Join(d, "snapshots.binpb"), data, 0o644)
+			return runArgs(f, o, "--resume", d)
+		}, nil, 2, "--resume: "},
 		{"run --agent suport", func(o string) []string {
 			return []string{"run", "--agent", "suport", "--input", f.envelopes, "--output_dir", o}
 		}, nil, 2, `--agent: unknown agent "suport"; registered: devices, support`},

@@ -42,6 +42,7 @@ func runReplay(e *env, args []string) int {
 	recorded := fs.String("recorded", "", "the recorded run's output directory (default: the directory of the first --cache_from file)")
 	outDir := fs.String("output_dir", "", "directory for the replay's output files")
 	replace := fs.Bool("replace", false, "replace the files an earlier run left in --output_dir")
+	atEnd := fs.String("at_end", string(transforms.AtEndPark), "what the recorded run's --at_end was: park or fail")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -53,6 +54,7 @@ func runReplay(e *env, args []string) int {
 	verifying := transforms.Options{Keyring: *keyring}
 	if code, ok := checkFlags(e, noArgs(fs),
 		registered("agent", *name, "agent", agent.Registered()),
+		oneOf("at_end", *atEnd, string(transforms.AtEndPark), string(transforms.AtEndFail)),
 		when(*verify != "", verification("verify_results", *verify, func(m intent.Mode) { verifying.VerifyResults = &m })),
 		smallFile("agent_config", *conf, maxConfigBytes),
 		keyringRef("keyring", *keyring, true),
@@ -106,7 +108,8 @@ func runReplay(e *env, args []string) int {
 		return 1
 	}
 	m := replay.NewModel(snaps, traces)
-	keys, err := replay.Run(context.Background(), a, deps, m, inputs, rec)
+	ending := replay.Ending{Park: *atEnd == string(transforms.AtEndPark), EndMs: replay.InputEnd(inputs)}
+	keys, err := replay.RunWith(context.Background(), a, deps, m, inputs, rec, ending)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1

@@ -85,6 +85,7 @@ func runPipeline(e *env, args []string) int {
 	}
 	beam.Init()
 	if opts.InputSubscription != "" || s.stateDir != "" {
+		s.AtEnd = "" // a streaming run keeps its waiting keys waiting (or drains them into --state_dir)
 		return runStreaming(e, runnerName(), s)
 	}
 	res, wall, err := runWithProgress(e, runnerName(), opts)

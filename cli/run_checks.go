@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/beamagents/beamagents/agent"
@@ -93,7 +94,23 @@ func runFileChecks(s *runSettings) []check {
 	return []check{
 		when(s.Input != "", inputGlob(ctx, "input", s.Input, envelopeType)),
 		when(s.Restore != "", inputGlob(ctx, "restore", s.Restore, snapshotType)),
-		outputDir(ctx, "output_dir", s.OutputDir, s.replace, runOutputs(), [2]string{"input", s.Input}, [2]string{"restore", s.Restore}),
+		when(s.Resume != "", resumeDir(ctx, s.resume, s.Resume)),
+		outputDir(ctx, "output_dir", s.OutputDir, s.replace, runOutputs(), [2]string{"input", s.Input}, [2]string{"restore", s.Restore},
+			[2]string{"resume", s.Resume}),
+	}
+}
+
+// resumeDir accepts a previous run's output folder holding its binary snapshots output
+// (glob, snapshots.binpb or its shards).
+func resumeDir(ctx context.Context, dir, glob string) check {
+	return func() error {
+		if st, err := os.Stat(dir); !strings.Contains(dir, "://") && (err != nil || !st.IsDir()) {
+			return refuseFlag("resume", "%s is not a folder: give the --output_dir of the run to resume", dir)
+		}
+		if _, err := listGlob(ctx, "resume", glob); err != nil {
+			return refuseFlag("resume", "%s holds no snapshots output (%s.binpb): give the --output_dir of the run to resume", dir, pipeline.SnapshotsName)
+		}
+		return inputGlob(ctx, "resume", glob, snapshotType)()
 	}
 }
 

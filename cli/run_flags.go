@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
@@ -26,6 +27,7 @@ type runSettings struct {
 	config                 string // --agent_config: the file whose bytes configure the agent
 	fallback, fallbackFile string // --model_fallback, --model_fallback_file
 	replace                bool
+	resume                 string // --resume: a previous run's output folder
 	stateDir               string
 	statusEvery            time.Duration
 }
@@ -45,6 +47,9 @@ var runFlags = []runFlag{
 		func(s *runSettings, v string) { s.Mode = pipeline.Mode(v) }, among(string(pipeline.Streaming), string(pipeline.Batch))),
 	opt("ordering", string(transforms.EventTimeOrder), "event_time or arrival",
 		func(s *runSettings, v string) { s.Ordering = transforms.Ordering(v) }, among(string(transforms.EventTimeOrder), string(transforms.ArrivalOrder))),
+	opt("at_end", string(transforms.AtEndPark), "a bounded run's keys still waiting on tool results or approvals at the end of its input: "+
+		"park (their state goes to the snapshots output, for run --resume) or fail (their deadlines escalate, then fail closed as activation_timeout or approval_timeout dead letters)",
+		func(s *runSettings, v string) { s.AtEnd = transforms.AtEnd(v) }, among(string(transforms.AtEndPark), string(transforms.AtEndFail))),
 	opt("input_format", "", "json or binary (default: by file extension)",
 		func(s *runSettings, v string) { s.InputFormat = transforms.Format(v) }, ifSet(among(string(transforms.JSON), string(transforms.Binary)))),
 	opt("shards", 0, "write each output as N shards written in parallel (NAME-SSSSS-of-NNNNN.*) instead of one sorted file",
@@ -118,6 +123,16 @@ var runFlags = []runFlag{
 	opt("input", "", "envelope files: a glob of JSON Lines (*.jsonl) or length-delimited binary files", func(s *runSettings, v string) { s.Input = v }),
 	opt("output_dir", "", "directory for the output files", func(s *runSettings, v string) { s.OutputDir = v }),
 	opt("restore", "", "optional glob of StateSnapshot files to restore into keys without state first", func(s *runSettings, v string) { s.Restore = v }),
+	opt("resume", "", "a previous run's --output_dir: restore the keys it parked at the end of its input (its snapshots with request id "+
+		drive.ParkedRequestID+") before this run's input, which holds their answers (the effector's results, approve's decisions)",
+		func(s *runSettings, v string) {
+			if s.resume = v; v != "" {
+				s.Resume = joinPath(v, pipeline.SnapshotsName+"*.binpb")
+			}
+		},
+		func(n, v string, s *runSettings) check {
+			return when(v != "" && s.Restore != "", func() error { return refuseFlag(n, "give --resume or --restore, not both") })
+		}),
 	opt("replace", false, "replace the files an earlier run left in --output_dir (without it, run refuses a folder holding them)",
 		func(s *runSettings, v bool) { s.replace = v }),
 	opt("state_dir", "", "streaming runs on Prism: the drain writes every key's state here, and a run started with the same directory restores it before reading its subscription",

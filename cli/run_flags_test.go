@@ -9,7 +9,7 @@ import (
 // stable API. Every one is declared once in runFlags, and only there.
 func TestRunFlagsKeepTheirNamesAndDefaults(t *testing.T) {
 	want := map[string]string{
-		"agent": "", "agent_config": "", "allow_unsigned_intents": "false", "api_key": "", "base_url": "",
+		"agent": "", "agent_config": "", "allow_unsigned_intents": "false", "api_key": "", "at_end": "park", "base_url": "",
 		"dedup_window": "1h0m0s", "envelope_id_attribute": "envelope_id", "errors_topic": "",
 		"event_time_attribute": "", "finals_topic": "", "input": "", "input_format": "",
 		"input_subscription": "", "intents_topic": "", "keyring": "", "mode": "streaming", "model": "scripted",
@@ -18,7 +18,7 @@ func TestRunFlagsKeepTheirNamesAndDefaults(t *testing.T) {
 		"model_max_attempts": "4", "model_name": "", "model_rpm": "0", "model_stream": "true",
 		"model_timeout": "1m0s", "model_tpm": "0", "order_resolution_ms": "0", "ordering": "event_time",
 		"otlp_endpoint": "", "otlp_insecure": "false", "otlp_protocol": "grpc", "output_dir": "",
-		"replace": "false", "restore": "", "shards": "0", "snapshots_topic": "", "state_dir": "",
+		"replace": "false", "restore": "", "resume": "", "shards": "0", "snapshots_topic": "", "state_dir": "",
 		"status_interval": "1s", "traces_topic": "", "verify_results": "", "window": "0s",
 	}
 	defineRunFlags()

@@ -17,6 +17,14 @@
 //     file whose header names another type than the one it reads, reading none of its records.
 //   - Every output file is written under a temporary name and renamed when complete: a file
 //     under its final name is whole.
+//   - The end of a bounded input parks the keys still waiting (transforms.AtEndPark), when
+//     asked: Run reads the input's last event time first (InputEnd: one read of the input
+//     files in the launching process), the stateful step fires no timer after it, and each
+//     waiting key's state goes to the snapshots output with request id
+//     drive.ParkedRequestID; Options.Resume restores exactly those into the next run. The
+//     stateful step learns the end of a bounded input only as the watermark jumping to the
+//     end of time, which cannot tell a deadline the input's own event time passed from one
+//     only the end passes; the end read up front can. A streaming input is never parked.
 //   - Execute cancels a job on a job service (Prism, universal, Flink) through the Job API
 //     when its context ends, and waits for the job to stop.
 //   - Nothing here reads the wall clock in the data path or holds credentials: the keyring

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
@@ -19,7 +20,8 @@ func init() {
 }
 
 // CountRecords counts the records of a pipeline's outputs in counters of the beamagents
-// namespace: intents and intents.<KIND> (escalations included), final_replies, snapshots, and
+// namespace: intents and intents.<KIND> (escalations included), final_replies, snapshots and
+// snapshots.parked (the keys parked at the end of a bounded input), and
 // dead_letters.<reason> (every dead letter of the pipeline, whichever step refused it;
 // "undecodable" for a record that is not one).
 //
@@ -104,6 +106,10 @@ func countRecord(out int64, rec []byte, add func(name string, n int64)) {
 		add("final_replies", 1)
 	case records.OutSnapshot:
 		add("snapshots", 1)
+		snap := &pb.StateSnapshot{}
+		if proto.Unmarshal(rec, snap) == nil && snap.GetRequestId() == drive.ParkedRequestID {
+			add("snapshots.parked", 1)
+		}
 	case records.OutDeadLetter:
 		d := &pb.ActivationErrorRecord{}
 		reason := "undecodable"

@@ -32,6 +32,13 @@ type Options struct {
 	// their envelopes run: how a key moves between pipelines or from another runtime.
 	Restore string
 
+	// Resume is an optional file glob of a previous run's snapshots output: the keys that run
+	// parked at the end of its input (transforms.AtEndPark) are restored before their
+	// envelopes run, and its other snapshots (export requests') are passed over. It is how a
+	// bounded run continues a previous one's waiting keys with their answers as input (`run
+	// --resume`).
+	Resume string
+
 	// Pending is an optional file glob of binary envelope records run as input beside the
 	// others: with Restore, the envelopes that drained keys had not run yet (`run
 	// --state_dir`, package statedir, whose Capture the embedded Options.Capture names).
@@ -107,6 +114,10 @@ func (o Options) check() error {
 		// A restore applies only to a key without state: in arrival order an envelope that
 		// arrives first would run on fresh state and the restore would then be refused.
 		return fmt.Errorf("pipeline: a restore needs event-time ordering (--ordering event_time), which runs a key's restore before its envelopes")
+	case o.Resume != "" && o.Ordering == transforms.ArrivalOrder && o.Mode != Batch:
+		return fmt.Errorf("pipeline: resuming parked keys needs event-time ordering (--ordering event_time), which runs a key's restore before its envelopes")
+	case o.AtEnd == transforms.AtEndPark && (o.InputSubscription != "" || o.Input == ""):
+		return fmt.Errorf("pipeline: parking waiting keys at the end of the input is for bounded (file) inputs; a streaming run keeps them waiting")
 	case (o.Capture != "" || o.Pending != "") && (o.Ordering == transforms.ArrivalOrder || o.Mode == Batch):
 		return fmt.Errorf("pipeline: keeping state across restarts needs the streaming mode with event-time ordering")
 	}
@@ -161,6 +172,13 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 		keyed = beam.Flatten(s, keyed, restores)
 		deads = append(deads, snapReadDead, restoreDead)
 	}
+	if o.Resume != "" {
+		rs := s.Scope("Resume")
+		snaps, snapReadDead := ReadRecordsOf(rs, o.Resume, records.FormatOf(o.Resume), (&pb.StateSnapshot{}).ProtoReflect().Descriptor().FullName())
+		restores, restoreDead := transforms.DecodeParked(rs, records.FormatOf(o.Resume), snaps)
+		keyed = beam.Flatten(s, keyed, restores)
+		deads = append(deads, snapReadDead, restoreDead)
+	}
 	if o.Pending != "" {
 		ps := s.Scope("Pending")
 		recs, readDead := ReadRecords(ps, o.Pending, transforms.Binary)
@@ -212,12 +230,21 @@ type Distribution struct {
 }
 
 // Run builds the pipeline and runs it on runner ("prism" when empty; any registered Beam Go
-// runner: dataflow, flink, universal, ...), waiting for it to finish (see Execute).
+// runner: dataflow, flink, universal, ...), waiting for it to finish (see Execute). A run
+// that parks its waiting keys (transforms.AtEndPark) without InputEndMs first reads where
+// its input ends (InputEnd).
 func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	if runner == "" {
 		runner = "prism"
 	}
 	o.PubSub.Native = o.PubSub.Native || runner == "dataflow"
+	if o.AtEnd == transforms.AtEndPark && o.InputEndMs == nil && o.InputSubscription == "" && o.Input != "" {
+		end, err := InputEnd(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		o.InputEndMs = &end
+	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := Build(s, o); err != nil {
 		return nil, err

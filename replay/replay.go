@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -195,12 +196,42 @@ type Input struct {
 // the traces name none or several, so a run launched with a model of its own choosing
 // (`run --model openai --model_name M`) replays under the cache keys it wrote.
 func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) ([]Key, error) {
+	return RunWith(ctx, a, deps, m, inputs, recorded, Ending{})
+}
+
+// Ending is how the recorded run treated the keys still waiting at the end of its bounded
+// input: with Park they were parked (drive.Core.Park), the input ending at EndMs (InputEnd);
+// else their deadlines fired to the end.
+type Ending struct {
+	Park  bool
+	EndMs int64
+}
+
+// InputEnd is where a bounded run of inputs ends, as pipeline.InputEnd reads it: the latest
+// event time of their envelopes and of the snapshots they restore.
+func InputEnd(inputs []Input) int64 {
+	end := int64(math.MinInt64)
+	for _, in := range inputs {
+		for _, v := range in.Values {
+			switch x := drive.DecodeInput(in.Entity, v); {
+			case x.Env != nil:
+				end = max(end, x.Env.GetEventTimeMs())
+			case x.Snapshot != nil:
+				end = max(end, x.Snapshot.GetSnapshotAtMs())
+			}
+		}
+	}
+	return end
+}
+
+// RunWith is Run for a recorded run that ended as end says.
+func RunWith(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte, end Ending) ([]Key, error) {
 	answered, err := a.WithModel(m, m.modelID(), false)
 	if err != nil {
 		return nil, err
 	}
 	deps.Recorded = m.Inline
-	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1}}
+	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1, Park: end.Park, EndMs: end.EndMs}}
 	rec := byEntity(recorded)
 	var keys []Key
 	for _, in := range inputs {

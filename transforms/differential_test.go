@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,7 +89,7 @@ func TestDifferentialHandlers(t *testing.T) {
 		t.Fatal(err)
 	}
 	config := []byte(fmt.Sprintf(`{"script":%q,"prompt":"You watch sensors; be brief."}`, script))
-	stats := compareExecutions(t, devices.Name, config, ref, build(config), set)
+	stats := compareExecutions(t, devices.Name, config, ref, build(config), set, nil)
 	t.Logf("%d keys, %d records, %d snapshots; outputs: %v; dead letters: %v", len(set.Keys), stats.records, stats.snapshots, stats.outputs, stats.reasons)
 	for _, name := range []string{pipeline.IntentsName, pipeline.FinalsName, pipeline.SnapshotsName, pipeline.DeadLettersName} {
 		if stats.outputs[name] == 0 {
@@ -134,11 +135,35 @@ func filterSet(t *testing.T, set *scenario.Set, re *regexp.Regexp) *scenario.Set
 
 type diffStats struct {
 	keys, records, snapshots int
+	parked                   int
 	outputs                  map[string]int
 	reasons                  map[string]int
 }
 
 func differential(t *testing.T, seed uint64, n int) diffStats {
+	return differentialEnding(t, seed, n, false)
+}
+
+// TestDifferentialParked runs generated scenarios through the four executions with the keys
+// still waiting at the end of the input parked (transforms.AtEndPark, the input ending at its
+// last envelope's event time, as pipeline.InputEnd reads it): every execution parks the same
+// keys with the same snapshots, and fails closed the same deadlines the input's own event
+// time passes.
+func TestDifferentialParked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Prism pipeline")
+	}
+	stats := differentialEnding(t, 5, 120, true)
+	t.Logf("%d keys, %d records; outputs: %v; dead letters: %v; parked %d", stats.keys, stats.records, stats.outputs, stats.reasons, stats.parked)
+	if stats.parked == 0 {
+		t.Error("no key was parked: the comparison would be vacuous")
+	}
+	if stats.reasons[string(records.ReasonActivationTimeout)]+stats.reasons[string(records.ReasonApprovalTimeout)] == 0 {
+		t.Error("no deadline within the input failed closed: the comparison would miss it")
+	}
+}
+
+func differentialEnding(t *testing.T, seed uint64, n int, park bool) diffStats {
 	ctx := context.Background()
 	gen, err := scenario.New(seed, n)
 	if err != nil {
@@ -159,12 +184,31 @@ func differential(t *testing.T, seed uint64, n int) diffStats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return compareExecutions(t, support.Name, config, ref, d, set)
+	var end *int64
+	if park {
+		// The input stops an hour in: the keys whose answers were still to come wait at
+		// its end, some deadlines before it have passed.
+		cut := &scenario.Set{Script: set.Script, Snapshots: set.Snapshots, Keys: set.Keys}
+		e := int64(math.MinInt64)
+		for _, rec := range set.Records {
+			env, _, err := drive.DecodeEnvelope(records.Binary, rec)
+			if err == nil && env.GetEventTimeMs() > scenario.T0+60*60*1000 {
+				continue
+			}
+			if err == nil {
+				e = max(e, env.GetEventTimeMs())
+			}
+			cut.Records = append(cut.Records, rec)
+		}
+		set, end, d.Park, d.EndMs = cut, &e, true, e
+	}
+	return compareExecutions(t, support.Name, config, ref, d, set, end)
 }
 
 // compareExecutions runs set through the driver d (the agent name with config) and through
-// the three Beam executions, and compares every output byte for byte.
-func compareExecutions(t *testing.T, name string, config []byte, ref string, d *drive.Driver, set *scenario.Set) diffStats {
+// the three Beam executions, and compares every output byte for byte. With parkAt, the Beam
+// executions park at the end of the input (d must too).
+func compareExecutions(t *testing.T, name string, config []byte, ref string, d *drive.Driver, set *scenario.Set, parkAt *int64) diffStats {
 	if *diffKeys != "" {
 		set = filterSet(t, set, regexp.MustCompile(*diffKeys))
 	}
@@ -176,6 +220,9 @@ func compareExecutions(t *testing.T, name string, config []byte, ref string, d *
 	restores, restoreDead := transforms.DecodeSnapshots(s, transforms.Binary, beam.CreateList(s, set.Snapshots))
 	keyed = beam.Flatten(s, keyed, restores)
 	opts := transforms.Options{Agent: name, Config: config, Keyring: ref, OrderResolutionMs: 1000}
+	if parkAt != nil {
+		opts.AtEnd, opts.InputEndMs = transforms.AtEndPark, parkAt
+	}
 	writeOutputs(s, stream, transforms.RunAgent(s, opts, keyed), dead, restoreDead)
 	opts.OrderResolutionMs = 1
 	concurrent := opts
@@ -197,6 +244,11 @@ func compareExecutions(t *testing.T, name string, config []byte, ref string, d *
 				t.Errorf("%s: %s differs from the driver at record %d of %d/%d (keys %q):\n  %s: %s\n  driver: %s",
 					o.Name, path, i, len(got), len(w), differingKeys(o.Type, got, w), path, render(o.Type, got, i), render(o.Type, w, i))
 			}
+		}
+	}
+	for _, b := range want[pipeline.SnapshotsName] {
+		if snap, err := transforms.DecodeSnapshot(transforms.Binary, b); err == nil && snap.GetRequestId() == drive.ParkedRequestID {
+			st.parked++
 		}
 	}
 	for _, b := range want[pipeline.DeadLettersName] {

@@ -67,6 +67,19 @@
 // Restores (DecodeSnapshots) are applied when they arrive, before the key's buffered
 // envelopes, and only into a key without state.
 //
+// # The end of a bounded input
+//
+// With Options.AtEnd AtEndPark and Options.InputEndMs (the input's last event time, which
+// pipeline.Run reads from the input files before it builds the pipeline), a key still
+// suspended when the input ends is parked instead of failed closed: the step fires no core
+// timer after InputEndMs, and the first firing after it (one the final watermark alone
+// brings) writes the key's state to the snapshots output with request id
+// drive.ParkedRequestID and disarms the key's timers (agent/drive specifies it; the Driver
+// and RunAgentBatch do the same). DecodeParked restores exactly those snapshots into the
+// next run. In arrival order the deadline's firing after the end parks the key and nothing is
+// cleared: on Prism a cleared timer comes back as a firing at time 0. The zero value of
+// AtEnd keeps failing closed; streaming inputs never park.
+//
 // # --update contract (stable API)
 //
 //   - Scope "RunAgent" and the DoFn type transforms.runAgentFn: the step's unique name is

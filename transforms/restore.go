@@ -28,14 +28,26 @@ func DecodeSnapshots(s beam.Scope, format Format, records beam.PCollection) (key
 	return beam.ParDo2(s, &decodeSnapshotFn{Format: format}, records)
 }
 
+// DecodeParked is DecodeSnapshots for a previous run's snapshots output: it restores only the
+// keys that run parked at the end of its input (request id drive.ParkedRequestID) and passes
+// over the snapshots that export requests asked for.
+func DecodeParked(s beam.Scope, format Format, records beam.PCollection) (keyed, dead beam.PCollection) {
+	s = s.Scope("DecodeParked")
+	return beam.ParDo2(s, &decodeSnapshotFn{Format: format, Parked: true}, records)
+}
+
 type decodeSnapshotFn struct {
 	Format Format
+	Parked bool // restore only parked snapshots
 }
 
 func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
 	snap, err := DecodeSnapshot(f.Format, rec)
 	if err != nil {
 		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, records.ReasonRestoreRefused, err, rec)))
+		return
+	}
+	if f.Parked && snap.GetRequestId() != drive.ParkedRequestID {
 		return
 	}
 	keyed(snap.GetEntityKey(), drive.RestoreValue(snap))

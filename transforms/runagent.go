@@ -77,11 +77,31 @@ type Options struct {
 	// firing to its end before the next. An input not in the global window runs with 1.
 	ModelConcurrency int
 
+	// AtEnd is what happens at the end of a bounded input to a key still waiting on tool
+	// results or approvals: AtEndFail (the default, "") lets the final watermark fire its
+	// deadline, which escalates and then fails closed (activation_timeout,
+	// approval_timeout); AtEndPark parks it: no timer after InputEndMs fires, and the key's
+	// state goes to the snapshots output as a StateSnapshot with request id
+	// drive.ParkedRequestID, which a later run restores (pipeline.Options.Resume). Parking
+	// needs InputEndMs, the event time the input ends at (its last envelope's; the pipeline
+	// reads it from the input files); it is for bounded inputs only.
+	AtEnd      AtEnd
+	InputEndMs *int64
+
 	// Capture is the id of a process-local statedir.Capture that records every key's state
 	// for a restart (`run --state_dir`); empty for none, and ignored by workers in another
 	// process. It needs event-time ordering.
 	Capture string
 }
+
+// AtEnd is Options.AtEnd: what the end of a bounded input does to a key still waiting.
+type AtEnd string
+
+// The end-of-input behaviours.
+const (
+	AtEndFail AtEnd = "fail"
+	AtEndPark AtEnd = "park"
+)
 
 // DefaultModelConcurrency is Options.ModelConcurrency's default with a hosted model.
 const DefaultModelConcurrency = limit.DefaultConcurrency
@@ -121,6 +141,18 @@ func (o Options) Check() error {
 	}
 	if o.OrderResolutionMs < 0 {
 		return fmt.Errorf("order resolution %d ms is negative", o.OrderResolutionMs)
+	}
+	switch o.AtEnd {
+	case "", AtEndFail:
+	case AtEndPark:
+		switch {
+		case o.InputEndMs == nil:
+			return fmt.Errorf("parking waiting keys at the end of the input needs the input's end (InputEndMs)")
+		case o.Capture != "":
+			return fmt.Errorf("parking waiting keys is for bounded inputs; a run keeping state across restarts drains them instead")
+		}
+	default:
+		return fmt.Errorf("unknown end-of-input behaviour %q (want %q or %q)", o.AtEnd, AtEndFail, AtEndPark)
 	}
 	if o.Capture != "" && o.Ordering == ArrivalOrder {
 		return fmt.Errorf("keeping state across restarts needs event-time ordering")
@@ -277,6 +309,8 @@ func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider,
 type runtime struct {
 	agent *agent.Agent
 	deps  agent.Deps
+	park  bool // Options.AtEnd is AtEndPark, the input ending at endMs
+	endMs int64
 
 	activations, firings, modelCalls           beam.Counter
 	stateReads, stateWrites, stateBytesWritten beam.Counter
@@ -292,6 +326,9 @@ func newRuntime(o Options) (*runtime, error) {
 		return nil, err
 	}
 	rt := &runtime{agent: a, deps: agent.Deps{AllowUnsigned: o.AllowUnsignedIntents}}
+	if o.AtEnd == AtEndPark && o.InputEndMs != nil {
+		rt.park, rt.endMs = true, *o.InputEndMs
+	}
 	if o.Keyring != "" {
 		if rt.deps.Keyring, err = intent.LoadKeyring(o.Keyring); err != nil {
 			return nil, err
@@ -456,7 +493,7 @@ func (f *firing) batch() *agent.Batch {
 }
 
 func (rt *runtime) core(fr *frame) drive.Core {
-	c := drive.Core{Agent: rt.agent, Deps: rt.deps}
+	c := drive.Core{Agent: rt.agent, Deps: rt.deps, Park: rt.park, EndMs: rt.endMs}
 	if fr != nil {
 		c.OrderResolutionMs, c.Arrival = fr.resolution, fr.ordering == ArrivalOrder
 	}

@@ -26,6 +26,13 @@
 //   - At the end of a bounded input the watermark passes every time, so the remaining timers
 //     fire in event time until none is armed: suspensions escalate and then fail closed, idle
 //     keys lose their memory and replay cache. Snapshots are what export requests saw.
+//   - Unless the key parks (Core.Park, for a bounded input known to end at Core.EndMs, its
+//     last envelope's event time): then only the timers at or before EndMs fire, and the first
+//     firing after it, which only the end of the input brings, emits a suspended key's state
+//     as a snapshot with request id ParkedRequestID (as an export request at EndMs takes it)
+//     and disarms the key's timers: no escalation, no dead letter. A key that is not suspended
+//     emits nothing. The end must be known before the input runs: a firing cannot tell the
+//     final watermark from the input's own event time passing a deadline.
 //
 // Outputs therefore depend only on the inputs' bytes and event times, never on arrival order,
 // on how the runner bundles or batches them, nor on the ordering resolution.

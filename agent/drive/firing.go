@@ -89,6 +89,42 @@ type Core struct {
 	// Arrival runs each envelope as it arrives, without the ordering buffer
 	// (transforms.ArrivalOrder); Driver does not support it.
 	Arrival bool
+	// Park, for a bounded input that ends at event time EndMs (its last envelope's), parks
+	// the keys still waiting at the end instead of failing them closed: a core timer after
+	// EndMs never fires, and the first firing after EndMs (one the end of the input alone
+	// brings: the final watermark) emits the key's state as a StateSnapshot with request id
+	// ParkedRequestID when the key is suspended, and disarms the key's timers. Without Park
+	// every timer fires in event time to the end (the fail-closed behaviour). With Arrival, a
+	// deadline or TTL firing after EndMs parks the key the same way.
+	Park  bool
+	EndMs int64
+}
+
+// ParkedRequestID is the request id of the StateSnapshot that parks a key still waiting at
+// the end of a bounded input (Core.Park): `run --resume` restores exactly these.
+const ParkedRequestID = "beamagents.parked"
+
+// limit is the latest event time at which a firing at atMs fires core timers.
+func (c Core) limit(atMs int64) int64 {
+	if c.Park {
+		return min(atMs, c.EndMs)
+	}
+	return atMs
+}
+
+// park is the end of a bounded input for a key that still has core timers armed (all after
+// EndMs): a suspended key's state goes out as a parked snapshot, taken at EndMs exactly as an
+// export request takes it (blobs verbatim), and the timers are disarmed, so nothing is
+// escalated or failed closed and no later firing parks it again. A key that is not suspended
+// (only its idle TTL armed) emits nothing.
+func (c Core) park(ctx context.Context, b *agent.Batch, key []byte, timers Timers, sink func(*agent.Result)) {
+	req := &pb.AgentEnvelope{EntityKey: key, EventTimeMs: c.EndMs, Payload: &pb.AgentEnvelope_ExportRequest{
+		ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: ParkedRequestID}}}
+	res, _ := b.Activate(ctx, req)
+	if len(res.DeadLetters) > 0 || len(res.Snapshots) == 1 && res.Snapshots[0].GetContinuation() != nil {
+		sink(res)
+	}
+	clear(timers)
 }
 
 // activate runs env in batch b, through Around when set.
@@ -108,13 +144,14 @@ func (c Core) Batch(store agent.Store) *agent.Batch { return c.Agent.NewBatch(st
 
 // Firing runs one firing of a key at event time atMs: the due envelopes (in the order
 // SortDue gives) interleaved with the key's core timers that fall due at or before atMs,
-// each timer fired at its own event time. An envelope goes before a timer at the same time;
+// each timer fired at its own event time (with Park, only those due by EndMs). An envelope
+// goes before a timer at the same time;
 // a timer a result arms at or before atMs fires within the same firing. Every input runs in
 // batch b, so each sees what the ones before it committed; every result goes to sink in
 // order; timers ends holding the timers still armed, all after atMs.
 func (c Core) Firing(ctx context.Context, b *agent.Batch, key []byte, due []Buffered, timers Timers, atMs int64, sink func(*agent.Result)) {
 	for i := 0; ; {
-		tag, at, ok := timers.next(atMs)
+		tag, at, ok := timers.next(c.limit(atMs))
 		if i < len(due) && (!ok || due[i].Env.GetEventTimeMs() <= at) {
 			env := due[i].Env
 			i++
