@@ -293,7 +293,7 @@ func (c *call) drainInbox() {
 func (c *call) export(v *view, out *Outputs, req *pb.AgentEnvelope_StateExportRequest) error {
 	snap := &pb.StateSnapshot{StateSchemaVersion: 1, EntityKey: c.entity, SnapshotAtMs: c.now, RequestId: req.GetRequestId()}
 	var raw [numCells][]byte
-	for _, cell := range []cell{seqCell, memoryCell, cacheCell, contCell, pendingCell} {
+	for _, cell := range []cell{seqCell, memoryCell, cacheCell, contCell, pendingCell, inboxCell} {
 		b, err := v.raw(cell)
 		if err != nil {
 			return err
@@ -334,6 +334,13 @@ func (c *call) export(v *view, out *Outputs, req *pb.AgentEnvelope_StateExportRe
 		return stateErr(err)
 	}
 	snap.Pending = slices.Collect(pending.All())
+	if len(raw[inboxCell]) > 0 {
+		inbox := &pb.AgentInbox{}
+		if err := blob(inboxCell, inbox); err != nil {
+			return err
+		}
+		snap.Inbox = inbox.GetEnvelopes()
+	}
 	out.Snapshots = append(out.Snapshots, snap)
 	return nil
 }

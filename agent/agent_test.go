@@ -287,7 +287,7 @@ func TestCellAccessPerPath(t *testing.T) {
 		{"tool call", tool, []statecodec.Cell{"continuation.v1", "seq.v1", "memory.v1", "llm_cache.v1", "pending.v1"},
 			[]statecodec.Cell{"continuation.v1", "llm_cache.v1", "memory.v1", "pending.v1"}},
 		{"external event while suspended", queued, []statecodec.Cell{"continuation.v1", "inbox.v1"}, []statecodec.Cell{"inbox.v1"}},
-		{"export", export, []statecodec.Cell{"seq.v1", "memory.v1", "llm_cache.v1", "continuation.v1", "pending.v1"}, nil},
+		{"export", export, []statecodec.Cell{"seq.v1", "memory.v1", "llm_cache.v1", "continuation.v1", "pending.v1", "inbox.v1"}, nil},
 		{"resume", resume, []statecodec.Cell{"continuation.v1", "pending.v1", "memory.v1", "llm_cache.v1", "inbox.v1"},
 			[]statecodec.Cell{"continuation.v1", "inbox.v1", "llm_cache.v1", "pending.v1", "seq.v1"}},
 	} {
@@ -296,6 +296,66 @@ func TestCellAccessPerPath(t *testing.T) {
 			t.Errorf("%s: reads %v writes %v; want %v and %v", tc.name, tc.res.Reads, writes, tc.reads, tc.writes)
 		}
 	}
+}
+
+// A suspended key's snapshot carries its inbox: restored into a fresh key, the result
+// resumes it and the queued event runs after it, with the same outputs, byte for byte, as
+// in the key that never left. A restore whose inbox is not the key's own external events is
+// refused.
+func TestSnapshotCarriesTheInbox(t *testing.T) {
+	a, _ := scenarioAgent(t, "export_snapshot")
+	deps := agent.Deps{Keyring: testKeyring(t)}
+	ctx := context.Background()
+	step := func(st agent.MapStore, env *pb.AgentEnvelope) *agent.Result {
+		res, _ := a.Activate(ctx, st, env, deps)
+		st.Apply(res)
+		return res
+	}
+	st := agent.MapStore{}
+	step(st, ext(1000, "I am Ada, where is A-1?"))
+	step(st, ext(1001, "are you there?"))
+	export := step(st, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1002, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}})
+	snap := export.Snapshots[0]
+	if len(snap.GetInbox()) != 1 || string(snap.GetInbox()[0].GetExternalEvent()) != "are you there?" {
+		t.Fatalf("snapshot inbox %v", snap.GetInbox())
+	}
+	restored := agent.MapStore{}
+	res, err := a.Restore(ctx, restored, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored.Apply(res)
+	want := step(st, toolResult(1003, 0, 1, "ok"))
+	got := step(restored, toolResult(1003, 0, 1, "ok"))
+	if len(got.DeadLetters) != len(want.DeadLetters) || len(got.Finals) != len(want.Finals) ||
+		len(want.Finals) != 1 || !proto.Equal(got.Finals[0], want.Finals[0]) || !slices.EqualFunc(got.DeadLetters, want.DeadLetters, func(x, y *pb.ActivationErrorRecord) bool { return proto.Equal(x, y) }) {
+		t.Fatalf("resumed from the snapshot: finals %v dead letters %v; in place: finals %v dead letters %v", got.Finals, got.DeadLetters, want.Finals, want.DeadLetters)
+	}
+	if len(want.DeadLetters) != 1 || len(want.Traces) == 0 {
+		t.Fatalf("the queued event did not run after the resumption: %v", want.DeadLetters)
+	}
+
+	for name, inbox := range map[string][]*pb.AgentEnvelope{
+		"another key's event": {{EntityKey: []byte("someone-else"), EventTimeMs: 1001, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("x")}}},
+		"a tool result":       {toolResult(1001, 0, 1, "ok")},
+	} {
+		bad := proto.CloneOf(snap)
+		bad.Inbox = inbox
+		if _, err := a.Restore(ctx, agent.MapStore{}, bad); !isReason(err, records.ReasonRestoreRefused) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	noSuspension := proto.CloneOf(snap)
+	noSuspension.Continuation, noSuspension.Pending = nil, nil
+	if _, err := a.Restore(ctx, agent.MapStore{}, noSuspension); !isReason(err, records.ReasonRestoreRefused) {
+		t.Errorf("an inbox without a suspension: %v", err)
+	}
+}
+
+// isReason reports whether err is an agent error of reason r.
+func isReason(err error, r records.Reason) bool {
+	var e *agent.Error
+	return errors.As(err, &e) && e.Reason == r
 }
 
 func TestDeadLetterDetailIsStable(t *testing.T) {

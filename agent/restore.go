@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 
 	"google.golang.org/protobuf/proto"
@@ -11,7 +12,7 @@ import (
 )
 
 // Restore writes a StateSnapshot into a key that has no state yet: the counter, memory,
-// replay cache, continuation and pending intents, blobs verbatim (no migration, exactly as an
+// replay cache, continuation, pending intents and inbox, blobs verbatim (no migration, exactly as an
 // export carries them), so a key exported here or by another runtime sharing the wire format
 // continues where it was. A key that already has state is left untouched and the restore
 // becomes a restore_refused dead letter. A restored suspension gets its deadline timer.
@@ -60,6 +61,19 @@ func (c *call) restore(v *view, snap *pb.StateSnapshot) error {
 	}
 	if writes[pendingCell], err = pending.Encode(); err != nil {
 		return fail(records.ReasonRestoreRefused, err, "pending intents")
+	}
+	if inbox := snap.GetInbox(); len(inbox) > 0 {
+		if len(writes[contCell]) == 0 {
+			return fail(records.ReasonRestoreRefused, nil, "an inbox without a suspension")
+		}
+		for i, env := range inbox {
+			if err := checkEnvelope(env); err != nil || env.GetExternalEvent() == nil || !bytes.Equal(env.GetEntityKey(), c.entity) {
+				return fail(records.ReasonRestoreRefused, err, "inbox envelope %d is not an external event of the key", i)
+			}
+		}
+		if writes[inboxCell], err = (proto.MarshalOptions{Deterministic: true}).Marshal(&pb.AgentInbox{Envelopes: inbox}); err != nil {
+			return fail(records.ReasonRestoreRefused, err, "inbox")
+		}
 	}
 	if len(writes[contCell]) > 0 && snap.GetContinuation().GetDeadlineMs() == 0 {
 		return fail(records.ReasonRestoreRefused, nil, "continuation without a deadline")

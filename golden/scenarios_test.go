@@ -130,7 +130,7 @@ func TestWireContractFieldNumbers(t *testing.T) {
 		"AgentEnvelope.StateExportRequest": {"request_id": {1, S, false}},
 		"StateSnapshot": {"state_schema_version": {1, U32, false}, "entity_key": {2, B, false}, "seq": {3, I64, false},
 			"snapshot_at_ms": {4, I64, false}, "memory": {5, M, false}, "llm_cache": {6, M, false}, "continuation": {7, M, false},
-			"pending": {8, M, true}, "request_id": {9, S, false}},
+			"pending": {8, M, true}, "request_id": {9, S, false}, "inbox": {10, M, true}},
 		"ActivationErrorRecord": {"entity_key": {1, B, false}, "reason": {2, S, false}, "detail": {3, S, false}, "event_time_ms": {4, I64, false},
 			"envelope": {5, B, false}, "raw_record": {6, B, false}},
 		"Continuation": {"state_schema_version": {1, U32, false}, "seq": {2, I64, false}, "step_index": {3, U32, false},

@@ -1403,7 +1403,11 @@ type StateSnapshot struct {
 	// Intents awaiting a result or an approval.
 	Pending []*ToolIntent `protobuf:"bytes,8,rep,name=pending,proto3" json:"pending,omitempty"`
 	// Echo of StateExportRequest.request_id.
-	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// External events that arrived while the key was suspended and wait for its next
+	// activation, oldest first (the inbox). Additive within state_schema_version 1: a
+	// snapshot without it restores an empty inbox.
+	Inbox         []*AgentEnvelope `protobuf:"bytes,10,rep,name=inbox,proto3" json:"inbox,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1499,6 +1503,13 @@ func (x *StateSnapshot) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *StateSnapshot) GetInbox() []*AgentEnvelope {
+	if x != nil {
+		return x.Inbox
+	}
+	return nil
 }
 
 // Approval is a human decision on an APPROVAL intent.
@@ -1821,7 +1832,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\benvelope\x18\x05 \x01(\fH\x00R\benvelope\x12\x1f\n" +
 	"\n" +
 	"raw_record\x18\x06 \x01(\fH\x00R\trawRecordB\x0e\n" +
-	"\ffailed_input\"\x9e\x03\n" +
+	"\ffailed_input\"\xd3\x03\n" +
 	"\rStateSnapshot\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x12\x1d\n" +
 	"\n" +
@@ -1833,7 +1844,9 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\fcontinuation\x18\a \x01(\v2\x1c.beam_agents.v1.ContinuationR\fcontinuation\x124\n" +
 	"\apending\x18\b \x03(\v2\x1a.beam_agents.v1.ToolIntentR\apending\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\t \x01(\tR\trequestIdBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
+	"request_id\x18\t \x01(\tR\trequestId\x123\n" +
+	"\x05inbox\x18\n" +
+	" \x03(\v2\x1d.beam_agents.v1.AgentEnvelopeR\x05inboxBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
 
 var (
 	file_beam_agents_v1_beam_agents_proto_rawDescOnce sync.Once
@@ -1885,12 +1898,13 @@ var file_beam_agents_v1_beam_agents_proto_depIdxs = []int32{
 	11, // 12: beam_agents.v1.StateSnapshot.llm_cache:type_name -> beam_agents.v1.LlmCacheBlob
 	10, // 13: beam_agents.v1.StateSnapshot.continuation:type_name -> beam_agents.v1.Continuation
 	6,  // 14: beam_agents.v1.StateSnapshot.pending:type_name -> beam_agents.v1.ToolIntent
-	1,  // 15: beam_agents.v1.AgentEnvelope.Approval.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	9,  // 15: beam_agents.v1.StateSnapshot.inbox:type_name -> beam_agents.v1.AgentEnvelope
+	1,  // 16: beam_agents.v1.AgentEnvelope.Approval.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_beam_agents_v1_beam_agents_proto_init() }
