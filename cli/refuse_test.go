@@ -251,7 +251,7 @@ func TestRefusals(t *testing.T) {
 		}, nil, 2, "redrive never overwrites its input"},
 
 		// effector configuration
-		{"effector --agents suport", func(o string) []string { return effArgs(f, o, "--agents", "suport") }, nil, 2, `--agents: unknown agent with tools "suport"; registered: support`},
+		{"effector --agents suport", func(o string) []string { return effArgs(f, o, "--agents", "suport") }, nil, 2, `--agents: unknown agent with tools "suport"; registered: devices, support`},
 		{"effector --workers -5", func(o string) []string { return effArgs(f, o, "--workers", "-5") }, nil, 2, "--workers: -5 is below its minimum 1"},
 		{"effector --lease -1s", func(o string) []string { return effArgs(f, o, "--lease", "-1s") }, nil, 2, "--lease: -1s is not a positive duration"},
 		{"effector --verify bogus", func(o string) []string { return effArgs(f, o, "--verify", "sometimes") }, nil, 2, `--verify: "sometimes" is not one of off, permissive, require`},
