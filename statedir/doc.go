@@ -7,9 +7,11 @@
 //
 // Invariants:
 //   - A key's state is written in the snapshot format an export emits (StateSnapshot:
-//     counter, memory, replay cache, continuation, pending intents, blobs verbatim), and the
-//     envelopes the key had not run yet (its ordering buffer and its inbox) as binary
+//     counter, memory, replay cache, continuation, pending intents and inbox, blobs
+//     verbatim), and the envelopes the key had not run yet (its ordering buffer) as binary
 //     AgentEnvelopes: the restart reads them with the pipeline's own restore and file input.
+//     A directory an earlier build wrote holds the inbox as envelopes instead; restored,
+//     they queue again in the same order.
 //   - A drain is committed whole or not at all: its files go into a new generation directory,
 //     each written to a temporary name, synced and renamed, and only then does the marker
 //     (drain.json, replaced atomically) name that generation as drained. A run that stops

@@ -2,9 +2,7 @@ package transforms
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
@@ -88,9 +86,10 @@ func (f *firing) freeze(j *stepJob) error {
 	return nil
 }
 
-// record puts the key's state (through l) and the envelopes it has not run (its inbox, then
-// its ordering buffer's) into the Capture. It is the export an export request makes; a key
-// whose state does not export (corrupt cells) is left out with its dead letter emitted.
+// record puts the key's state (through l; its snapshot carries its inbox) and the envelopes of
+// its ordering buffer, which it has not run, into the Capture. It is the export an export
+// request makes; a key whose state does not export (corrupt cells) is left out with its dead
+// letter emitted.
 func (o captureObserver) record(f *firing, l layout, buffer [][]byte) {
 	store := layoutStore{f.sp, l}
 	req := &pb.AgentEnvelope{EntityKey: f.key, EventTimeMs: max(f.now, 1),
@@ -102,16 +101,7 @@ func (o captureObserver) record(f *firing, l layout, buffer [][]byte) {
 		}
 		return
 	}
-	rec := statedir.Record{Snapshot: res.Snapshots[0]}
-	if b, err := store.Read(agent.CellInbox); err == nil && len(b) > 0 {
-		inbox := &pb.AgentInbox{}
-		if proto.Unmarshal(b, inbox) == nil {
-			for _, env := range inbox.GetEnvelopes() {
-				rec.Envelopes = append(rec.Envelopes, drive.Marshal(env))
-			}
-		}
-	}
-	rec.Envelopes = append(rec.Envelopes, drive.Envelopes(buffer)...)
+	rec := statedir.Record{Snapshot: res.Snapshots[0], Envelopes: drive.Envelopes(buffer)}
 	if empty(rec) {
 		return
 	}
@@ -121,5 +111,5 @@ func (o captureObserver) record(f *firing, l layout, buffer [][]byte) {
 func empty(r statedir.Record) bool {
 	s := r.Snapshot
 	return len(r.Envelopes) == 0 && s.GetSeq() == 0 && s.GetMemory() == nil && s.GetLlmCache() == nil &&
-		s.GetContinuation() == nil && len(s.GetPending()) == 0
+		s.GetContinuation() == nil && len(s.GetPending()) == 0 && len(s.GetInbox()) == 0
 }

@@ -31,10 +31,8 @@
 //     firing after it, which only the end of the input brings, emits a suspended key's state
 //     as a snapshot with request id ParkedRequestID (as an export request at EndMs takes it)
 //     and disarms the key's timers: no escalation, no dead letter. A key that is not suspended
-//     parks idle the same way (its counter, memory and cache), so a run resuming from the
-//     parked state goes on numbering its activations. The end must be known before the input
-//     runs: a firing cannot tell the final watermark from the input's own event time passing
-//     a deadline.
+//     emits nothing. The end must be known before the input runs: a firing cannot tell the
+//     final watermark from the input's own event time passing a deadline.
 //
 // Outputs therefore depend only on the inputs' bytes and event times, never on arrival order,
 // on how the runner bundles or batches them, nor on the ordering resolution.

@@ -14,8 +14,7 @@ type Driver struct {
 	Core
 	// OutputsOnly skips the work that can change no output: a last firing of the idle TTL,
 	// with nothing else armed and nothing buffered, only drops the key's memory and replay
-	// cache (unless the key parks: Core.Park, when that firing emits its state), and the state
-	// at the end is never encoded. Stats.Cells is then empty.
+	// cache, and the state at the end is never encoded. Stats.Cells is then empty.
 	OutputsOnly bool
 	// Observe, when set, sees every result of the core before its outputs are emitted (a
 	// shell's metering); it must not change the result.
@@ -69,7 +68,7 @@ func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(
 	for _, v := range values {
 		k.element(ctx, v, emit)
 	}
-	for len(k.timers) > 0 && !(d.OutputsOnly && !d.Park && k.onlyIdleLeft()) {
+	for len(k.timers) > 0 && !(d.OutputsOnly && k.onlyIdleLeft()) {
 		k.fire(ctx, emit)
 	}
 	if !d.OutputsOnly {

@@ -113,37 +113,18 @@ func (c Core) limit(atMs int64) int64 {
 }
 
 // park is the end of a bounded input for a key that still has core timers armed (all after
-// EndMs): the key's state goes out as a parked snapshot, taken at EndMs exactly as an export
-// request takes it (blobs verbatim), and the timers are disarmed, so nothing is escalated or
-// failed closed and no later firing parks it again. A suspended key is parked with its
-// suspension, pending intents and inbox; an idle one (only its TTL armed) with its counter,
-// memory and replay cache, so a run that resumes from the parked state neither forgets it
-// nor numbers new activations (and so intent ids) from zero again. Which says which keys this
-// firing parks: suspended ones, idle ones, or both.
-func (c Core) park(ctx context.Context, b *agent.Batch, key []byte, timers Timers, which parkWhich, sink func(*agent.Result)) {
+// EndMs): a suspended key's state goes out as a parked snapshot, taken at EndMs exactly as an
+// export request takes it (blobs verbatim), and the timers are disarmed, so nothing is
+// escalated or failed closed and no later firing parks it again. A key that is not suspended
+// (only its idle TTL armed) emits nothing.
+func (c Core) park(ctx context.Context, b *agent.Batch, key []byte, timers Timers, sink func(*agent.Result)) {
 	req := &pb.AgentEnvelope{EntityKey: key, EventTimeMs: c.EndMs, Payload: &pb.AgentEnvelope_ExportRequest{
 		ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: ParkedRequestID}}}
 	res, _ := b.Activate(ctx, req)
-	if len(res.DeadLetters) > 0 || len(res.Snapshots) == 1 && which.takes(res.Snapshots[0].GetContinuation() != nil) {
+	if len(res.DeadLetters) > 0 || len(res.Snapshots) == 1 && res.Snapshots[0].GetContinuation() != nil {
 		sink(res)
 	}
 	clear(timers)
-}
-
-// parkWhich says which keys a parking firing parks.
-type parkWhich uint8
-
-const (
-	parkSuspended parkWhich = 1 << iota // a suspended key (its deadline fired)
-	parkIdle                            // a key that is not suspended (its idle TTL fired)
-	parkAny       = parkSuspended | parkIdle
-)
-
-func (w parkWhich) takes(suspended bool) bool {
-	if suspended {
-		return w&parkSuspended != 0
-	}
-	return w&parkIdle != 0
 }
 
 // activate runs env in batch b, through Around when set.

@@ -89,14 +89,11 @@ func (c Core) Step(ctx context.Context, b *agent.Batch, key []byte, t Trigger, b
 		case c.Park && t.AtMs > c.EndMs:
 			// Only the end of the input fires this. The deadline (armed once per
 			// suspension, and consumed by this firing) parks a suspended key; the idle TTL
-			// parks a key that is not suspended (a suspended one is the deadline's), and is
-			// not armed again. No timer is cleared: on Prism a cleared timer comes back as a
-			// firing at time 0, which would fire as a timeout.
-			which := parkSuspended
-			if t.Tag == agent.TagTTL {
-				which = parkIdle
+			// does nothing and is not armed again. No timer is cleared: on Prism a cleared
+			// timer comes back as a firing at time 0, which would fire as a timeout.
+			if t.Tag == agent.TagDeadline {
+				c.park(ctx, b, key, Timers{}, e.sink)
 			}
-			c.park(ctx, b, key, Timers{}, which, e.sink)
 		case t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL:
 			res, _ := b.Fire(ctx, key, t.Tag, t.AtMs)
 			e.sink(res)
@@ -155,7 +152,7 @@ func (c Core) firing(ctx context.Context, b *agent.Batch, key []byte, t Trigger,
 	e.Activations = len(bl.Due)
 	c.Firing(ctx, b, key, bl.Due, bl.Timers, t.AtMs, e.sink)
 	if c.Park && t.AtMs > c.EndMs && len(bl.Timers) > 0 {
-		c.park(ctx, b, key, bl.Timers, parkAny, e.sink)
+		c.park(ctx, b, key, bl.Timers, e.sink)
 	}
 	ops := Changes(before, bl.Timers)
 	e.Rewrite = len(bl.Due) > 0 || bl.Bad > 0 || len(ops) > 0

@@ -122,7 +122,9 @@ func TestDevicesAgainstOpenAI(t *testing.T) {
 	os.WriteFile(in1, []byte(envLine(t, reading(key, t0, 21000))+envLine(t, reading(key, t0+1000, 91000))+envLine(t, export(key, t0+5000, "after-anomaly"))), 0o644)
 	model := []string{"--model", "openai", "--model_name", "gpt-test", "--base_url", srv.BaseURL(), "--api_key", "env:BEAMAGENTS_DEVICES_KEY"}
 	out1 := filepath.Join(dir, "out1")
-	runBin(t, append([]string{"run", "--agent", "devices", "--input", in1, "--output_dir", out1, "--keyring", "file:" + ring}, model...)...)
+	// --at_end fail: the dispatch's deadline escalates at the end of the input (the attempts
+	// this test reads); the key's state travels by the export request, not by parking.
+	runBin(t, append([]string{"run", "--agent", "devices", "--input", in1, "--output_dir", out1, "--keyring", "file:" + ring, "--at_end", "fail"}, model...)...)
 
 	reqs := srv.Requests()
 	if len(reqs) != 1 {
@@ -190,13 +192,13 @@ func TestDevicesAgainstOpenAI(t *testing.T) {
 	// Replays answer the model from the snapshots' replay caches only, as documented: no flag
 	// names the model the run was launched with; the replay asks under the model id the
 	// recorded traces name (gpt-test), not the agent's own (devices-scripted-1).
-	for _, rp := range []struct{ name, input, restore, cache, recorded string }{
-		{"first run", in1, "", filepath.Join(out1, "snapshots.binpb"), out1},
-		{"from the exported snapshot", in2, filepath.Join(out1, "snapshots.binpb"), filepath.Join(out2, "snapshots.binpb"), out2},
+	for _, rp := range []struct{ name, input, restore, cache, recorded, atEnd string }{
+		{"first run", in1, "", filepath.Join(out1, "snapshots.binpb"), out1, "fail"},
+		{"from the exported snapshot", in2, filepath.Join(out1, "snapshots.binpb"), filepath.Join(out2, "snapshots.binpb"), out2, "park"},
 	} {
 		replayed := filepath.Join(dir, "replayed", strings.ReplaceAll(rp.name, " ", "_"))
 		args := []string{"replay", "--agent", "devices", "--keyring", "file:" + ring, "--cache_from", rp.cache,
-			"--input", rp.input, "--recorded", rp.recorded, "--output_dir", replayed}
+			"--input", rp.input, "--recorded", rp.recorded, "--output_dir", replayed, "--at_end", rp.atEnd}
 		if rp.restore != "" {
 			args = append(args, "--restore", rp.restore)
 		}
