@@ -116,13 +116,21 @@ func (c Core) limit(atMs int64) int64 {
 // EndMs): a suspended key's state goes out as a parked snapshot, taken at EndMs exactly as an
 // export request takes it (blobs verbatim), and the timers are disarmed, so nothing is
 // escalated or failed closed and no later firing parks it again. A key that is not suspended
-// (only its idle TTL armed) emits nothing.
+// (only its idle TTL armed) emits nothing. Neither does a firing whose deadline is not the
+// suspension's (a stale timer the shell's buffer still held after the key parked on its
+// current one): a key parks once.
 func (c Core) park(ctx context.Context, b *agent.Batch, key []byte, timers Timers, sink func(*agent.Result)) {
 	req := &pb.AgentEnvelope{EntityKey: key, EventTimeMs: c.EndMs, Payload: &pb.AgentEnvelope_ExportRequest{
 		ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: ParkedRequestID}}}
 	res, _ := b.Activate(ctx, req)
-	if len(res.DeadLetters) > 0 || len(res.Snapshots) == 1 && res.Snapshots[0].GetContinuation() != nil {
+	deadline, armed := timers[agent.TagDeadline]
+	switch {
+	case len(res.DeadLetters) > 0:
 		sink(res)
+	case len(res.Snapshots) == 1 && res.Snapshots[0].GetContinuation() != nil:
+		if !armed || deadline == res.Snapshots[0].GetContinuation().GetDeadlineMs() {
+			sink(res)
+		}
 	}
 	clear(timers)
 }
