@@ -129,7 +129,9 @@ func TestRefundsThroughFiles(t *testing.T) {
 		}
 	}
 	lines, _ := os.ReadFile(ledger)
-	count := func(prefix string) int { return strings.Count(string(lines), "\n"+prefix) + map[bool]int{true: 1}[strings.HasPrefix(string(lines), prefix)] }
+	count := func(prefix string) int {
+		return strings.Count(string(lines), "\n"+prefix) + map[bool]int{true: 1}[strings.HasPrefix(string(lines), prefix)]
+	}
 	if n := count("inline "); n != 3 {
 		t.Errorf("the inline lookup ran %d times, want 3 (once per activation):\n%s", n, lines)
 	}
