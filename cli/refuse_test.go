@@ -198,6 +198,9 @@ func TestRefusals(t *testing.T) {
 		{"run --at_end bogus", func(o string) []string { return runArgs(f, o, "--at_end", "bogus") }, nil, 2, `--at_end: "bogus" is not one of park, fail`},
 		{"run --resume a missing folder", func(o string) []string { return runArgs(f, o, "--resume", filepath.Join(f.dir, "no-such-run")) }, nil, 2, "--resume: " + filepath.Join(f.dir, "no-such-run") + " is not a folder"},
 		{"run --resume a folder without snapshots", func(o string) []string { return runArgs(f, o, "--resume", t.TempDir()) }, nil, 2, "holds no snapshots output (snapshots.binpb)"},
+		{"run --resume with --ordering arrival", func(o string) []string {
+			return runArgs(f, o, "--resume", filepath.Dir(f.typed["snapshots"]), "--ordering", "arrival")
+		}, nil, 2, "--resume: needs --ordering event_time"},
 		{"run --resume with --restore", func(o string) []string {
 			return runArgs(f, o, "--resume", filepath.Dir(f.typed["snapshots"]), "--restore", f.typed["snapshots"])
 		}, nil, 2, "--resume: give --resume or --restore, not both"},

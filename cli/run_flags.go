@@ -131,7 +131,15 @@ var runFlags = []runFlag{
 			}
 		},
 		func(n, v string, s *runSettings) check {
-			return when(v != "" && s.Restore != "", func() error { return refuseFlag(n, "give --resume or --restore, not both") })
+			switch {
+			case v != "" && s.Restore != "":
+				return func() error { return refuseFlag(n, "give --resume or --restore, not both") }
+			case v != "" && s.Ordering == transforms.ArrivalOrder:
+				// A key's restore must run before its envelopes, which only event-time
+				// ordering guarantees.
+				return func() error { return refuseFlag(n, "needs --ordering event_time, which runs a key's restore before its envelopes") }
+			}
+			return func() error { return nil }
 		}),
 	opt("replace", false, "replace the files an earlier run left in --output_dir (without it, run refuses a folder holding them)",
 		func(s *runSettings, v bool) { s.replace = v }),
