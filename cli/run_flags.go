@@ -137,7 +137,9 @@ var runFlags = []runFlag{
 			case v != "" && s.Ordering == transforms.ArrivalOrder:
 				// A key's restore must run before its envelopes, which only event-time
 				// ordering guarantees.
-				return func() error { return refuseFlag(n, "needs --ordering event_time, which runs a key's restore before its envelopes") }
+				return func() error {
+					return refuseFlag(n, "needs --ordering event_time, which runs a key's restore before its envelopes")
+				}
 			}
 			return func() error { return nil }
 		}),
