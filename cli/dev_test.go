@@ -148,24 +148,7 @@ func (p *devProc) pending(t *testing.T, keys ...string) map[string]string {
 // written.
 func TestDevLoopOnAUsersAgent(t *testing.T) {
 	dir := t.TempDir()
-	user := filepath.Join(dir, "refunds")
-	build := exec.Command("go", "build", "-o", user, ".")
-	build.Dir = filepath.Join("..", "examples", "refunds")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the user's module: %v\n%s", err, out)
-	}
-	var asked atomic.Int64
-	srv := llmtest.New(llmtest.OpenAI, func(int, []byte) llmtest.Reply {
-		asked.Add(1)
-		return llmtest.Reply{Text: `{"fields":{"refunds.summary.text":"The customer asks about the order."}}`, InputTokens: 50, OutputTokens: 10}
-	})
-	srv.Delay = 300 * time.Millisecond
-	defer srv.Close()
-	defer func() {
-		if r := srv.Refusals(); len(r) > 0 {
-			t.Errorf("the model server refused requests: %v", r)
-		}
-	}()
+	user, srv, asked := refundsModule(t, dir)
 
 	ledger := filepath.Join(dir, "ledger.txt")
 	follow := filepath.Join(dir, "events.jsonl")
@@ -331,6 +314,32 @@ func TestDevLoopOnAUsersAgent(t *testing.T) {
 	if n := asked.Load(); n != 20 {
 		t.Errorf("the model was asked %d times, want once per activation (20)", n)
 	}
+}
+
+// refundsModule builds examples/refunds, a user's agent in its own module, into dir, and
+// starts the OpenAI-compatible server it is run against: every request answered after 300 ms
+// with a summary, counted in asked. The test fails if the server refused a request.
+func refundsModule(t *testing.T, dir string) (bin string, srv *llmtest.Server, asked *atomic.Int64) {
+	t.Helper()
+	bin = filepath.Join(dir, "refunds")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("..", "examples", "refunds")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the user's module: %v\n%s", err, out)
+	}
+	asked = &atomic.Int64{}
+	srv = llmtest.New(llmtest.OpenAI, func(int, []byte) llmtest.Reply {
+		asked.Add(1)
+		return llmtest.Reply{Text: `{"fields":{"refunds.summary.text":"The customer writes about the order."}}`, InputTokens: 50, OutputTokens: 10}
+	})
+	srv.Delay = 300 * time.Millisecond
+	t.Cleanup(func() {
+		srv.Close()
+		if r := srv.Refusals(); len(r) > 0 {
+			t.Errorf("the model server refused requests: %v", r)
+		}
+	})
+	return bin, srv, asked
 }
 
 // execBin runs a built binary with args and extra environment.

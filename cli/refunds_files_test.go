@@ -4,17 +4,14 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 )
 
 // A user's own agent (examples/refunds, its own module: an inline lookup, a side-effecting
@@ -26,19 +23,7 @@ import (
 // activation.
 func TestRefundsThroughFiles(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "refunds")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("..", "examples", "refunds")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the user's module: %v\n%s", err, out)
-	}
-	var asked atomic.Int64
-	srv := llmtest.New(llmtest.OpenAI, func(int, []byte) llmtest.Reply {
-		asked.Add(1)
-		return llmtest.Reply{Text: `{"fields":{"refunds.summary.text":"The customer writes about the order."}}`, InputTokens: 50, OutputTokens: 10}
-	})
-	srv.Delay = 300 * time.Millisecond
-	defer srv.Close()
+	bin, srv, asked := refundsModule(t, dir)
 
 	ledger := filepath.Join(dir, "ledger.txt")
 	ring := filepath.Join(dir, "ring.json")
@@ -140,8 +125,5 @@ func TestRefundsThroughFiles(t *testing.T) {
 	}
 	if n := asked.Load(); n != 3 {
 		t.Errorf("the model was asked %d times, want 3 (once per activation)", n)
-	}
-	if r := srv.Refusals(); len(r) > 0 {
-		t.Errorf("the model server refused requests: %v", r)
 	}
 }
