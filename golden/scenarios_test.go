@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -124,9 +125,11 @@ func TestWireContractFieldNumbers(t *testing.T) {
 			"seq": {5, I64, false}, "step_index": {6, U32, false}, "event_type": {7, E, false}, "attributes": {8, M, true},
 			"start_ms": {9, I64, false}, "end_ms": {10, I64, false}},
 		"AgentEnvelope": {"entity_key": {1, B, false}, "event_time_ms": {2, I64, false}, "external_event": {3, B, false},
-			"tool_result": {4, M, false}, "approval": {5, M, false}, "export_request": {6, M, false}},
+			"tool_result": {4, M, false}, "approval": {5, M, false}, "export_request": {6, M, false}, "signal": {7, M, false}},
 		"AgentEnvelope.Approval": {"intent_id": {1, S, false}, "approved": {2, BO, false}, "approver": {3, S, false}, "decided_at_ms": {4, I64, false},
-			"signature_scheme": {5, E, false}, "signing_key_id": {6, S, false}, "signature": {7, B, false}, "intent_digest": {8, B, false}, "note": {9, S, false}},
+			"signature_scheme": {5, E, false}, "signing_key_id": {6, S, false}, "signature": {7, B, false}, "intent_digest": {8, B, false}, "note": {9, S, false}, "args_json": {10, S, false}},
+		"AgentEnvelope.Signal": {"name": {1, S, false}, "signal_id": {2, S, false}, "payload": {3, B, false}, "sender": {4, S, false},
+			"sent_at_ms": {5, I64, false}, "entity_key": {6, B, false}, "signature_scheme": {7, E, false}, "signing_key_id": {8, S, false}, "signature": {9, B, false}},
 		"AgentEnvelope.StateExportRequest": {"request_id": {1, S, false}},
 		"StateSnapshot": {"state_schema_version": {1, U32, false}, "entity_key": {2, B, false}, "seq": {3, I64, false},
 			"snapshot_at_ms": {4, I64, false}, "memory": {5, M, false}, "llm_cache": {6, M, false}, "continuation": {7, M, false},
@@ -135,7 +138,7 @@ func TestWireContractFieldNumbers(t *testing.T) {
 			"envelope": {5, B, false}, "raw_record": {6, B, false}},
 		"Continuation": {"state_schema_version": {1, U32, false}, "seq": {2, I64, false}, "step_index": {3, U32, false},
 			"pending_intent_ids": {4, S, true}, "adapter": {5, S, false}, "snapshot": {6, B, false}, "suspended_at_ms": {7, I64, false},
-			"deadline_ms": {8, I64, false}, "escalations": {9, U32, false}},
+			"deadline_ms": {8, I64, false}, "escalations": {9, U32, false}, "wake_at_ms": {10, I64, false}, "awaiting_signal": {11, S, false}},
 		"LlmCacheBlob": {"state_schema_version": {1, U32, false}, "entries": {2, M, true}, "total_response_bytes": {3, I64, false}},
 		"LlmCacheEntry": {"cache_key": {1, S, false}, "response": {2, B, false}, "response_digest": {3, B, false},
 			"created_at_ms": {4, I64, false}, "last_access_ms": {5, I64, false}, "digest_only": {6, BO, false},
@@ -538,7 +541,7 @@ func TestExactlyOnePayloadVariantIsSet(t *testing.T) {
 	}
 	m := env.ProtoReflect()
 	od := m.Descriptor().Oneofs().ByName("payload")
-	if od.Fields().Len() != 4 || m.WhichOneof(od).Name() != "approval" {
+	if od.Fields().Len() != 5 || m.WhichOneof(od).Name() != "approval" {
 		t.Fatalf("payload oneof: %d variants, set %v", od.Fields().Len(), m.WhichOneof(od))
 	}
 	// On the wire, the last variant wins as well.
@@ -577,7 +580,7 @@ func TestEnvelopeBeforeExportRequestStillDecodes(t *testing.T) {
 	// A reader predating the variant sees it as an unknown field, not a parse failure.
 	older := olderBindings(t, "AgentEnvelope", func(fdp *descriptorpb.FileDescriptorProto) {
 		m := messageProto(fdp, "AgentEnvelope")
-		m.Field = m.Field[:len(m.Field)-1]
+		m.Field = slices.DeleteFunc(m.Field, func(f *descriptorpb.FieldDescriptorProto) bool { return f.GetNumber() >= 6 })
 	}).New()
 	if err := proto.Unmarshal(goldenBlob(t, "agent_envelope_export_request.binpb"), older.Interface()); err != nil {
 		t.Fatal(err)

@@ -830,6 +830,7 @@ type AgentEnvelope struct {
 	//	*AgentEnvelope_ToolResult
 	//	*AgentEnvelope_Approval_
 	//	*AgentEnvelope_ExportRequest
+	//	*AgentEnvelope_Signal_
 	Payload       isAgentEnvelope_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -922,6 +923,15 @@ func (x *AgentEnvelope) GetExportRequest() *AgentEnvelope_StateExportRequest {
 	return nil
 }
 
+func (x *AgentEnvelope) GetSignal() *AgentEnvelope_Signal {
+	if x != nil {
+		if x, ok := x.Payload.(*AgentEnvelope_Signal_); ok {
+			return x.Signal
+		}
+	}
+	return nil
+}
+
 type isAgentEnvelope_Payload interface {
 	isAgentEnvelope_Payload()
 }
@@ -948,6 +958,11 @@ type AgentEnvelope_ExportRequest struct {
 	ExportRequest *AgentEnvelope_StateExportRequest `protobuf:"bytes,6,opt,name=export_request,json=exportRequest,proto3,oneof"`
 }
 
+type AgentEnvelope_Signal_ struct {
+	// Named data for a handler that awaits it; additive within state_schema_version 1.
+	Signal *AgentEnvelope_Signal `protobuf:"bytes,7,opt,name=signal,proto3,oneof"`
+}
+
 func (*AgentEnvelope_ExternalEvent) isAgentEnvelope_Payload() {}
 
 func (*AgentEnvelope_ToolResult) isAgentEnvelope_Payload() {}
@@ -955,6 +970,8 @@ func (*AgentEnvelope_ToolResult) isAgentEnvelope_Payload() {}
 func (*AgentEnvelope_Approval_) isAgentEnvelope_Payload() {}
 
 func (*AgentEnvelope_ExportRequest) isAgentEnvelope_Payload() {}
+
+func (*AgentEnvelope_Signal_) isAgentEnvelope_Payload() {}
 
 // Continuation is the suspension state of a key: present only while the key waits for tool
 // results or approvals.
@@ -977,9 +994,15 @@ type Continuation struct {
 	// Event time at which the deadline fires.
 	DeadlineMs int64 `protobuf:"varint,8,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
 	// Timeout escalations already performed for this suspension; additive, defaults to 0.
-	Escalations   uint32 `protobuf:"varint,9,opt,name=escalations,proto3" json:"escalations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Escalations uint32 `protobuf:"varint,9,opt,name=escalations,proto3" json:"escalations,omitempty"`
+	// Wake time of a handler's durable wait (a timer, or a wait with a deadline), additive
+	// within state_schema_version 1: when deadline_ms fires at it, the activation resumes
+	// (a wait that timed out) instead of escalating. 0: deadline_ms is a fail-closed deadline.
+	WakeAtMs int64 `protobuf:"varint,10,opt,name=wake_at_ms,json=wakeAtMs,proto3" json:"wake_at_ms,omitempty"`
+	// Name of the signal the suspended handler awaits; empty when it awaits none.
+	AwaitingSignal string `protobuf:"bytes,11,opt,name=awaiting_signal,json=awaitingSignal,proto3" json:"awaiting_signal,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Continuation) Reset() {
@@ -1073,6 +1096,20 @@ func (x *Continuation) GetEscalations() uint32 {
 		return x.Escalations
 	}
 	return 0
+}
+
+func (x *Continuation) GetWakeAtMs() int64 {
+	if x != nil {
+		return x.WakeAtMs
+	}
+	return 0
+}
+
+func (x *Continuation) GetAwaitingSignal() string {
+	if x != nil {
+		return x.AwaitingSignal
+	}
+	return ""
 }
 
 // LlmCacheBlob is one key's model replay cache: versioned and LRU-orderable.
@@ -1537,7 +1574,11 @@ type AgentEnvelope_Approval struct {
 	// The approver's note on the decision (why, on what condition), covered by the signature;
 	// at most 4 KiB of UTF-8. A bindings agent's default prompt shows it to the model with the
 	// outcome. Additive within state_schema_version 1.
-	Note          string `protobuf:"bytes,9,opt,name=note,proto3" json:"note,omitempty"`
+	Note string `protobuf:"bytes,9,opt,name=note,proto3" json:"note,omitempty"`
+	// Arguments the approver edited (canonical JSON fields object, as ToolIntent.args_json):
+	// the gated TOOL intent runs with them instead of the requested ones. Empty: unchanged.
+	// Covered by the signature. Additive within state_schema_version 1.
+	ArgsJson      string `protobuf:"bytes,10,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1635,6 +1676,132 @@ func (x *AgentEnvelope_Approval) GetNote() string {
 	return ""
 }
 
+func (x *AgentEnvelope_Approval) GetArgsJson() string {
+	if x != nil {
+		return x.ArgsJson
+	}
+	return ""
+}
+
+// Signal is named data for one key, awaited by a handler activation (Context.Await). A
+// signal that no activation of the key awaits is a signal_unawaited dead letter.
+type AgentEnvelope_Signal struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name awaited (1-256 bytes of UTF-8).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Sender-chosen id (1-256 bytes): a signal whose id the key has already taken is dropped.
+	SignalId string `protobuf:"bytes,2,opt,name=signal_id,json=signalId,proto3" json:"signal_id,omitempty"`
+	// The data, at most 64 KiB.
+	Payload []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// Who sent it.
+	Sender string `protobuf:"bytes,4,opt,name=sender,proto3" json:"sender,omitempty"`
+	// When it was sent (ms since epoch); informational, the envelope's event time orders it.
+	SentAtMs int64 `protobuf:"varint,5,opt,name=sent_at_ms,json=sentAtMs,proto3" json:"sent_at_ms,omitempty"`
+	// The key the signal is for, covered by the signature: a signal signed for one key does
+	// not verify on another.
+	EntityKey []byte `protobuf:"bytes,6,opt,name=entity_key,json=entityKey,proto3" json:"entity_key,omitempty"`
+	// Signature envelope as on Approval: the signature covers the deterministic serialization
+	// of the signal with fields 7-9 cleared (unknown fields kept).
+	SignatureScheme ToolIntent_SignatureScheme `protobuf:"varint,7,opt,name=signature_scheme,json=signatureScheme,proto3,enum=beam_agents.v1.ToolIntent_SignatureScheme" json:"signature_scheme,omitempty"`
+	SigningKeyId    string                     `protobuf:"bytes,8,opt,name=signing_key_id,json=signingKeyId,proto3" json:"signing_key_id,omitempty"`
+	Signature       []byte                     `protobuf:"bytes,9,opt,name=signature,proto3" json:"signature,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *AgentEnvelope_Signal) Reset() {
+	*x = AgentEnvelope_Signal{}
+	mi := &file_beam_agents_v1_beam_agents_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentEnvelope_Signal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentEnvelope_Signal) ProtoMessage() {}
+
+func (x *AgentEnvelope_Signal) ProtoReflect() protoreflect.Message {
+	mi := &file_beam_agents_v1_beam_agents_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentEnvelope_Signal.ProtoReflect.Descriptor instead.
+func (*AgentEnvelope_Signal) Descriptor() ([]byte, []int) {
+	return file_beam_agents_v1_beam_agents_proto_rawDescGZIP(), []int{5, 1}
+}
+
+func (x *AgentEnvelope_Signal) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentEnvelope_Signal) GetSignalId() string {
+	if x != nil {
+		return x.SignalId
+	}
+	return ""
+}
+
+func (x *AgentEnvelope_Signal) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *AgentEnvelope_Signal) GetSender() string {
+	if x != nil {
+		return x.Sender
+	}
+	return ""
+}
+
+func (x *AgentEnvelope_Signal) GetSentAtMs() int64 {
+	if x != nil {
+		return x.SentAtMs
+	}
+	return 0
+}
+
+func (x *AgentEnvelope_Signal) GetEntityKey() []byte {
+	if x != nil {
+		return x.EntityKey
+	}
+	return nil
+}
+
+func (x *AgentEnvelope_Signal) GetSignatureScheme() ToolIntent_SignatureScheme {
+	if x != nil {
+		return x.SignatureScheme
+	}
+	return ToolIntent_SIGNATURE_SCHEME_UNSPECIFIED
+}
+
+func (x *AgentEnvelope_Signal) GetSigningKeyId() string {
+	if x != nil {
+		return x.SigningKeyId
+	}
+	return ""
+}
+
+func (x *AgentEnvelope_Signal) GetSignature() []byte {
+	if x != nil {
+		return x.Signature
+	}
+	return nil
+}
+
 // StateExportRequest asks for a read-only StateSnapshot of the key.
 type AgentEnvelope_StateExportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1646,7 +1813,7 @@ type AgentEnvelope_StateExportRequest struct {
 
 func (x *AgentEnvelope_StateExportRequest) Reset() {
 	*x = AgentEnvelope_StateExportRequest{}
-	mi := &file_beam_agents_v1_beam_agents_proto_msgTypes[13]
+	mi := &file_beam_agents_v1_beam_agents_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1825,7 @@ func (x *AgentEnvelope_StateExportRequest) String() string {
 func (*AgentEnvelope_StateExportRequest) ProtoMessage() {}
 
 func (x *AgentEnvelope_StateExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_beam_agents_v1_beam_agents_proto_msgTypes[13]
+	mi := &file_beam_agents_v1_beam_agents_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1838,7 @@ func (x *AgentEnvelope_StateExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEnvelope_StateExportRequest.ProtoReflect.Descriptor instead.
 func (*AgentEnvelope_StateExportRequest) Descriptor() ([]byte, []int) {
-	return file_beam_agents_v1_beam_agents_proto_rawDescGZIP(), []int{5, 1}
+	return file_beam_agents_v1_beam_agents_proto_rawDescGZIP(), []int{5, 2}
 }
 
 func (x *AgentEnvelope_StateExportRequest) GetRequestId() string {
@@ -1771,7 +1938,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x0eINTENT_EMITTED\x10\x04\x12\x12\n" +
 	"\x0eACTIVATION_END\x10\x05\x12\t\n" +
 	"\x05ERROR\x10\x06\x12\r\n" +
-	"\tSUSPENDED\x10\a\"\xf5\x05\n" +
+	"\tSUSPENDED\x10\a\"\x98\t\n" +
 	"\rAgentEnvelope\x12\x1d\n" +
 	"\n" +
 	"entity_key\x18\x01 \x01(\fR\tentityKey\x12\"\n" +
@@ -1780,7 +1947,8 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\vtool_result\x18\x04 \x01(\v2\x1a.beam_agents.v1.ToolResultH\x00R\n" +
 	"toolResult\x12D\n" +
 	"\bapproval\x18\x05 \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalH\x00R\bapproval\x12Y\n" +
-	"\x0eexport_request\x18\x06 \x01(\v20.beam_agents.v1.AgentEnvelope.StateExportRequestH\x00R\rexportRequest\x1a\xd7\x02\n" +
+	"\x0eexport_request\x18\x06 \x01(\v20.beam_agents.v1.AgentEnvelope.StateExportRequestH\x00R\rexportRequest\x12>\n" +
+	"\x06signal\x18\a \x01(\v2$.beam_agents.v1.AgentEnvelope.SignalH\x00R\x06signal\x1a\xf4\x02\n" +
 	"\bApproval\x12\x1b\n" +
 	"\tintent_id\x18\x01 \x01(\tR\bintentId\x12\x1a\n" +
 	"\bapproved\x18\x02 \x01(\bR\bapproved\x12\x1a\n" +
@@ -1790,11 +1958,25 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x0esigning_key_id\x18\x06 \x01(\tR\fsigningKeyId\x12\x1c\n" +
 	"\tsignature\x18\a \x01(\fR\tsignature\x12#\n" +
 	"\rintent_digest\x18\b \x01(\fR\fintentDigest\x12\x12\n" +
-	"\x04note\x18\t \x01(\tR\x04note\x1a3\n" +
+	"\x04note\x18\t \x01(\tR\x04note\x12\x1b\n" +
+	"\targs_json\x18\n" +
+	" \x01(\tR\bargsJson\x1a\xc3\x02\n" +
+	"\x06Signal\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\tsignal_id\x18\x02 \x01(\tR\bsignalId\x12\x18\n" +
+	"\apayload\x18\x03 \x01(\fR\apayload\x12\x16\n" +
+	"\x06sender\x18\x04 \x01(\tR\x06sender\x12\x1c\n" +
+	"\n" +
+	"sent_at_ms\x18\x05 \x01(\x03R\bsentAtMs\x12\x1d\n" +
+	"\n" +
+	"entity_key\x18\x06 \x01(\fR\tentityKey\x12U\n" +
+	"\x10signature_scheme\x18\a \x01(\x0e2*.beam_agents.v1.ToolIntent.SignatureSchemeR\x0fsignatureScheme\x12$\n" +
+	"\x0esigning_key_id\x18\b \x01(\tR\fsigningKeyId\x12\x1c\n" +
+	"\tsignature\x18\t \x01(\fR\tsignature\x1a3\n" +
 	"\x12StateExportRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestIdB\t\n" +
-	"\apayload\"\xc0\x02\n" +
+	"\apayload\"\x87\x03\n" +
 	"\fContinuation\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x03R\x03seq\x12\x1d\n" +
@@ -1806,7 +1988,11 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x0fsuspended_at_ms\x18\a \x01(\x03R\rsuspendedAtMs\x12\x1f\n" +
 	"\vdeadline_ms\x18\b \x01(\x03R\n" +
 	"deadlineMs\x12 \n" +
-	"\vescalations\x18\t \x01(\rR\vescalations\"\xab\x01\n" +
+	"\vescalations\x18\t \x01(\rR\vescalations\x12\x1c\n" +
+	"\n" +
+	"wake_at_ms\x18\n" +
+	" \x01(\x03R\bwakeAtMs\x12'\n" +
+	"\x0fawaiting_signal\x18\v \x01(\tR\x0eawaitingSignal\"\xab\x01\n" +
 	"\fLlmCacheBlob\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x127\n" +
 	"\aentries\x18\x02 \x03(\v2\x1d.beam_agents.v1.LlmCacheEntryR\aentries\x120\n" +
@@ -1861,7 +2047,7 @@ func file_beam_agents_v1_beam_agents_proto_rawDescGZIP() []byte {
 }
 
 var file_beam_agents_v1_beam_agents_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_beam_agents_v1_beam_agents_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_beam_agents_v1_beam_agents_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_beam_agents_v1_beam_agents_proto_goTypes = []any{
 	(ToolIntent_Kind)(0),                     // 0: beam_agents.v1.ToolIntent.Kind
 	(ToolIntent_SignatureScheme)(0),          // 1: beam_agents.v1.ToolIntent.SignatureScheme
@@ -1880,7 +2066,8 @@ var file_beam_agents_v1_beam_agents_proto_goTypes = []any{
 	(*StateSnapshot)(nil),                    // 14: beam_agents.v1.StateSnapshot
 	nil,                                      // 15: beam_agents.v1.TraceEvent.AttributesEntry
 	(*AgentEnvelope_Approval)(nil),           // 16: beam_agents.v1.AgentEnvelope.Approval
-	(*AgentEnvelope_StateExportRequest)(nil), // 17: beam_agents.v1.AgentEnvelope.StateExportRequest
+	(*AgentEnvelope_Signal)(nil),             // 17: beam_agents.v1.AgentEnvelope.Signal
+	(*AgentEnvelope_StateExportRequest)(nil), // 18: beam_agents.v1.AgentEnvelope.StateExportRequest
 }
 var file_beam_agents_v1_beam_agents_proto_depIdxs = []int32{
 	5,  // 0: beam_agents.v1.MemoryBlob.entries:type_name -> beam_agents.v1.MemoryEntry
@@ -1892,19 +2079,21 @@ var file_beam_agents_v1_beam_agents_proto_depIdxs = []int32{
 	15, // 6: beam_agents.v1.TraceEvent.attributes:type_name -> beam_agents.v1.TraceEvent.AttributesEntry
 	7,  // 7: beam_agents.v1.AgentEnvelope.tool_result:type_name -> beam_agents.v1.ToolResult
 	16, // 8: beam_agents.v1.AgentEnvelope.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
-	17, // 9: beam_agents.v1.AgentEnvelope.export_request:type_name -> beam_agents.v1.AgentEnvelope.StateExportRequest
-	12, // 10: beam_agents.v1.LlmCacheBlob.entries:type_name -> beam_agents.v1.LlmCacheEntry
-	4,  // 11: beam_agents.v1.StateSnapshot.memory:type_name -> beam_agents.v1.MemoryBlob
-	11, // 12: beam_agents.v1.StateSnapshot.llm_cache:type_name -> beam_agents.v1.LlmCacheBlob
-	10, // 13: beam_agents.v1.StateSnapshot.continuation:type_name -> beam_agents.v1.Continuation
-	6,  // 14: beam_agents.v1.StateSnapshot.pending:type_name -> beam_agents.v1.ToolIntent
-	9,  // 15: beam_agents.v1.StateSnapshot.inbox:type_name -> beam_agents.v1.AgentEnvelope
-	1,  // 16: beam_agents.v1.AgentEnvelope.Approval.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	18, // 9: beam_agents.v1.AgentEnvelope.export_request:type_name -> beam_agents.v1.AgentEnvelope.StateExportRequest
+	17, // 10: beam_agents.v1.AgentEnvelope.signal:type_name -> beam_agents.v1.AgentEnvelope.Signal
+	12, // 11: beam_agents.v1.LlmCacheBlob.entries:type_name -> beam_agents.v1.LlmCacheEntry
+	4,  // 12: beam_agents.v1.StateSnapshot.memory:type_name -> beam_agents.v1.MemoryBlob
+	11, // 13: beam_agents.v1.StateSnapshot.llm_cache:type_name -> beam_agents.v1.LlmCacheBlob
+	10, // 14: beam_agents.v1.StateSnapshot.continuation:type_name -> beam_agents.v1.Continuation
+	6,  // 15: beam_agents.v1.StateSnapshot.pending:type_name -> beam_agents.v1.ToolIntent
+	9,  // 16: beam_agents.v1.StateSnapshot.inbox:type_name -> beam_agents.v1.AgentEnvelope
+	1,  // 17: beam_agents.v1.AgentEnvelope.Approval.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
+	1,  // 18: beam_agents.v1.AgentEnvelope.Signal.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_beam_agents_v1_beam_agents_proto_init() }
@@ -1917,6 +2106,7 @@ func file_beam_agents_v1_beam_agents_proto_init() {
 		(*AgentEnvelope_ToolResult)(nil),
 		(*AgentEnvelope_Approval_)(nil),
 		(*AgentEnvelope_ExportRequest)(nil),
+		(*AgentEnvelope_Signal_)(nil),
 	}
 	file_beam_agents_v1_beam_agents_proto_msgTypes[9].OneofWrappers = []any{
 		(*ActivationErrorRecord_Envelope)(nil),
@@ -1928,7 +2118,7 @@ func file_beam_agents_v1_beam_agents_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_beam_agents_v1_beam_agents_proto_rawDesc), len(file_beam_agents_v1_beam_agents_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -47,21 +47,28 @@ const (
 	JournalEntry_MEMORY_DELETE JournalEntry_Op = 8
 	// An append to a bounded memory ring.
 	JournalEntry_MEMORY_APPEND JournalEntry_Op = 9
+	// A durable wait until at_ms (event time); found once it fired.
+	JournalEntry_TIMER JournalEntry_Op = 10
+	// A wait for a named signal (until at_ms when it is not 0); found once over, with signal
+	// when one came (absent: the wait timed out).
+	JournalEntry_AWAIT JournalEntry_Op = 11
 )
 
 // Enum value maps for JournalEntry_Op.
 var (
 	JournalEntry_Op_name = map[int32]string{
-		0: "OP_UNSPECIFIED",
-		1: "PROPOSE",
-		2: "CHAT",
-		3: "TOOL",
-		4: "APPROVAL",
-		5: "INLINE",
-		6: "MEMORY_GET",
-		7: "MEMORY_PUT",
-		8: "MEMORY_DELETE",
-		9: "MEMORY_APPEND",
+		0:  "OP_UNSPECIFIED",
+		1:  "PROPOSE",
+		2:  "CHAT",
+		3:  "TOOL",
+		4:  "APPROVAL",
+		5:  "INLINE",
+		6:  "MEMORY_GET",
+		7:  "MEMORY_PUT",
+		8:  "MEMORY_DELETE",
+		9:  "MEMORY_APPEND",
+		10: "TIMER",
+		11: "AWAIT",
 	}
 	JournalEntry_Op_value = map[string]int32{
 		"OP_UNSPECIFIED": 0,
@@ -74,6 +81,8 @@ var (
 		"MEMORY_PUT":     7,
 		"MEMORY_DELETE":  8,
 		"MEMORY_APPEND":  9,
+		"TIMER":          10,
+		"AWAIT":          11,
 	}
 )
 
@@ -218,7 +227,11 @@ type JournalEntry struct {
 	// Result that answered a TOOL operation's intent; absent while pending.
 	ToolResult *ToolResult `protobuf:"bytes,8,opt,name=tool_result,json=toolResult,proto3" json:"tool_result,omitempty"`
 	// Decision on an APPROVAL operation's intent; absent while pending.
-	Approval      *AgentEnvelope_Approval `protobuf:"bytes,9,opt,name=approval,proto3" json:"approval,omitempty"`
+	Approval *AgentEnvelope_Approval `protobuf:"bytes,9,opt,name=approval,proto3" json:"approval,omitempty"`
+	// The signal that answered an AWAIT operation.
+	Signal *AgentEnvelope_Signal `protobuf:"bytes,10,opt,name=signal,proto3" json:"signal,omitempty"`
+	// Wake time (TIMER) or deadline (AWAIT; 0 for none) of a wait, in event time.
+	AtMs          int64 `protobuf:"varint,11,opt,name=at_ms,json=atMs,proto3" json:"at_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,6 +329,20 @@ func (x *JournalEntry) GetApproval() *AgentEnvelope_Approval {
 	return nil
 }
 
+func (x *JournalEntry) GetSignal() *AgentEnvelope_Signal {
+	if x != nil {
+		return x.Signal
+	}
+	return nil
+}
+
+func (x *JournalEntry) GetAtMs() int64 {
+	if x != nil {
+		return x.AtMs
+	}
+	return 0
+}
+
 var File_beam_agents_v1_handler_proto protoreflect.FileDescriptor
 
 const file_beam_agents_v1_handler_proto_rawDesc = "" +
@@ -328,7 +355,7 @@ const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\vmodel_calls\x18\x04 \x01(\rR\n" +
 	"modelCalls\x12\x16\n" +
 	"\x06tokens\x18\x05 \x01(\x03R\x06tokens\x126\n" +
-	"\aentries\x18\x06 \x03(\v2\x1c.beam_agents.v1.JournalEntryR\aentries\"\xf2\x03\n" +
+	"\aentries\x18\x06 \x03(\v2\x1c.beam_agents.v1.JournalEntryR\aentries\"\xdb\x04\n" +
 	"\fJournalEntry\x12/\n" +
 	"\x02op\x18\x01 \x01(\x0e2\x1f.beam_agents.v1.JournalEntry.OpR\x02op\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
@@ -340,7 +367,10 @@ const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\tintent_id\x18\a \x01(\tR\bintentId\x12;\n" +
 	"\vtool_result\x18\b \x01(\v2\x1a.beam_agents.v1.ToolResultR\n" +
 	"toolResult\x12B\n" +
-	"\bapproval\x18\t \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalR\bapproval\"\x99\x01\n" +
+	"\bapproval\x18\t \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalR\bapproval\x12<\n" +
+	"\x06signal\x18\n" +
+	" \x01(\v2$.beam_agents.v1.AgentEnvelope.SignalR\x06signal\x12\x13\n" +
+	"\x05at_ms\x18\v \x01(\x03R\x04atMs\"\xaf\x01\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aPROPOSE\x10\x01\x12\b\n" +
@@ -354,7 +384,10 @@ const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\n" +
 	"MEMORY_PUT\x10\a\x12\x11\n" +
 	"\rMEMORY_DELETE\x10\b\x12\x11\n" +
-	"\rMEMORY_APPEND\x10\tBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
+	"\rMEMORY_APPEND\x10\t\x12\t\n" +
+	"\x05TIMER\x10\n" +
+	"\x12\t\n" +
+	"\x05AWAIT\x10\vBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
 
 var (
 	file_beam_agents_v1_handler_proto_rawDescOnce sync.Once
@@ -377,6 +410,7 @@ var file_beam_agents_v1_handler_proto_goTypes = []any{
 	(*AgentEnvelope)(nil),          // 3: beam_agents.v1.AgentEnvelope
 	(*ToolResult)(nil),             // 4: beam_agents.v1.ToolResult
 	(*AgentEnvelope_Approval)(nil), // 5: beam_agents.v1.AgentEnvelope.Approval
+	(*AgentEnvelope_Signal)(nil),   // 6: beam_agents.v1.AgentEnvelope.Signal
 }
 var file_beam_agents_v1_handler_proto_depIdxs = []int32{
 	3, // 0: beam_agents.v1.HandlerJournal.trigger:type_name -> beam_agents.v1.AgentEnvelope
@@ -384,11 +418,12 @@ var file_beam_agents_v1_handler_proto_depIdxs = []int32{
 	0, // 2: beam_agents.v1.JournalEntry.op:type_name -> beam_agents.v1.JournalEntry.Op
 	4, // 3: beam_agents.v1.JournalEntry.tool_result:type_name -> beam_agents.v1.ToolResult
 	5, // 4: beam_agents.v1.JournalEntry.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	6, // 5: beam_agents.v1.JournalEntry.signal:type_name -> beam_agents.v1.AgentEnvelope.Signal
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_beam_agents_v1_handler_proto_init() }
