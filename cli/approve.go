@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beamagents/beamagents/console"
+	"github.com/beamagents/beamagents/effector"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/pubsub/wire"
@@ -28,8 +29,8 @@ func init() {
 // --to it sends the decision to a running `beamagents dev` instead (its console's JSON API),
 // whose effector signs it; the approver is then the API token's user.
 func runApprove(e *env, args []string) int {
-	fs := newFlags(e, "approve", "approve --intents GLOB --intent ID --approver WHO --keyring REF [--reject] [--note TEXT] [--event_time_ms MS] [--output FILE | --topic TOPIC]\n"+
-		"       beamagents approve --intent ID [--reject] [--note TEXT] (--state_dir DIR | --to URL --token REF)")
+	fs := newFlags(e, "approve", "approve --intents GLOB --intent ID --approver WHO --keyring REF [--reject] [--note TEXT] [--args JSON] [--event_time_ms MS] [--output FILE | --topic TOPIC]\n"+
+		"       beamagents approve --intent ID [--reject] [--note TEXT] [--args JSON] (--state_dir DIR | --to URL --token REF)")
 	intents := fs.String("intents", "", "the run's intent files (out/intents.jsonl or .binpb): a glob")
 	id := fs.String("intent", "", "the id of the APPROVAL intent decided")
 	approver := fs.String("approver", "", "who decides, recorded in the approval and its trace")
@@ -39,18 +40,27 @@ func runApprove(e *env, args []string) int {
 	output := fs.String("output", "", "append the envelope to this JSON Lines file instead of writing it to stdout")
 	topic := fs.String("topic", "", "publish the envelope to this input topic, projects/P/topics/T, instead of writing it to stdout")
 	note := fs.String("note", "", fmt.Sprintf("the approver's note on the decision, signed with it (at most %d bytes)", records.MaxApprovalNoteBytes))
+	edited := fs.String("args", "", "arguments the approver edited, in the form of the intent's args_json (a JSON object of field ids): the gated call runs with them; signed with the decision")
 	target := defineDevTarget(fs)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	var noteOK check = func() error {
-		if len(*note) > records.MaxApprovalNoteBytes || !utf8.ValidString(*note) {
+		switch {
+		case len(*note) > records.MaxApprovalNoteBytes || !utf8.ValidString(*note):
 			return refuseFlag("note", "at most %d bytes of UTF-8", records.MaxApprovalNoteBytes)
+		case *edited != "" && *reject:
+			return refuseFlag("args", "goes with an approval: a rejection runs no call")
+		case *edited != "":
+			if err := records.CheckApprovalArgs(*edited); err != nil {
+				return refuseFlag("args", "%v", err)
+			}
 		}
 		return nil
 	}
+	dec := effector.Decision{Approved: !*reject, Note: *note, ArgsJSON: *edited}
 	if *target.stateDir != "" || *target.to != "" {
-		return approveOnDev(e, fs, target, *id, !*reject, *note, noteOK)
+		return approveOnDev(e, fs, target, *id, dec, noteOK)
 	}
 	if code, ok := checkFlags(e, noArgs(fs), noteOK,
 		when(*output != "" && *topic != "", func() error { return refuseFlag("output", "and --topic: choose one") }),
@@ -74,7 +84,8 @@ func runApprove(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	env, err := decision(ti, kr, *approver, !*reject, *note, *at)
+	dec.Approver = *approver
+	env, err := decision(ti, kr, dec, *at)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
@@ -132,11 +143,11 @@ func approvalIntent(glob, id string) (*pb.ToolIntent, error) {
 
 // decision is the signed approval envelope deciding ti at event time at (0: just after ti
 // was emitted).
-func decision(ti *pb.ToolIntent, kr *intent.Keyring, approver string, approved bool, note string, at int64) (*pb.AgentEnvelope, error) {
+func decision(ti *pb.ToolIntent, kr *intent.Keyring, d effector.Decision, at int64) (*pb.AgentEnvelope, error) {
 	if at == 0 {
 		at = ti.GetCreatedAtMs() + 1
 	}
-	ap := &pb.AgentEnvelope_Approval{IntentId: ti.GetIntentId(), Approved: approved, Approver: approver, DecidedAtMs: at, Note: note}
+	ap := &pb.AgentEnvelope_Approval{IntentId: ti.GetIntentId(), Approved: d.Approved, Approver: d.Approver, DecidedAtMs: at, Note: d.Note, ArgsJson: d.ArgsJSON}
 	if err := intent.SignApproval(ap, ti, kr); err != nil {
 		return nil, err
 	}
@@ -172,7 +183,7 @@ func writeDecision(e *env, env *pb.AgentEnvelope, path string) int {
 // approveOnDev sends the decision on intent id to a running dev server: the flags that make
 // an envelope here (the intents, the keyring, the approver, the event time, the output) do
 // not apply, and are refused.
-func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, approved bool, note string, noteOK check) int {
+func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, d effector.Decision, noteOK check) int {
 	checks := []check{noArgs(fs), required("intent", id, "an intent id (GET /api/approvals lists them)"), noteOK}
 	for _, name := range []string{"intents", "keyring", "approver", "event_time_ms", "output", "topic"} {
 		checks = append(checks, when(isSet(fs, name), func() error {
@@ -192,11 +203,11 @@ func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, ap
 		return 1
 	}
 	decision := "reject"
-	if approved {
+	if d.Approved {
 		decision = "approve"
 	}
 	var got console.APIDecision
-	if err := devCall(base, token, "/api/approvals/decide", console.APIDecision{IntentID: id, Decision: decision, Note: note}, &got); err != nil {
+	if err := devCall(base, token, "/api/approvals/decide", console.APIDecision{IntentID: id, Decision: decision, Note: d.Note, ArgsJSON: d.ArgsJSON}, &got); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}

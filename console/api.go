@@ -59,7 +59,10 @@ type APIDecision struct {
 	Decision string `json:"decision"`
 	Approver string `json:"approver,omitempty"`
 	// Note is the approver's note on the decision, signed with it (at most 4 KiB).
-	Note      string `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// ArgsJSON are arguments the approver edited (an approval only), in the form of the
+	// intent's args_json: the gated call runs with them. Signed with the decision.
+	ArgsJSON  string `json:"args_json,omitempty"`
 	State     string `json:"state,omitempty"`
 	EntityKey string `json:"entity_key,omitempty"`
 }
@@ -227,19 +230,21 @@ func (c *server) apiDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.IntentID == "" || d.Approver != "" || d.State != "" || d.EntityKey != "" {
-		c.apiRefuse(w, http.StatusBadRequest, string(CodeInput), "send intent_id, decision and an optional note only: the approver is the request's identity")
+		c.apiRefuse(w, http.StatusBadRequest, string(CodeInput), "send intent_id, decision, and an optional note and args_json only: the approver is the request's identity")
 		return
 	}
 	if len(d.Note) > records.MaxApprovalNoteBytes {
 		c.apiRefuse(w, http.StatusBadRequest, string(CodeInput), fmt.Sprintf("the note is %d bytes; at most %d", len(d.Note), records.MaxApprovalNoteBytes))
 		return
 	}
-	env, err := c.o.Approvals.Decide(r.Context(), d.IntentID, approved, who, d.Note)
+	env, err := c.o.Approvals.DecideWith(r.Context(), d.IntentID, effector.Decision{Approved: approved, Approver: who, Note: d.Note, ArgsJSON: d.ArgsJSON})
 	if err != nil {
 		status := http.StatusInternalServerError
 		switch {
 		case errors.Is(err, effector.ErrApprovalUnknown):
 			status = http.StatusNotFound
+		case errors.Is(err, effector.ErrConsole):
+			status = http.StatusBadRequest
 		case errors.Is(err, effector.ErrApprovalExpired), errors.Is(err, effector.ErrApprovalDecided), errors.Is(err, effector.ErrIntentConflict):
 			status = http.StatusConflict
 		}

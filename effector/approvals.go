@@ -138,11 +138,34 @@ func (a *Approvals) conflicting(ti *pb.ToolIntent, rec []byte) bool {
 	return true
 }
 
+// Decision is a human decision on a pending approval.
+type Decision struct {
+	Approved bool
+	// Approver is who decided (required).
+	Approver string
+	// Note is the approver's note (empty for none), at most records.MaxApprovalNoteBytes of
+	// UTF-8.
+	Note string
+	// ArgsJSON, when set, are arguments the approver edited, in the form of the intent's
+	// args_json (the canonical fields object): the gated call runs with them instead of the
+	// requested ones. Only an approval carries them; they are signed with the decision.
+	ArgsJSON string
+}
+
 // Decide records a human decision on a pending approval, with the approver's note (empty for
-// none), and publishes it as an Approval envelope on the intent's entity key. It refuses
-// unknown, expired and already decided approvals (ErrApprovalUnknown, ErrApprovalExpired,
-// ErrApprovalDecided) and a note over records.MaxApprovalNoteBytes.
+// none): DecideWith without edited arguments.
 func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approver, note string) (*pb.AgentEnvelope, error) {
+	return a.DecideWith(ctx, id, Decision{Approved: approved, Approver: approver, Note: note})
+}
+
+// DecideWith records d on a pending approval and publishes it as an Approval envelope on the
+// intent's entity key. It refuses unknown, expired and already decided approvals
+// (ErrApprovalUnknown, ErrApprovalExpired, ErrApprovalDecided), a note over
+// records.MaxApprovalNoteBytes, and edited arguments on a rejection, over
+// records.MaxApprovalArgsBytes, or that do not decode as the tool's arguments when the tool
+// is bound here (ErrConsole).
+func (a *Approvals) DecideWith(ctx context.Context, id string, d Decision) (*pb.AgentEnvelope, error) {
+	approved, approver, note := d.Approved, d.Approver, d.Note
 	a.mu.Lock()
 	ap, ok := a.byID[id]
 	var ti *pb.ToolIntent
@@ -163,6 +186,9 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	case len(note) > records.MaxApprovalNoteBytes || !utf8.ValidString(note):
 		return nil, &Error{Code: CodeConsole, Detail: fmt.Sprintf("a note is at most %d bytes of UTF-8", records.MaxApprovalNoteBytes)}
 	}
+	if err := a.e.checkEditedArgs(ti, d); err != nil {
+		return nil, err
+	}
 	now := a.e.nowMs()
 	v := a.e.o.Expiry.judge(ti, emitted, now)
 	if v.Expired {
@@ -181,7 +207,7 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 		return nil, &Error{Code: CodeApprovalDecided, Detail: "approval " + id + " is decided by another effector"}
 	}
 	// The decision carries the intent's event time (the clock under ExpiryClock).
-	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: v.EventMs, Note: note}
+	decision := &pb.AgentEnvelope_Approval{IntentId: id, Approved: approved, Approver: approver, DecidedAtMs: v.EventMs, Note: note, ArgsJson: d.ArgsJSON}
 	if kr := a.e.o.Keyring; kr != nil {
 		// Signing with the active key of a valid keyring cannot fail.
 		_ = intent.SignApproval(decision, ti, kr)
@@ -214,4 +240,28 @@ func (a *Approvals) Decide(ctx context.Context, id string, approved bool, approv
 	a.notifyLocked()
 	a.mu.Unlock()
 	return env, nil
+}
+
+// checkEditedArgs refuses edited arguments that cannot run: on a rejection, over
+// records.MaxApprovalArgsBytes, not one JSON object, or, when ti's tool is bound here, not
+// the tool's arguments (decoded strictly, as an intent's args_json is before it runs).
+func (e *Effector) checkEditedArgs(ti *pb.ToolIntent, d Decision) error {
+	if d.ArgsJSON == "" {
+		return nil
+	}
+	refuse := func(format string, args ...any) error {
+		return &Error{Code: CodeConsole, Detail: "edited arguments: " + fmt.Sprintf(format, args...)}
+	}
+	if !d.Approved {
+		return refuse("only an approval runs the call")
+	}
+	if err := records.CheckApprovalArgs(d.ArgsJSON); err != nil {
+		return refuse("%v", err)
+	}
+	if b, ok := e.tools[ti.GetToolName()]; ok {
+		if _, err := b.present(d.ArgsJSON); err != nil {
+			return refuse("not arguments of %s: %v", ti.GetToolName(), err)
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/beamagents/beamagents/effector/store"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Forged, tampered, unknown-key, unsigned and unsupported-scheme intents under each mode: an
@@ -326,5 +327,58 @@ func TestBoltStorm(t *testing.T) {
 	}
 	if n := f.counts["orders.lookup"].n.Load(); n != 1 {
 		t.Fatalf("tool ran %d times", n)
+	}
+}
+
+// An approver may edit the arguments of the call they approve: the edit is checked as the
+// tool's arguments before it is signed with the decision, and a rejection carries none.
+func TestApprovalWithEditedArgs(t *testing.T) {
+	ctx := context.Background()
+	args := `{"payments.refund.order_id":"A-2002","payments.refund.amount_cents":"4599","payments.refund.reason":"arrived broken"}`
+	edited := `{"payments.refund.order_id":"A-2002","payments.refund.amount_cents":"2000","payments.refund.reason":"arrived broken"}`
+	for _, c := range []struct {
+		name string
+		d    effector.Decision
+		ok   bool
+	}{
+		{"rejection with arguments", effector.Decision{Approver: "ops", ArgsJSON: edited}, false},
+		{"not an object", effector.Decision{Approved: true, Approver: "ops", ArgsJSON: `["A-2002"]`}, false},
+		{"not JSON", effector.Decision{Approved: true, Approver: "ops", ArgsJSON: `{"payments.refund.order_id":`}, false},
+		{"unknown field", effector.Decision{Approved: true, Approver: "ops", ArgsJSON: `{"payments.refund.order":"A-2002"}`}, false},
+		{"over the bound", effector.Decision{Approved: true, Approver: "ops", ArgsJSON: `{"x":"` + strings.Repeat("a", records.MaxApprovalArgsBytes) + `"}`}, false},
+		{"edited amount", effector.Decision{Approved: true, Approver: "ops", Note: "half now", ArgsJSON: edited}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, intent.ModeRequire, openBolt(t))
+			f.e.Approvals().SetSink(func(context.Context, *pb.AgentEnvelope) error { return nil })
+			ti := refundIntent(t, f.kr, "customer-3", pb.ToolIntent_APPROVAL, args)
+			if _, err := f.e.Handle(ctx, ti); err != nil {
+				t.Fatal(err)
+			}
+			env, err := f.e.Approvals().DecideWith(ctx, ti.GetIntentId(), c.d)
+			if !c.ok {
+				if !errors.Is(err, effector.ErrConsole) {
+					t.Fatalf("refused with %v, want ErrConsole", err)
+				}
+				if f.e.Approvals().Open() != 1 {
+					t.Fatal("a refused decision decided the approval")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ap := env.GetApproval()
+			if ap.GetArgsJson() != edited || records.CheckEnvelope(env) != nil {
+				t.Fatalf("decision %v", env)
+			}
+			if got := intent.VerifyApproval(ap, ti, f.kr); got != intent.OK {
+				t.Fatalf("the signed decision verifies as %v", got)
+			}
+			ap.ArgsJson = args
+			if got := intent.VerifyApproval(ap, ti, f.kr); got == intent.OK {
+				t.Fatal("the signature does not cover the edited arguments")
+			}
+		})
 	}
 }

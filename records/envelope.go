@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/jsontext"
 )
 
 // Format names how envelope records are encoded.
@@ -23,9 +24,27 @@ const (
 // MaxApprovalNoteBytes bounds the note of an approval decision.
 const MaxApprovalNoteBytes = 4096
 
+// MaxApprovalArgsBytes bounds the edited arguments of an approval decision.
+const MaxApprovalArgsBytes = 64 << 10
+
+// CheckApprovalArgs refuses edited arguments of an approval that are over
+// MaxApprovalArgsBytes or not one JSON object (their form is a ToolIntent's args_json; the
+// tool's schema admits them when the gated call runs). Its errors are *Error values of
+// CodeEnvelope.
+func CheckApprovalArgs(args string) error {
+	if len(args) > MaxApprovalArgsBytes {
+		return invalid(nil, fmt.Sprintf("the approval's edited arguments are %d bytes; at most %d", len(args), MaxApprovalArgsBytes))
+	}
+	if n, _, err := jsontext.Parse(args, jsontext.Options{}); err != nil || n.Kind != jsontext.Object {
+		return invalid(err, "the approval's edited arguments are not one JSON object")
+	}
+	return nil
+}
+
 // CheckEnvelope refuses an envelope that is not actionable: one without an entity key or a
-// payload, or a decision whose note is over MaxApprovalNoteBytes. Its errors are *Error
-// values of CodeEnvelope.
+// payload, a decision whose note is over MaxApprovalNoteBytes, or a decision whose edited
+// arguments are a rejection's or refused by CheckApprovalArgs. Its errors are *Error values of
+// CodeEnvelope.
 func CheckEnvelope(env *pb.AgentEnvelope) error {
 	switch {
 	case env == nil:
@@ -36,6 +55,11 @@ func CheckEnvelope(env *pb.AgentEnvelope) error {
 		return invalid(nil, "no payload")
 	case len(env.GetApproval().GetNote()) > MaxApprovalNoteBytes:
 		return invalid(nil, fmt.Sprintf("the approval's note is %d bytes; at most %d", len(env.GetApproval().GetNote()), MaxApprovalNoteBytes))
+	case env.GetApproval().GetArgsJson() != "":
+		if !env.GetApproval().GetApproved() {
+			return invalid(nil, "a rejection carries edited arguments")
+		}
+		return CheckApprovalArgs(env.GetApproval().GetArgsJson())
 	}
 	return nil
 }
