@@ -2,7 +2,9 @@ package records
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -33,8 +35,8 @@ const (
 )
 
 // CheckEnvelope refuses an envelope that is not actionable: one without an entity key or a
-// payload, a decision whose note is over MaxApprovalNoteBytes, or a signal CheckSignal
-// refuses. Its errors are *Error values of CodeEnvelope.
+// payload, a decision whose note is over MaxApprovalNoteBytes or whose edited args_json is not
+// one JSON object, or a signal CheckSignal refuses. Its errors are *Error values of CodeEnvelope.
 func CheckEnvelope(env *pb.AgentEnvelope) error {
 	switch {
 	case env == nil:
@@ -46,10 +48,19 @@ func CheckEnvelope(env *pb.AgentEnvelope) error {
 	case len(env.GetApproval().GetNote()) > MaxApprovalNoteBytes:
 		return invalid(nil, fmt.Sprintf("the approval's note is %d bytes; at most %d", len(env.GetApproval().GetNote()), MaxApprovalNoteBytes))
 	}
+	if a := env.GetApproval().GetArgsJson(); a != "" && !isJSONObject(a) {
+		return invalid(nil, "the approval's edited args_json is not one JSON object")
+	}
 	if sig := env.GetSignal(); sig != nil {
 		return CheckSignal(sig, env.GetEntityKey())
 	}
 	return nil
+}
+
+// isJSONObject reports whether s is one JSON object.
+func isJSONObject(s string) bool {
+	t := strings.TrimLeft(s, " \t\r\n")
+	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
 }
 
 // CheckSignal refuses a signal that is not actionable for the key entity: a name that is not
