@@ -74,6 +74,8 @@ func (b *Batch) activate(ctx context.Context, env *pb.AgentEnvelope) (*call, err
 		err = c.atomic(func(v *view, out *Outputs) error { return c.toolResult(v, out, p.ToolResult) })
 	case *pb.AgentEnvelope_Approval_:
 		err = c.atomic(func(v *view, out *Outputs) error { return c.approval(v, out, p.Approval) })
+	case *pb.AgentEnvelope_Signal_:
+		err = c.atomic(func(v *view, out *Outputs) error { return c.signal(v, out, env) })
 	}
 	if err == nil {
 		c.drainInbox()
@@ -253,7 +255,9 @@ func (c *call) enqueue(v *view, env *pb.AgentEnvelope) error {
 
 // drainInbox runs the queued external events, oldest first, while the key is not suspended.
 // Each event leaves the inbox in its own atomic step, so a failing event becomes a dead
-// letter instead of blocking the key.
+// letter instead of blocking the key. Signals still queued when the key is not suspended
+// waited behind an activation that has ended without taking them: they leave the inbox as
+// signal_unawaited dead letters before the next event runs.
 func (c *call) drainInbox() {
 	// Events are queued only while the key is suspended, so a key that was not suspended
 	// when the call began has an empty inbox: no need to read it.
@@ -262,6 +266,7 @@ func (c *call) drainInbox() {
 	}
 	for {
 		var next *pb.AgentEnvelope
+		var signals []*pb.AgentEnvelope
 		err := c.atomic(func(v *view, _ *Outputs) error {
 			if err := v.need(contCell); err != nil || v.cont != nil {
 				return err
@@ -269,12 +274,26 @@ func (c *call) drainInbox() {
 			if err := v.need(inboxCell); err != nil || len(v.inbox.Envelopes) == 0 {
 				return err
 			}
-			next = v.inbox.Envelopes[0]
-			v.inbox.Envelopes = v.inbox.Envelopes[1:]
+			rest := make([]*pb.AgentEnvelope, 0, len(v.inbox.Envelopes))
+			for _, env := range v.inbox.Envelopes {
+				switch {
+				case env.GetSignal() != nil:
+					signals = append(signals, env)
+				case next == nil:
+					next = env
+				default:
+					rest = append(rest, env)
+				}
+			}
+			v.inbox.Envelopes = rest
 			v.touch(inboxCell)
 			return nil
 		})
-		if err != nil || next == nil {
+		if err != nil {
+			return
+		}
+		c.unawaitedLetters(signals)
+		if next == nil {
 			return
 		}
 		trigger := c.input

@@ -23,6 +23,8 @@ type activation struct {
 	last    uint32
 	// receipt holds the conformance-receipt attributes of the next emitted intent's arguments.
 	receipt map[string]string
+	// resumed: the activation was suspended when the call began, so signals may be queued for it.
+	resumed bool
 }
 
 func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope) error {
@@ -40,20 +42,30 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 // driven by kind. A result or an approval enters at the step after the suspended one (the
 // step it resumes at); a deadline firing enters at the suspended step itself.
 func (c *call) resumeActivation(v *view, out *Outputs, kind string) (*activation, error) {
-	want := c.a.adapter()
-	if a := v.cont.Adapter(); a != want {
-		return nil, fail(records.ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, want)
-	}
-	act := &activation{c: c, v: v, out: out, seq: v.cont.Seq(), last: v.cont.StepIndex()}
-	if err := act.decodeJournal(v.cont.Snapshot()); err != nil {
+	act, err := c.suspendedActivation(v, out)
+	if err != nil {
 		return nil, err
 	}
-	act.tr = newTracer(c.a.def.Name, c.entity, act.seq, out)
 	entry := v.cont.StepIndex()
 	if kind != tracing.KindTimer {
 		entry++
 	}
 	act.tr.begin(kind, entry, c.now)
+	return act, nil
+}
+
+// suspendedActivation rebuilds the suspended activation of v's continuation without opening
+// an attempt: its journal decoded, its tracer ready.
+func (c *call) suspendedActivation(v *view, out *Outputs) (*activation, error) {
+	want := c.a.adapter()
+	if a := v.cont.Adapter(); a != want {
+		return nil, fail(records.ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, want)
+	}
+	act := &activation{c: c, v: v, out: out, seq: v.cont.Seq(), last: v.cont.StepIndex(), resumed: true}
+	if err := act.decodeJournal(v.cont.Snapshot()); err != nil {
+		return nil, err
+	}
+	act.tr = newTracer(c.a.def.Name, c.entity, act.seq, out)
 	return act, nil
 }
 

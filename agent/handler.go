@@ -38,8 +38,9 @@ type Trigger struct {
 	Event []byte
 }
 
-// ErrSuspended is returned by an operation that suspended the activation (a tool call or an
-// approval whose answer is not in the journal yet) and by every operation after it. The
+// ErrSuspended is returned by an operation that suspended the activation (a tool call, an
+// approval, a timer or a signal whose answer is not in the journal yet) and by every
+// operation after it. The
 // handler should return it; whatever it returns, the activation suspends.
 var ErrSuspended = errors.New("agent: the activation suspends until its intents are answered")
 
@@ -59,6 +60,8 @@ type Context struct {
 	fresh   []*pb.ToolIntent
 	failure error
 	final   *pb.FinalReply
+	// wait is the durable wait the run suspends on (a timer, a signal, ToolsBy's deadline).
+	wait *wait
 }
 
 // Context returns the activation's Go context (cancellation only; never a clock).
@@ -141,7 +144,7 @@ func (hc *Context) usable() error {
 	switch {
 	case hc.failure != nil:
 		return hc.failure
-	case hc.fresh != nil:
+	case hc.suspended():
 		return ErrSuspended
 	case hc.final != nil:
 		return ErrReplied

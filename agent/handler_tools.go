@@ -33,7 +33,16 @@ func (hc *Context) Tool(tool, argsJSON string) (*pb.ToolResult, error) {
 // that position) and the activation suspends until every one is answered; Tools then returns
 // ErrSuspended. When the activation resumes, Tools returns the ToolResults in call order.
 func (hc *Context) Tools(calls ...ToolCall) ([]*pb.ToolResult, error) {
+	return hc.tools(calls, nil)
+}
+
+// tools is Tools, and with a deadline (by) ToolsBy.
+func (hc *Context) tools(calls []ToolCall, by *int64) ([]*pb.ToolResult, error) {
 	act := hc.act
+	timeout := act.c.a.limits.ToolTimeoutMs
+	if by != nil {
+		timeout = *by - act.c.now
+	}
 	results := make([]*pb.ToolResult, len(calls))
 	var fresh []*pb.ToolIntent
 	for i, call := range calls {
@@ -48,7 +57,12 @@ func (hc *Context) Tools(calls ...ToolCall) ([]*pb.ToolResult, error) {
 			results[i] = e.GetToolResult()
 			continue
 		}
-		ti, err := act.newIntent(uint32(hc.pos-1), call.Tool, call.ArgsJSON, pb.ToolIntent_TOOL, act.c.a.limits.ToolTimeoutMs)
+		if timeout <= 0 { // ToolsBy whose deadline has passed: expired without an intent
+			e.ToolResult = act.expiredResult(uint32(hc.pos - 1))
+			results[i] = e.ToolResult
+			continue
+		}
+		ti, err := act.newIntent(uint32(hc.pos-1), call.Tool, call.ArgsJSON, pb.ToolIntent_TOOL, timeout)
 		if err != nil {
 			return nil, hc.fails(err)
 		}
@@ -57,6 +71,9 @@ func (hc *Context) Tools(calls ...ToolCall) ([]*pb.ToolResult, error) {
 	}
 	if len(fresh) > 0 {
 		hc.fresh = fresh
+		if by != nil {
+			hc.wait = &wait{deadline: *by, wake: true}
+		}
 		return nil, ErrSuspended
 	}
 	return results, nil
@@ -64,6 +81,8 @@ func (hc *Context) Tools(calls ...ToolCall) ([]*pb.ToolResult, error) {
 
 // Approved asks a human to approve a call of tool: an APPROVAL intent, then, once approved,
 // the gated TOOL intent at the next position, whose result it returns with approved true.
+// When the decision carries edited arguments (Approval.args_json, covered by its signature),
+// the gated intent carries those instead of argsJSON.
 // A rejected call returns no result and approved false. Like Tools it suspends (ErrSuspended)
 // until each intent is answered.
 func (hc *Context) Approved(tool, argsJSON string) (res *pb.ToolResult, approved bool, err error) {
@@ -86,6 +105,10 @@ func (hc *Context) Approved(tool, argsJSON string) (res *pb.ToolResult, approved
 		return nil, false, hc.fails(fail(records.ReasonStateCorrupt, nil, "journaled approval %d has no decision", hc.pos-1))
 	case !e.GetApproval().GetApproved():
 		return nil, false, nil
+	}
+	// The approver may have edited the arguments: the gated call runs with the decision's.
+	if edited := e.GetApproval().GetArgsJson(); edited != "" {
+		argsJSON = edited
 	}
 	res, err = hc.Tool(tool, argsJSON)
 	return res, err == nil, err

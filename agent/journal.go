@@ -119,7 +119,7 @@ func (act *activation) handle() error {
 	switch {
 	case hc.failure != nil:
 		return hc.failure
-	case hc.fresh != nil:
+	case hc.suspended():
 		return act.suspendJournal(hc)
 	case errors.As(err, &typed):
 		return typed
@@ -136,29 +136,39 @@ func (act *activation) handle() error {
 }
 
 // suspendJournal records the run's new intents as pending and keeps the journal in the
-// continuation until they are all answered.
+// continuation until they are all answered, or until the run's durable wait is over.
 func (act *activation) suspendJournal(hc *Context) error {
 	v, c := act.v, act.c
-	if err := v.need(pendingCell); err != nil {
-		return err
-	}
 	ids := make([]string, len(hc.fresh))
-	for i, ti := range hc.fresh {
-		if err := v.pending.Add(ti); err != nil {
-			return fail(records.ReasonStateCorrupt, err, "recording intent %s", ti.IntentId)
+	if len(hc.fresh) > 0 {
+		if err := v.need(pendingCell); err != nil {
+			return err
 		}
-		ids[i] = ti.IntentId
+		for i, ti := range hc.fresh {
+			if err := v.pending.Add(ti); err != nil {
+				return fail(records.ReasonStateCorrupt, err, "recording intent %s", ti.IntentId)
+			}
+			ids[i] = ti.IntentId
+		}
+		v.touch(pendingCell)
 	}
-	v.touch(pendingCell)
 	snap, err := act.journalBytes()
 	if err != nil {
 		return err
 	}
-	last := hc.fresh[len(hc.fresh)-1]
-	cont, err := v.contOpts().Suspend(statecodec.Suspension{
-		Seq: act.seq, StepIndex: last.StepIndex, PendingIntentIDs: ids, Adapter: act.c.a.adapter(),
-		Snapshot: snap, SuspendedAtMs: c.now, DeadlineMs: last.ExpiresAtMs,
-	})
+	s := statecodec.Suspension{Seq: act.seq, PendingIntentIDs: ids, Adapter: act.c.a.adapter(), Snapshot: snap, SuspendedAtMs: c.now}
+	if n := len(hc.fresh); n > 0 {
+		s.StepIndex, s.DeadlineMs = hc.fresh[n-1].StepIndex, hc.fresh[n-1].ExpiresAtMs
+	}
+	attrs := map[string]string{tracing.AttrPendingIntents: itoa(int64(len(ids)))}
+	if len(ids) > 0 {
+		attrs[tracing.AttrIntentID] = strings.Join(ids, ",")
+	}
+	if w := hc.wait; w != nil {
+		w.suspension(&s, hc.lastPos(), attrs)
+	}
+	attrs[tracing.AttrDeadline] = itoa(s.DeadlineMs)
+	cont, err := v.contOpts().Suspend(s)
 	if err != nil {
 		return fail(records.ReasonStateCorrupt, err, "suspending")
 	}
@@ -167,10 +177,8 @@ func (act *activation) suspendJournal(hc *Context) error {
 	for _, ti := range hc.fresh {
 		act.emitIntent(ti)
 	}
-	act.tr.emit(pb.TraceEvent_SUSPENDED, last.StepIndex, c.now, map[string]string{
-		tracing.AttrPendingIntents: itoa(int64(len(ids))), tracing.AttrDeadline: itoa(last.ExpiresAtMs), tracing.AttrIntentID: strings.Join(ids, ","),
-	})
-	act.tr.finish(tracing.StatusSuspended, last.StepIndex, c.now)
+	act.tr.emit(pb.TraceEvent_SUSPENDED, s.StepIndex, c.now, attrs)
+	act.tr.finish(tracing.StatusSuspended, s.StepIndex, c.now)
 	return nil
 }
 

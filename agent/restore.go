@@ -67,8 +67,8 @@ func (c *call) restore(v *view, snap *pb.StateSnapshot) error {
 			return fail(records.ReasonRestoreRefused, nil, "an inbox without a suspension")
 		}
 		for i, env := range inbox {
-			if err := checkEnvelope(env); err != nil || env.GetExternalEvent() == nil || !bytes.Equal(env.GetEntityKey(), c.entity) {
-				return fail(records.ReasonRestoreRefused, err, "inbox envelope %d is not an external event of the key", i)
+			if err := checkEnvelope(env); err != nil || env.GetExternalEvent() == nil && env.GetSignal() == nil || !bytes.Equal(env.GetEntityKey(), c.entity) {
+				return fail(records.ReasonRestoreRefused, err, "inbox envelope %d is not an external event or a signal of the key", i)
 			}
 		}
 		if writes[inboxCell], err = (proto.MarshalOptions{Deterministic: true}).Marshal(&pb.AgentInbox{Envelopes: inbox}); err != nil {

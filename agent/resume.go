@@ -20,7 +20,9 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 	id := r.GetIntentId()
 	ti, ok := v.pending.Get(id)
 	switch {
-	case !ok || v.cont == nil || !v.cont.IsPending(id):
+	case !ok || v.cont == nil || !v.cont.IsPending(id) || answeredLate(v.cont, c.now):
+		// A result at or after a durable wait's deadline loses to the wake, whether it comes
+		// before the timer fires or after: the same dead letter either way.
 		return fail(records.ReasonOrphanedResult, nil, "no pending intent %q", id)
 	case ti.GetKind() == pb.ToolIntent_APPROVAL:
 		return fail(records.ReasonOrphanedResult, nil, "intent %s awaits an approval, not a tool result", id)
@@ -69,7 +71,7 @@ func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) er
 	}
 	id := ap.GetIntentId()
 	ti, ok := v.pending.Get(id)
-	if !ok || ti.GetKind() != pb.ToolIntent_APPROVAL || v.cont == nil || !v.cont.IsPending(id) {
+	if !ok || ti.GetKind() != pb.ToolIntent_APPROVAL || v.cont == nil || !v.cont.IsPending(id) || answeredLate(v.cont, c.now) {
 		return fail(records.ReasonApprovalUnknown, nil, "no pending approval %q", id)
 	}
 	if err := c.checkApproval(ap, ti); err != nil {
@@ -132,12 +134,16 @@ func (c *call) deadline(v *view, out *Outputs) error {
 	if err != nil {
 		return err
 	}
+	if v.cont.WakeAtMs() != 0 {
+		return act.wake()
+	}
 	pending, approval := act.pendingIntents()
 	timeout, reason := c.a.limits.ToolTimeoutMs, records.ReasonActivationTimeout
 	if approval {
 		timeout, reason = c.a.limits.ApprovalTimeoutMs, records.ReasonApprovalTimeout
 	}
-	if v.cont.Escalations() < c.a.limits.MaxEscalations {
+	signal := v.cont.AwaitingSignal()
+	if signal == "" && v.cont.Escalations() < c.a.limits.MaxEscalations {
 		return act.escalate(pending, c.now+timeout)
 	}
 	for _, ti := range pending {
@@ -145,6 +151,12 @@ func (c *call) deadline(v *view, out *Outputs) error {
 	}
 	v.touch(pendingCell)
 	timeoutErr := fail(reason, nil, "activation %d still waited for %d intents after %d escalations", act.seq, len(pending), v.cont.Escalations())
+	if signal != "" {
+		// Await without a deadline is bounded like an approval, and fails closed as one,
+		// without escalations: there is no intent to send again.
+		reason = records.ReasonApprovalTimeout
+		timeoutErr = fail(reason, nil, "activation %d still awaited signal %q at its deadline", act.seq, signal)
+	}
 	out.DeadLetters = append(out.DeadLetters, DeadLetter(c.entity, c.now, timeoutErr))
 	act.tr.emit(pb.TraceEvent_ERROR, v.cont.StepIndex(), c.now, map[string]string{
 		tracing.AttrErrorType: string(reason), tracing.AttrReason: string(reason), tracing.AttrPendingIntents: itoa(int64(len(pending))),

@@ -37,7 +37,8 @@ var update = flag.Bool("update", false, "rewrite testdata/scenarios/*.golden fro
 // results and approvals in that mode (agent.Deps.VerifyResults); an input's sign signs its
 // result or approval for the pending intent it names, with the test keyring ("keyring") or a
 // key of the same id the keyring does not hold ("other_key"), or with the test keyring for
-// another call that carries the same intent id ("other_intent").
+// another call that carries the same intent id ("other_intent"). A signal is signed for
+// itself (no intent).
 type scenario struct {
 	Limits      agentLimits `json:"limits"`
 	Protocol    string      `json:"protocol"`
@@ -336,6 +337,12 @@ func signAnswer(t *testing.T, st agent.MapStore, env *pb.AgentEnvelope, with str
 		}
 	default:
 		t.Fatalf("sign %q: want keyring or other_key", with)
+	}
+	if sig := env.GetSignal(); sig != nil {
+		if err := intent.SignSignal(sig, kr); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 	pending, err := statecodec.DecodePending(st[statecodec.CellPending])
 	if err != nil {

@@ -1,7 +1,9 @@
 package records
 
 import (
+	"bytes"
 	"fmt"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -41,10 +43,17 @@ func CheckApprovalArgs(args string) error {
 	return nil
 }
 
+// Bounds of a signal (CheckSignal).
+const (
+	MaxSignalNameBytes    = 256
+	MaxSignalIDBytes      = 256
+	MaxSignalPayloadBytes = 64 << 10
+)
+
 // CheckEnvelope refuses an envelope that is not actionable: one without an entity key or a
-// payload, a decision whose note is over MaxApprovalNoteBytes, or a decision whose edited
-// arguments are a rejection's or refused by CheckApprovalArgs. Its errors are *Error values of
-// CodeEnvelope.
+// payload, a decision whose note is over MaxApprovalNoteBytes or whose edited arguments are a
+// rejection's or refused by CheckApprovalArgs, or a signal CheckSignal refuses. Its errors are
+// *Error values of CodeEnvelope.
 func CheckEnvelope(env *pb.AgentEnvelope) error {
 	switch {
 	case env == nil:
@@ -60,6 +69,29 @@ func CheckEnvelope(env *pb.AgentEnvelope) error {
 			return invalid(nil, "a rejection carries edited arguments")
 		}
 		return CheckApprovalArgs(env.GetApproval().GetArgsJson())
+	}
+	if sig := env.GetSignal(); sig != nil {
+		return CheckSignal(sig, env.GetEntityKey())
+	}
+	return nil
+}
+
+// CheckSignal refuses a signal that is not actionable for the key entity: a name that is not
+// 1-MaxSignalNameBytes bytes of UTF-8, an id that is not 1-MaxSignalIDBytes bytes, a payload
+// over MaxSignalPayloadBytes, or an entity_key other than entity (the signature covers the
+// signal's own key, so it must be the envelope's). Its errors are *Error values of
+// CodeEnvelope.
+func CheckSignal(sig *pb.AgentEnvelope_Signal, entity []byte) error {
+	name, id := sig.GetName(), sig.GetSignalId()
+	switch {
+	case len(name) == 0 || len(name) > MaxSignalNameBytes || !utf8.ValidString(name):
+		return invalid(nil, fmt.Sprintf("the signal's name must be 1-%d bytes of UTF-8", MaxSignalNameBytes))
+	case len(id) == 0 || len(id) > MaxSignalIDBytes:
+		return invalid(nil, fmt.Sprintf("the signal's id must be 1-%d bytes", MaxSignalIDBytes))
+	case len(sig.GetPayload()) > MaxSignalPayloadBytes:
+		return invalid(nil, fmt.Sprintf("the signal's payload is %d bytes; at most %d", len(sig.GetPayload()), MaxSignalPayloadBytes))
+	case !bytes.Equal(sig.GetEntityKey(), entity):
+		return invalid(nil, "the signal's entity_key is not the envelope's")
 	}
 	return nil
 }

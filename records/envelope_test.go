@@ -63,6 +63,20 @@ func TestCheckEnvelope(t *testing.T) {
 		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{Note: strings.Repeat("n", records.MaxApprovalNoteBytes)}}}, ""},
 		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{Note: strings.Repeat("n", records.MaxApprovalNoteBytes+1)}}},
 			"the approval's note is 4097 bytes; at most 4096"},
+		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{Approved: true, ArgsJson: ` {"a":"1"}`}}}, ""},
+		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{ArgsJson: `{"a":"1"}`}}}, "a rejection carries edited arguments"},
+		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{Approved: true, ArgsJson: `["a"]`}}}, "the approval's edited arguments are not one JSON object"},
+		{&pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{Approved: true, ArgsJson: `{"a":`}}}, "the approval's edited arguments are not one JSON object"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: "go", SignalId: "s1", EntityKey: []byte("k")}), ""},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: strings.Repeat("n", 256), SignalId: strings.Repeat("i", 256), Payload: make([]byte, 64<<10), EntityKey: []byte("k")}), ""},
+		{signalEnv(&pb.AgentEnvelope_Signal{SignalId: "s1", EntityKey: []byte("k")}), "the signal's name must be 1-256 bytes of UTF-8"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: strings.Repeat("n", 257), SignalId: "s1", EntityKey: []byte("k")}), "the signal's name must be 1-256 bytes of UTF-8"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: "\xff", SignalId: "s1", EntityKey: []byte("k")}), "the signal's name must be 1-256 bytes of UTF-8"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: "go", EntityKey: []byte("k")}), "the signal's id must be 1-256 bytes"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: "go", SignalId: strings.Repeat("i", 257), EntityKey: []byte("k")}), "the signal's id must be 1-256 bytes"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: "go", SignalId: "s1", Payload: make([]byte, 64<<10+1), EntityKey: []byte("k")}), "the signal's payload is 65537 bytes; at most 65536"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: "go", SignalId: "s1"}), "the signal's entity_key is not the envelope's"},
+		{signalEnv(&pb.AgentEnvelope_Signal{Name: "go", SignalId: "s1", EntityKey: []byte("other")}), "the signal's entity_key is not the envelope's"},
 	} {
 		err := records.CheckEnvelope(tc.env)
 		var e *records.Error
@@ -70,6 +84,10 @@ func TestCheckEnvelope(t *testing.T) {
 			t.Fatalf("%v: %v, want %q", tc.env, err, tc.detail)
 		}
 	}
+}
+
+func signalEnv(sig *pb.AgentEnvelope_Signal) *pb.AgentEnvelope {
+	return &pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_Signal_{Signal: sig}}
 }
 
 func TestFormatOf(t *testing.T) {
@@ -83,6 +101,7 @@ func TestFormatOf(t *testing.T) {
 func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(`{"entityKey":"aw==","externalEvent":"aGk="}`), true)
 	f.Add([]byte{0x0a, 0x01, 'k', 0x1a, 0x00}, false)
+	f.Add([]byte(`{"entityKey":"aw==","signal":{"name":"go","signalId":"s1","entityKey":"aw=="}}`), true)
 	f.Fuzz(func(t *testing.T, rec []byte, json bool) {
 		format := records.Binary
 		if json {

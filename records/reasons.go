@@ -59,6 +59,13 @@ const (
 	// ReasonJournalTooLarge: a handler activation's journal, kept in its continuation while it
 	// waits, exceeds the agent's journal byte budget; the activation does not suspend.
 	ReasonJournalTooLarge Reason = "journal_too_large"
+	// ReasonSignalUnawaited: a signal that no activation of its key awaits: the key is idle,
+	// the signal came at or after the deadline of the wait for it, or it was still queued when
+	// the activation it waited behind ended. The record carries the signal, to be redriven.
+	ReasonSignalUnawaited Reason = "signal_unawaited"
+	// ReasonSignalRefused: a signal refused by signature verification (Deps.VerifyResults), as
+	// ReasonApprovalRefused. It resumes nothing and is not queued.
+	ReasonSignalRefused Reason = "signal_refused"
 )
 
 // Reasons lists the closed vocabulary.
@@ -68,4 +75,5 @@ var Reasons = []Reason{
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
 	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
 	ReasonResultRefused, ReasonApprovalRefused, ReasonNondeterministicAgent, ReasonJournalTooLarge,
+	ReasonSignalUnawaited, ReasonSignalRefused,
 }

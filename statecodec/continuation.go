@@ -19,6 +19,11 @@ type Suspension struct {
 	Snapshot         []byte   // opaque resume state, never parsed here
 	SuspendedAtMs    int64    // event time of the suspension
 	DeadlineMs       int64    // event time at which the deadline fires
+	// WakeAtMs, when not 0, makes the deadline a wake: a durable wait that ends there (the
+	// activation resumes) instead of failing closed. It equals DeadlineMs.
+	WakeAtMs int64
+	// AwaitingSignal names the signal the activation waits for; empty when none.
+	AwaitingSignal string
 }
 
 // Continuation is a key's suspension state (cell [CellContinuation]). The cell is empty while
@@ -42,18 +47,22 @@ type ContinuationOptions struct {
 func Suspend(s Suspension) (*Continuation, error) { return ContinuationOptions{}.Suspend(s) }
 
 // Suspend returns the continuation of s, stamped with the current version of o.Schema. It
-// refuses with [ErrInvalidArgument] a negative seq, no pending intent, an empty, non-UTF-8 or
-// repeated intent id, a non-UTF-8 adapter, and a deadline not after the suspension.
+// refuses with [ErrInvalidArgument] a negative seq, no pending intent (unless the suspension
+// is a durable wait: a wake time or an awaited signal), an empty, non-UTF-8 or repeated intent
+// id, a non-UTF-8 adapter or signal name, a deadline not after the suspension, and a wake time
+// other than the deadline.
 func (o ContinuationOptions) Suspend(s Suspension) (*Continuation, error) {
 	switch {
 	case s.Seq < 0:
 		return nil, invalid(CellContinuation, "negative seq")
-	case len(s.PendingIntentIDs) == 0:
-		return nil, invalid(CellContinuation, "a suspension needs at least one pending intent")
-	case !utf8.ValidString(s.Adapter):
-		return nil, invalid(CellContinuation, "adapter is not valid UTF-8")
+	case len(s.PendingIntentIDs) == 0 && s.WakeAtMs == 0 && s.AwaitingSignal == "":
+		return nil, invalid(CellContinuation, "a suspension needs at least one pending intent, a wake time or an awaited signal")
+	case !utf8.ValidString(s.Adapter), !utf8.ValidString(s.AwaitingSignal):
+		return nil, invalid(CellContinuation, "adapter or awaited signal is not valid UTF-8")
 	case s.DeadlineMs <= s.SuspendedAtMs:
 		return nil, invalid(CellContinuation, "deadline_ms must be after suspended_at_ms")
+	case s.WakeAtMs != 0 && s.WakeAtMs != s.DeadlineMs:
+		return nil, invalid(CellContinuation, "wake_at_ms must equal deadline_ms")
 	}
 	seen := make(map[string]bool, len(s.PendingIntentIDs))
 	for _, id := range s.PendingIntentIDs {
@@ -71,6 +80,8 @@ func (o ContinuationOptions) Suspend(s Suspension) (*Continuation, error) {
 		Snapshot:           slices.Clone(s.Snapshot),
 		SuspendedAtMs:      s.SuspendedAtMs,
 		DeadlineMs:         s.DeadlineMs,
+		WakeAtMs:           s.WakeAtMs,
+		AwaitingSignal:     s.AwaitingSignal,
 	}}, nil
 }
 
@@ -153,6 +164,12 @@ func (c *Continuation) StepIndex() uint32 { return c.c.StepIndex }
 
 // DeadlineMs returns the event time at which the deadline fires.
 func (c *Continuation) DeadlineMs() int64 { return c.c.DeadlineMs }
+
+// WakeAtMs returns the wake time of a durable wait; 0 when the deadline fails closed.
+func (c *Continuation) WakeAtMs() int64 { return c.c.WakeAtMs }
+
+// AwaitingSignal names the signal the suspended activation waits for; empty when none.
+func (c *Continuation) AwaitingSignal() string { return c.c.AwaitingSignal }
 
 // Escalations returns the escalations made for this suspension.
 func (c *Continuation) Escalations() uint32 { return c.c.Escalations }

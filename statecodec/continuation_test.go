@@ -42,6 +42,10 @@ func TestSuspend(t *testing.T) {
 		{"non-UTF-8 adapter", func(s *statecodec.Suspension) { s.Adapter = "\xc3" }, false},
 		{"deadline at suspension", func(s *statecodec.Suspension) { s.DeadlineMs = s.SuspendedAtMs }, false},
 		{"deadline before suspension", func(s *statecodec.Suspension) { s.DeadlineMs = s.SuspendedAtMs - 1 }, false},
+		{"timer without intents", func(s *statecodec.Suspension) { s.PendingIntentIDs, s.WakeAtMs = nil, s.DeadlineMs }, true},
+		{"signal without intents", func(s *statecodec.Suspension) { s.PendingIntentIDs, s.AwaitingSignal = nil, "approved" }, true},
+		{"wake other than the deadline", func(s *statecodec.Suspension) { s.WakeAtMs = s.DeadlineMs + 1 }, false},
+		{"non-UTF-8 signal name", func(s *statecodec.Suspension) { s.AwaitingSignal = "\xc3" }, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +61,8 @@ func TestSuspend(t *testing.T) {
 			}
 			mustEqualProto(t, &pb.Continuation{StateSchemaVersion: 1, Seq: s.Seq, StepIndex: s.StepIndex,
 				PendingIntentIds: s.PendingIntentIDs, Adapter: s.Adapter, Snapshot: s.Snapshot,
-				SuspendedAtMs: s.SuspendedAtMs, DeadlineMs: s.DeadlineMs}, c.Proto())
+				SuspendedAtMs: s.SuspendedAtMs, DeadlineMs: s.DeadlineMs, WakeAtMs: s.WakeAtMs,
+				AwaitingSignal: s.AwaitingSignal}, c.Proto())
 		})
 	}
 }

@@ -49,8 +49,10 @@ const (
 	AttrDeadline         = "beam_agents.deadline_ms"
 	AttrPendingIntents   = "beam_agents.pending_intents"
 	AttrEscalations      = "beam_agents.escalations"
-	AttrInline           = "beam_agents.inline"     // TOOL_CALL: "true" for an inline read-only tool run in the worker
-	AttrToolCalls        = "beam_agents.tool_calls" // LLM_CALL with native tools: the answer's tool calls
+	AttrInline           = "beam_agents.inline"      // TOOL_CALL: "true" for an inline read-only tool run in the worker
+	AttrToolCalls        = "beam_agents.tool_calls"  // LLM_CALL with native tools: the answer's tool calls
+	AttrWakeAt           = "beam_agents.wake_at_ms"  // SUSPENDED on a durable wait: when it ends
+	AttrSignalName       = "beam_agents.signal.name" // SUSPENDED awaiting a signal: its name
 )
 
 // Values of beam_agents.activation.kind: what drove an attempt.
@@ -58,7 +60,8 @@ const (
 	KindExternalEvent = "external_event" // a new activation (directly or from the inbox)
 	KindToolResult    = "tool_result"
 	KindApproval      = "approval"
-	KindTimer         = "timer" // the deadline timer: an escalation or the timeout
+	KindTimer         = "timer" // the deadline timer: an escalation, the timeout, or a durable wait's wake
+	KindSignal        = "signal"
 )
 
 // Values of beam_agents.activation.status: how an attempt ended.
