@@ -91,14 +91,15 @@ func runApprove(e *env, args []string) int {
 		return 1
 	}
 	if *topic != "" {
-		return publishDecision(e, env, *topic)
+		return publishEnvelope(e, env, *topic, "the decision on "+env.GetApproval().GetIntentId())
 	}
-	return writeDecision(e, env, *output)
+	return writeEnvelopeLine(e, env, *output)
 }
 
-// publishDecision publishes env to an input topic, as a run reading it expects: binary,
-// ordered by entity key. With PUBSUB_EMULATOR_HOST set it goes to that emulator.
-func publishDecision(e *env, env *pb.AgentEnvelope, topic string) int {
+// publishEnvelope publishes env (what it carries) to an input topic, as a run reading it
+// expects: binary, ordered by entity key. With PUBSUB_EMULATOR_HOST set it goes to that
+// emulator.
+func publishEnvelope(e *env, env *pb.AgentEnvelope, topic, what string) int {
 	name, _ := wire.ParseTopic(topic) // checked above
 	ctx := context.Background()
 	c, err := pubsub.NewClient(ctx, name.Project)
@@ -108,10 +109,10 @@ func publishDecision(e *env, env *pb.AgentEnvelope, topic string) int {
 	}
 	defer c.Close()
 	if err := publishEnvelopes(c, topic)(ctx, []*pb.AgentEnvelope{env}); err != nil {
-		e.errorf("--topic: publishing the decision: %v", err)
+		e.errorf("--topic: publishing %s: %v", what, err)
 		return 1
 	}
-	fmt.Fprintf(e.stdout, "published the decision on %s to %s\n", env.GetApproval().GetIntentId(), topic)
+	fmt.Fprintf(e.stdout, "published %s to %s\n", what, topic)
 	return 0
 }
 
@@ -154,8 +155,8 @@ func decision(ti *pb.ToolIntent, kr *intent.Keyring, d effector.Decision, at int
 	return &pb.AgentEnvelope{EntityKey: ti.GetEntityKey(), EventTimeMs: at, Payload: &pb.AgentEnvelope_Approval_{Approval: ap}}, nil
 }
 
-// writeDecision writes env as one JSON line to stdout or appends it to path.
-func writeDecision(e *env, env *pb.AgentEnvelope, path string) int {
+// writeEnvelopeLine writes env as one JSON line to stdout or appends it to path.
+func writeEnvelopeLine(e *env, env *pb.AgentEnvelope, path string) int {
 	line, err := protojson.Marshal(env)
 	if err != nil {
 		e.errorf("%v", err)

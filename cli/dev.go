@@ -273,7 +273,7 @@ func serveDev(e *env, d *devSettings) int {
 	}
 	defer sd.close()
 
-	in := &devIngest{client: client, topic: topics.events}
+	in := &devIngest{client: client, topic: topics.events, keyring: kr}
 	defer in.stop()
 	token := randomHex(24)
 	who := "dev"
@@ -288,7 +288,7 @@ func serveDev(e *env, d *devSettings) int {
 	defer cstore.Close()
 	h, err := console.New(console.Options{
 		Store: cstore, Approvals: eff.Approvals(), Identity: console.Identity{BasicAuth: map[string]string{d.user: d.password}},
-		Tokens: map[string]string{token: who}, Ingest: in.ingest,
+		Tokens: map[string]string{token: who}, Ingest: in.ingest, Signal: in.signal,
 		Redrive: console.Redrive{Publish: publishEnvelopes(client, topics.events)}, Logger: slog.Default(),
 	})
 	if err != nil {
@@ -421,8 +421,9 @@ func serveDev(e *env, d *devSettings) int {
 // devIngest publishes events to the input topic, each with event time its arrival (the
 // clock read here, at ingestion: never in an activation), strictly increasing.
 type devIngest struct {
-	client *pubsub.Client
-	topic  string
+	client  *pubsub.Client
+	topic   string
+	keyring *intent.Keyring // signs signals
 	mu     sync.Mutex
 	last   int64
 	closed atomic.Bool
@@ -431,6 +432,21 @@ type devIngest struct {
 
 func (in *devIngest) ingest(ctx context.Context, key, body []byte) (int64, error) {
 	at, res, err := in.publish(ctx, key, body)
+	if err != nil {
+		return 0, err
+	}
+	return at, in.wait(ctx, key, res)
+}
+
+// signal publishes a signal like an event: sent at its event time, signed with dev's keyring.
+func (in *devIngest) signal(ctx context.Context, sig *pb.AgentEnvelope_Signal) (int64, error) {
+	key := sig.GetEntityKey()
+	at, res, err := in.publishEnvelope(ctx, key, func(at int64) *pb.AgentEnvelope {
+		sig.SentAtMs = at
+		// Signing with the active key of a valid keyring cannot fail.
+		_ = intent.SignSignal(sig, in.keyring)
+		return &pb.AgentEnvelope{EntityKey: key, EventTimeMs: at, Payload: &pb.AgentEnvelope_Signal_{Signal: sig}}
+	}, "signal:"+sig.GetSignalId())
 	if err != nil {
 		return 0, err
 	}
@@ -453,6 +469,14 @@ func (in *devIngest) wait(ctx context.Context, key []byte, res *pubsub.PublishRe
 // publish publishes one event without waiting for it to be accepted (wait does): a batch of
 // events travels at once.
 func (in *devIngest) publish(ctx context.Context, key, body []byte) (int64, *pubsub.PublishResult, error) {
+	return in.publishEnvelope(ctx, key, func(at int64) *pb.AgentEnvelope {
+		return &pb.AgentEnvelope{EntityKey: key, EventTimeMs: at, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: body}}
+	}, "event:"+randomHex(12))
+}
+
+// publishEnvelope publishes the envelope of key that envelope makes for its event time, under
+// the envelope id id.
+func (in *devIngest) publishEnvelope(ctx context.Context, key []byte, envelope func(at int64) *pb.AgentEnvelope, id string) (int64, *pubsub.PublishResult, error) {
 	if in.closed.Load() {
 		return 0, nil, &console.Error{Code: console.CodeUnavailable, Detail: "dev is stopping: it takes no more events"}
 	}
@@ -465,14 +489,13 @@ func (in *devIngest) publish(ctx context.Context, key, body []byte) (int64, *pub
 	}
 	pub := in.pub
 	in.mu.Unlock()
-	env := &pb.AgentEnvelope{EntityKey: key, EventTimeMs: at, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: body}}
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(envelope(at))
 	if err != nil {
 		return 0, nil, err
 	}
 	res := pub.Publish(ctx, &pubsub.Message{Data: b, OrderingKey: wire.OrderingKey(key), Attributes: map[string]string{
 		wire.AttrType: "beam_agents.v1.AgentEnvelope", wire.AttrContentType: wire.ContentTypeProto,
-		wire.DefaultEnvelopeIDAttribute: "event:" + randomHex(12),
+		wire.DefaultEnvelopeIDAttribute: id,
 	}})
 	return at, res, nil
 }

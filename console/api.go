@@ -2,8 +2,10 @@ package console
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/effector"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -76,10 +79,25 @@ type APIEvent struct {
 	BodyBase64 string `json:"body_base64,omitempty"`
 }
 
-// APIAccepted answers POST /api/events: the event's key and the event time it was given.
+// APISignal is the body of POST /api/signals: named data for a key whose handler awaits it
+// (agent.Context.Await). The key and the payload are text or base64, as in APIEvent.
+type APISignal struct {
+	Key       string `json:"key,omitempty"`
+	KeyBase64 string `json:"key_base64,omitempty"`
+	// Name is the name the handler awaits.
+	Name string `json:"name"`
+	// ID deduplicates the signal: a key takes a signal of one id once. Default: a random id.
+	ID            string `json:"id,omitempty"`
+	Payload       string `json:"payload,omitempty"`
+	PayloadBase64 string `json:"payload_base64,omitempty"`
+}
+
+// APIAccepted answers POST /api/events and POST /api/signals: the key, the event time the
+// event or signal was given, and a signal's id.
 type APIAccepted struct {
 	Key         string `json:"key"`
 	EventTimeMs int64  `json:"event_time_ms"`
+	ID          string `json:"id,omitempty"`
 }
 
 // apiError is the body of every refusal and failure of the JSON API.
@@ -94,6 +112,7 @@ func (c *server) routeAPI(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/approvals", c.apiApprovals)
 	mux.HandleFunc("POST /api/approvals/decide", c.apiDecide)
 	mux.HandleFunc("POST /api/events", c.apiEvents)
+	mux.HandleFunc("POST /api/signals", c.apiSignals)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		c.apiRefuse(w, http.StatusNotFound, string(CodeRefused), "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -320,6 +339,73 @@ func textOrBase64(name, text, b64 string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+func (c *server) apiSignals(w http.ResponseWriter, r *http.Request) {
+	who, ok := c.apiCaller(w, r)
+	if !ok {
+		return
+	}
+	if c.o.Signal == nil {
+		c.apiRefuse(w, http.StatusNotFound, string(CodeRefused), "this console takes no signals (beamagents dev does)")
+		return
+	}
+	var s APISignal
+	if !c.apiDecode(w, r, &s) {
+		return
+	}
+	sig, err := s.Decode()
+	if err != nil {
+		c.apiRefuse(w, http.StatusBadRequest, string(CodeInput), err.Error())
+		return
+	}
+	sig.Sender = who
+	at, err := c.o.Signal(r.Context(), sig)
+	if err != nil {
+		status, code := http.StatusInternalServerError, string(CodeIngest)
+		if errors.Is(err, ErrUnavailable) {
+			status, code = http.StatusServiceUnavailable, string(CodeUnavailable)
+		}
+		c.apiRefuse(w, status, code, err.Error())
+		return
+	}
+	c.o.Logger.Debug("console: signal accepted", "who", who, "key", keyText(sig.GetEntityKey()), "name", sig.GetName())
+	c.apiWrite(w, http.StatusAccepted, APIAccepted{Key: textOrEmpty(sig.GetEntityKey()), EventTimeMs: at, ID: sig.GetSignalId()})
+}
+
+// Decode returns the unsigned signal for its key, with a random id when none is given,
+// checked as the runtime checks a signal envelope (records.CheckSignal).
+func (s APISignal) Decode() (*pb.AgentEnvelope_Signal, error) {
+	key, err := textOrBase64("key", s.Key, s.KeyBase64)
+	if err == nil && len(key) == 0 {
+		err = errors.New("key: required (key or key_base64)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	payload, err := textOrBase64("payload", s.Payload, s.PayloadBase64)
+	if err != nil {
+		return nil, err
+	}
+	sig := &pb.AgentEnvelope_Signal{Name: s.Name, SignalId: s.ID, Payload: payload, EntityKey: key}
+	if sig.SignalId == "" {
+		sig.SignalId = NewSignalID()
+	}
+	if err := records.CheckSignal(sig, key); err != nil {
+		return nil, err
+	}
+	return sig, nil
+}
+
+// NewSignalID is a random signal id (16 bytes, hex).
+func NewSignalID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// SignalFunc takes one signal POSTed to /api/signals (its sender set to the caller) and
+// returns the event time it was given. An error matching ErrUnavailable answers 503.
+type SignalFunc func(ctx context.Context, sig *pb.AgentEnvelope_Signal) (eventTimeMs int64, err error)
 
 // IngestFunc takes one event POSTed to /api/events and returns the event time it was
 // given. An error matching ErrUnavailable (the server is stopping) answers 503.

@@ -48,6 +48,8 @@ type Options struct {
 	Tokens map[string]string
 	// Ingest, when set, takes the events POSTed to /api/events (beamagents dev).
 	Ingest IngestFunc
+	// Signal, when set, takes the signals POSTed to /api/signals (beamagents dev).
+	Signal SignalFunc
 }
 
 // New returns the console's handler.
@@ -59,7 +61,7 @@ func New(o Options) (http.Handler, error) {
 		return nil, &Error{Code: CodeConfig, Detail: "the console takes one approver identity source: a header or basic-auth users, not both"}
 	case (o.Approvals != nil || o.ReadNeedsIdentity) && !o.Identity.configured():
 		return nil, &Error{Code: CodeConfig, Detail: "the console needs an approver identity source: a header or basic-auth users"}
-	case o.Ingest != nil && len(o.Tokens) == 0 && o.Identity.ApproverHeader == "":
+	case (o.Ingest != nil || o.Signal != nil) && len(o.Tokens) == 0 && o.Identity.ApproverHeader == "":
 		return nil, &Error{Code: CodeConfig, Detail: "taking events needs an identity for programs: bearer tokens or the approver header"}
 	}
 	for t, user := range o.Tokens {
