@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -601,6 +602,9 @@ type attempt struct {
 	kind                string
 	billed, cached      int
 	emitted, suspension []string
+	// signal and wake are the durable wait the attempt suspended on: the awaited signal's
+	// name and the wake time (ms), when set.
+	signal, wake string
 }
 
 func (w *devWatch) loop(ctx context.Context) {
@@ -681,7 +685,10 @@ func (w *devWatch) handle(sub string, data []byte) {
 	case pb.TraceEvent_INTENT_EMITTED:
 		a.emitted = append(a.emitted, fmt.Sprintf("%s %s %s", attrs[tracing.AttrIntentKind], attrs[tracing.AttrToolName], attrs[tracing.AttrIntentID]))
 	case pb.TraceEvent_SUSPENDED:
-		a.suspension = strings.Split(attrs[tracing.AttrIntentID], ",")
+		if ids := attrs[tracing.AttrIntentID]; ids != "" {
+			a.suspension = strings.Split(ids, ",")
+		}
+		a.signal, a.wake = attrs[tracing.AttrSignalName], attrs[tracing.AttrWakeAt]
 	case pb.TraceEvent_ACTIVATION_END:
 		delete(w.attempts, id)
 		fmt.Fprintln(w.e.stdout, a.line(attrs[tracing.AttrActivationStatus]))
@@ -700,6 +707,12 @@ func (a *attempt) line(status string) string {
 		waits := a.emitted
 		if len(waits) == 0 {
 			waits = a.suspension
+		}
+		if a.signal != "" {
+			waits = append(waits, "SIGNAL "+a.signal)
+		}
+		if ms, err := strconv.ParseInt(a.wake, 10, 64); err == nil {
+			waits = append(waits, "TIMER "+time.UnixMilli(ms).UTC().Format(time.RFC3339))
 		}
 		s += "  waits on " + strings.Join(waits, ", ")
 	}

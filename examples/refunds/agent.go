@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/effector/tool"
@@ -72,10 +73,14 @@ func New([]byte) (*agent.Agent, error) {
 	})
 }
 
-// Handle handles one message of a customer: "refund ORDER" asks for a refund, anything else
-// is a question about ORDER (the message's last word). It looks the order up (inline), asks
-// the model for a summary, writes it to the ticket, and for a refund asks a person to
-// approve it before the refund is issued.
+// ReturnWindow is how long a return waits for the carrier's scan of the parcel.
+const ReturnWindow = 48 * time.Hour
+
+// Handle handles one message of a customer: "refund ORDER" asks for a refund, "return ORDER"
+// announces a return, anything else is a question about ORDER (the message's last word). It
+// looks the order up (inline), asks the model for a summary, writes it to the ticket; for a
+// refund it asks a person to approve it (who may edit its arguments) before the refund is
+// issued, and for a return it waits for the carrier's "carrier" signal, at most ReturnWindow.
 func Handle(hc *agent.Context, tr agent.Trigger) error {
 	key, text := string(tr.EntityKey), strings.TrimSpace(string(tr.Event))
 	words := strings.Fields(text)
@@ -104,6 +109,16 @@ func Handle(hc *agent.Context, tr agent.Trigger) error {
 	said := summary[SummaryField]
 	if _, err := hc.Tool(ToolNote, string(fields("tickets.note.args.key", key, "tickets.note.args.text", said))); err != nil {
 		return err
+	}
+	if len(words) > 0 && words[0] == "return" {
+		scan, ok, err := hc.AwaitBy("carrier", tr.EventTimeMs+ReturnWindow.Milliseconds())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return hc.Reply("no carrier scan of the return of " + order + " within 48 hours")
+		}
+		return hc.Reply("return of " + order + " scanned: " + string(scan.GetPayload()))
 	}
 	if len(words) == 0 || words[0] != "refund" {
 		return hc.Reply("noted for " + order + ": " + said)
