@@ -425,10 +425,10 @@ type devIngest struct {
 	client  *pubsub.Client
 	topic   string
 	keyring *intent.Keyring // signs signals
-	mu     sync.Mutex
-	last   int64
-	closed atomic.Bool
-	pub    *pubsub.Publisher
+	mu      sync.Mutex
+	last    int64
+	closed  atomic.Bool
+	pub     *pubsub.Publisher
 }
 
 func (in *devIngest) ingest(ctx context.Context, key, body []byte) (int64, error) {

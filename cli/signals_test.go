@@ -61,7 +61,9 @@ func TestSignalsAndEditedApprovalsOnAUsersAgent(t *testing.T) {
 	run("approve", "--state_dir", stateDir, "--intent", ids["k0"], "--args", edited)
 
 	finals := regexp.MustCompile(`(?m)^final reply  ([rk]\d)\s+(.*)$`)
-	waitFor(t, dev, func(out string) bool { return len(finals.FindAllString(out, -1)) >= 3 && strings.Contains(out, "signal_unawaited") })
+	waitFor(t, dev, func(out string) bool {
+		return len(finals.FindAllString(out, -1)) >= 3 && strings.Contains(out, "signal_unawaited")
+	})
 	time.Sleep(2 * time.Second) // the duplicate, were it not dropped, would show by now
 	dev.stop(t)
 	all := dev.stdout.String()
