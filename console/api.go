@@ -46,7 +46,10 @@ type APIApproval struct {
 	EntityKey       string `json:"entity_key"`
 	EntityKeyBase64 string `json:"entity_key_base64"`
 	Tool            string `json:"tool"`
-	Args            string `json:"args"`
+	// Args are the arguments in the tool's own shape; ArgsJSON the intent's args_json, the
+	// form a decision's edited arguments take.
+	Args     string `json:"args"`
+	ArgsJSON string `json:"args_json"`
 	// State is pending, approved, rejected or expired.
 	State       string `json:"state"`
 	Approver    string `json:"approver,omitempty"`
@@ -213,7 +216,7 @@ func (c *server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, APIApproval{
 			IntentID: ti.GetIntentId(), EntityKey: textOrEmpty(ti.GetEntityKey()), EntityKeyBase64: base64.StdEncoding.EncodeToString(ti.GetEntityKey()),
-			Tool: ti.GetToolName(), Args: ap.Args, State: st, Approver: ap.Approver, DeadlineMs: ap.DeadlineMs, Escalations: ap.Escalations,
+			Tool: ti.GetToolName(), Args: ap.Args, ArgsJSON: ti.GetArgsJson(), State: st, Approver: ap.Approver, DeadlineMs: ap.DeadlineMs, Escalations: ap.Escalations,
 		})
 	}
 	c.apiWrite(w, http.StatusOK, map[string]any{"approvals": out})

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/console"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 const apiToken = "tok-0123456789abcdef"
@@ -196,5 +198,68 @@ func TestAPIEvents(t *testing.T) {
 	}
 	if _, err := console.New(console.Options{Store: openStore(t, filepath.Join(t.TempDir(), "console.db")), Tokens: map[string]string{"short": "bot"}}); err == nil {
 		t.Fatal("a short token was accepted")
+	}
+}
+
+// POST /api/signals: a signal for a key, its sender the caller, its id given or random; one
+// out of the runtime's bounds is refused with the one rule the runtime applies
+// (records.CheckSignal); a console without a Signal function takes none.
+func TestAPISignals(t *testing.T) {
+	var seen []*pb.AgentEnvelope_Signal
+	h, err := console.New(console.Options{
+		Store: openStore(t, filepath.Join(t.TempDir(), "console.db")), Tokens: map[string]string{apiToken: "bot"},
+		Signal: func(_ context.Context, sig *pb.AgentEnvelope_Signal) (int64, error) {
+			seen = append(seen, sig)
+			return 1767225600000, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(l)
+	defer srv.Close()
+	url := "http://" + l.Addr().String()
+	bearer := http.Header{"Authorization": {"Bearer " + apiToken}}
+	code, out := call(t, url, "POST", "/api/signals", map[string]string{"key": "r1", "name": "carrier", "id": "scan-77", "payload": "scanned"}, "application/json", bearer)
+	if code != 202 || out["id"] != "scan-77" || out["key"] != "r1" || len(seen) != 1 {
+		t.Fatalf("signal: %d %v", code, out)
+	}
+	if s := seen[0]; s.GetSender() != "bot" || string(s.GetEntityKey()) != "r1" || string(s.GetPayload()) != "scanned" || s.GetName() != "carrier" {
+		t.Fatalf("signal taken as %v", s)
+	}
+	code, out = call(t, url, "POST", "/api/signals", map[string]string{"key": "r1", "name": "carrier", "payload_base64": "AP8="}, "application/json", bearer)
+	if code != 202 || len(seen) != 2 || len(seen[1].GetSignalId()) != 32 || string(seen[1].GetPayload()) != "\x00\xff" {
+		t.Fatalf("signal with a random id: %d %v", code, out)
+	}
+	for name, body := range map[string]map[string]string{
+		"no key":       {"name": "carrier"},
+		"no name":      {"key": "r1"},
+		"long name":    {"key": "r1", "name": strings.Repeat("n", records.MaxSignalNameBytes+1)},
+		"long id":      {"key": "r1", "name": "carrier", "id": strings.Repeat("i", records.MaxSignalIDBytes+1)},
+		"large":        {"key": "r1", "name": "carrier", "payload": strings.Repeat("p", records.MaxSignalPayloadBytes+1)},
+		"both payload": {"key": "r1", "name": "carrier", "payload": "x", "payload_base64": "eA=="},
+	} {
+		if code, out := call(t, url, "POST", "/api/signals", body, "application/json", bearer); code != 400 || errCode(out) != "console_input_invalid" {
+			t.Errorf("%s: %d %v", name, code, out)
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("a refused signal was taken: %d", len(seen))
+	}
+	h2, err := console.New(console.Options{Store: openStore(t, filepath.Join(t.TempDir(), "console.db")), Tokens: map[string]string{apiToken: "bot"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv2 := &http.Server{Handler: h2}
+	go srv2.Serve(l2)
+	defer srv2.Close()
+	if code, out := call(t, "http://"+l2.Addr().String(), "POST", "/api/signals", map[string]string{"key": "r1", "name": "carrier"}, "application/json", bearer); code != 404 {
+		t.Fatalf("a console without signals: %d %v", code, out)
 	}
 }
