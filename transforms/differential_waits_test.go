@@ -108,7 +108,11 @@ func waitsTraffic(seed uint64, n int) *scenario.Set {
 			} else {
 				add(waitEnv(key, t0, &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("signal")}))
 				if r := at(t0, t0+30000); r >= 0 {
-					add(waitSignal(key, r, "go", fmt.Sprintf("g-%d-%d", seq, rng.IntN(2)), fmt.Sprint(r-t0)))
+					id := fmt.Sprintf("g-%d-%d", seq, rng.IntN(2))
+					add(waitSignal(key, r, "go", id, fmt.Sprint(r-t0)))
+					if rng.IntN(4) == 0 { // the same signal id again, later: dropped or unawaited
+						add(waitSignal(key, r+1000, "go", id, "again"))
+					}
 				}
 				if rng.IntN(2) == 0 {
 					add(waitEnv(key, t0+40000, &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{IntentId: intent.ID([]byte(key), seq, 1),
