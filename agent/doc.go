@@ -49,8 +49,10 @@
 //     one dead letter whose reason is the *Error's Reason, and the ERROR trace events of its
 //     model calls that a circuit breaker refused (docs/identity.md). Two dead letters come with
 //     committed changes by design: a queued inbox event whose own activation fails (it leaves
-//     the inbox, so it cannot block the key), and a deadline that fails closed after its
-//     escalations (the suspension is cleared; approval_timeout or activation_timeout).
+//     the inbox, so it cannot block the key), a deadline that fails closed after its
+//     escalations (the suspension is cleared; approval_timeout or activation_timeout), and
+//     the signals still queued when an activation ends (signal_unawaited; they leave the
+//     inbox).
 //   - No clocks. Every time is the envelope's event time or the timer's firing time.
 //   - Determinism. Intent ids are UUIDv5 over (entity key, seq, step); trace and span ids are
 //     UUIDv5 over (entity key, seq) and a span's role and index (docs/identity.md); outputs
@@ -66,8 +68,9 @@
 //     observed.
 //   - Answers are checked before they act. With Deps.VerifyResults a tool result or an
 //     approval resumes a suspension only if it verifies under that mode and is bound to the
-//     pending intent of its id (intent.Mode.CheckResult, CheckApproval); a refused one is a
-//     result_refused or approval_refused dead letter and the key keeps waiting.
+//     pending intent of its id (intent.Mode.CheckResult, CheckApproval), and a signal only if
+//     it verifies (Mode.CheckSignal); a refused one is a result_refused, approval_refused or
+//     signal_refused dead letter and the key keeps waiting.
 //   - Model output is data until the proposal schema admits it, and only bindings by stable
 //     case id turn an admitted case into an action: a case named "tool" or "final" is still
 //     just the case its binding says.
@@ -83,7 +86,11 @@
 // approval intent and suspend); a tool result or an approval resumes the suspended
 // activation at the next step; when an activation ends, seq advances and queued events run
 // in arrival order. A deadline firing re-emits the pending intents with the next attempt up
-// to Limits.MaxEscalations times, then fails closed. A TTL firing drops an idle key's memory
+// to Limits.MaxEscalations times, then fails closed; the deadline of a handler's durable wait
+// (Continuation.wake_at_ms: Sleep, Until, ToolsBy, AwaitBy) resumes the activation instead.
+// A Signal envelope resumes the activation that awaits its name, waits in the inbox while the
+// key waits for something else, and is a signal_unawaited dead letter when nothing awaits it
+// (docs/agents.md, Timers and Signals). A TTL firing drops an idle key's memory
 // and replay cache; seq is kept forever so intent ids never repeat.
 //
 // Every agent is a handler. New builds one from Definition.Handler; package agent/bindings

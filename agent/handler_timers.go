@@ -114,14 +114,7 @@ func (act *activation) wake() error {
 			return err
 		}
 		v.pending.Remove(ti.GetIntentId())
-		act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, map[string]string{
-			tracing.AttrOperationName: tracing.OpExecuteTool,
-			tracing.AttrGenAIToolName: ti.GetToolName(),
-			tracing.AttrToolName:      ti.GetToolName(),
-			tracing.AttrIntentID:      ti.GetIntentId(),
-			tracing.AttrToolStatus:    r.GetStatus().String(),
-			tracing.AttrErrorType:     r.GetStatus().String(),
-		})
+		act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, toolCallAttrs(ti, r))
 	}
 	if len(pending) > 0 {
 		v.touch(pendingCell)

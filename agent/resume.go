@@ -39,18 +39,23 @@ func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
 	if err := act.recordResult(id, r); err != nil {
 		return err
 	}
+	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, toolCallAttrs(ti, r))
+	return act.resolve(ti, act.handle)
+}
+
+// toolCallAttrs are the attributes of the TOOL_CALL event of result r answering ti.
+func toolCallAttrs(ti *pb.ToolIntent, r *pb.ToolResult) map[string]string {
 	attrs := map[string]string{
 		tracing.AttrOperationName: tracing.OpExecuteTool,
 		tracing.AttrGenAIToolName: ti.GetToolName(),
 		tracing.AttrToolName:      ti.GetToolName(),
-		tracing.AttrIntentID:      id,
+		tracing.AttrIntentID:      ti.GetIntentId(),
 		tracing.AttrToolStatus:    r.GetStatus().String(),
 	}
 	if r.GetStatus() != pb.ToolResult_OK {
 		attrs[tracing.AttrErrorType] = r.GetStatus().String()
 	}
-	act.tr.emit(pb.TraceEvent_TOOL_CALL, ti.GetStepIndex(), c.now, attrs)
-	return act.resolve(ti, act.handle)
+	return attrs
 }
 
 // recordResult records tool result r of intent id in the journal.

@@ -1,6 +1,7 @@
 package intent_test
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -106,4 +107,26 @@ func TestSignalSignatureCoversEveryField(t *testing.T) {
 	if intent.VerifySignal(c, kr) != intent.BadSignature {
 		t.Error("dropping the unknown field kept the signature valid")
 	}
+}
+
+// VerifySignal never panics and reports ok only for a signal whose signature recomputes.
+func FuzzVerifySignal(f *testing.F) {
+	kr := testRing(f)
+	sig := sampleSignal()
+	if err := intent.SignSignal(sig, kr); err != nil {
+		f.Fatal(err)
+	}
+	good, _ := proto.Marshal(sig)
+	f.Add(good)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m pb.AgentEnvelope_Signal
+		if proto.Unmarshal(data, &m) != nil || intent.VerifySignal(&m, kr) != intent.OK {
+			return
+		}
+		c := proto.CloneOf(&m)
+		if err := intent.SignSignalWith(c, kr, m.GetSigningKeyId()); err != nil || !bytes.Equal(c.Signature, m.Signature) {
+			t.Fatal("ok for a signal whose signature does not recompute")
+		}
+	})
 }

@@ -172,6 +172,8 @@ func expectV2(t testing.TB, types map[string]protoreflect.MessageType, v1 proto.
 		m.Set(field(m, "adapter"), protoreflect.ValueOfString(v.GetAdapter()))
 		m.Set(field(m, "snapshot"), protoreflect.ValueOfBytes(v.GetSnapshot()))
 		m.Set(field(m, "suspended_at_ms"), protoreflect.ValueOfInt64(v.GetSuspendedAtMs()))
+		m.Set(field(m, "wake_at_ms"), protoreflect.ValueOfInt64(v.GetWakeAtMs()))
+		m.Set(field(m, "awaiting_signal"), protoreflect.ValueOfString(v.GetAwaitingSignal()))
 		d := m.Mutable(field(m, "deadline")).Message()
 		d.Set(field(d, "at_ms"), protoreflect.ValueOfInt64(v.GetDeadlineMs()))
 		d.Set(field(d, "escalations"), protoreflect.ValueOfUint32(v.GetEscalations()))
@@ -215,8 +217,8 @@ func versionedGoldens(t testing.TB) []goldenCase {
 		}
 		out = append(out, goldenCase{c.File, blob, want})
 	}
-	if len(out) != 6 {
-		t.Fatalf("found %d versioned v1 golden blobs, want 6 (one memory, three continuations (one a handler's journal), two caches)", len(out))
+	if len(out) != 7 {
+		t.Fatalf("found %d versioned v1 golden blobs, want 7 (one memory, four continuations (two a handler's journal), two caches)", len(out))
 	}
 	return out
 }

@@ -64,11 +64,13 @@ func TestDifferential(t *testing.T) {
 // memory rings, native tools with an inline lookup and one or two dispatch intents, results
 // in and out of order, late or never, refused arguments, model errors, unreadable readings,
 // restored suspensions that a changed handler finds nondeterministic) through the same four
-// executions.
+// executions; then the traffic of a handler with durable waits (timers and signals racing
+// their answers: early, in time, at the deadline, late, duplicated).
 func TestDifferentialHandlers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Prism pipeline")
 	}
+	t.Run("waits", differentialWaits)
 	gen := scenario.NewDevices(3, 160)
 	script := filepath.Join(t.TempDir(), "script.jsonl")
 	if err := os.WriteFile(script, gen.Script(), 0o644); err != nil {

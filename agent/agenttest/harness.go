@@ -159,6 +159,17 @@ func (h *Harness) decide(ti *pb.ToolIntent, approver string, approved bool) *age
 	return h.Deliver(&pb.AgentEnvelope{EntityKey: ti.GetEntityKey(), Payload: &pb.AgentEnvelope_Approval_{Approval: ap}})
 }
 
+// Signal delivers the signal name with id and payload to key, now, signed with the harness's
+// keyring (as Deliver, a handler's Await or AwaitBy of that name takes it).
+func (h *Harness) Signal(key, name, id string, payload []byte) *agent.Result {
+	h.t.Helper()
+	sig := &pb.AgentEnvelope_Signal{Name: name, SignalId: id, Payload: payload, Sender: "agenttest", SentAtMs: h.now, EntityKey: []byte(key)}
+	if err := intent.SignSignal(sig, h.kr); err != nil {
+		h.t.Fatalf("agenttest: signing signal %s: %v", id, err)
+	}
+	return h.Deliver(&pb.AgentEnvelope{EntityKey: []byte(key), Payload: &pb.AgentEnvelope_Signal_{Signal: sig}})
+}
+
 // Advance lets event time pass by d: every timer of every key due by the new time fires,
 // earliest first (a suspension's deadline before the idle TTL at the same time, then keys in
 // byte order), each at its own time, as the watermark passing them fires them in a pipeline.

@@ -200,3 +200,32 @@ func TestHarnessWithAScript(t *testing.T) {
 		t.Fatalf("unscripted request: %v", dl)
 	}
 }
+
+// A handler's timer wakes when Advance passes it, and its signal wait takes a signal the
+// harness signed.
+func TestHarnessDrivesWaits(t *testing.T) {
+	handler := func(hc *agent.Context, tr agent.Trigger) error {
+		if err := hc.Sleep(time.Minute); err != nil {
+			return err
+		}
+		sig, err := hc.Await("go")
+		if err != nil {
+			return err
+		}
+		return hc.Reply("went " + string(sig.GetPayload()))
+	}
+	a, err := agent.New(agent.Definition{Name: "waits", Handler: handler})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agenttest.New(t, a, agenttest.Options{})
+	h.Send("c1", []byte("start"))
+	if at := h.Timers("c1")[agent.TagDeadline]; at != h.Now()+60_000 {
+		t.Fatalf("wake at %d, now %d", at, h.Now())
+	}
+	h.Advance(time.Minute)
+	h.Signal("c1", "go", "g-1", []byte("now"))
+	if got := h.Replies("c1"); len(got) != 1 || got[0] != "went now" {
+		t.Fatalf("replies %q, dead letters %v", got, h.Outputs("c1").DeadLetters)
+	}
+}

@@ -53,6 +53,11 @@ func Cases() []Case {
 		{"handler_journal.binpb", "HandlerJournal v1 (journal_version 1): the trigger, budgets and five journaled operations, a TOOL answered and an APPROVAL pending, added within v1", handlerJournal},
 		{"continuation_handler_journal.binpb", "Continuation of a suspended handler activation: adapter beamagents.agent.handler.v1 with a HandlerJournal snapshot, added within v1", continuationHandlerJournal},
 		{"agent_envelope_approval_signed.binpb", "AgentEnvelope.Approval signature envelope (fields 5-7) and intent_digest (8), added within v1: HMAC_SHA256 by golden-v1, bound to the APPROVAL intent of tool_intent_kind.binpb", envelopeApprovalSigned},
+		{"agent_envelope_approval_args.binpb", "AgentEnvelope.Approval with a note (9) and edited args_json (10), added within v1", envelopeApprovalArgs},
+		{"agent_envelope_signal.binpb", "AgentEnvelope signal variant (field 7): name, id, payload, sender, sent_at_ms and entity_key, unsigned, added within v1", envelopeSignal},
+		{"agent_envelope_signal_signed.binpb", "AgentEnvelope.Signal signature envelope (fields 7-9), added within v1: HMAC_SHA256 by golden-v1 over the signal with those fields cleared", envelopeSignalSigned},
+		{"handler_journal_waits.binpb", "HandlerJournal with a TIMER (op 10, at_ms 11) that fired and an AWAIT (op 11) answered by a signal (field 10), then an AWAIT pending, added within v1", handlerJournalWaits},
+		{"continuation_waiting.binpb", "Continuation of a handler waiting for a signal until a wake time: wake_at_ms (10) = deadline_ms, awaiting_signal (11), no pending intent, added within v1", continuationWaiting},
 	}
 }
 
@@ -161,12 +166,13 @@ func toolResultMsg() *pb.ToolResult {
 func toolResult() proto.Message { return toolResultMsg() }
 
 // The content digests (SHA-256 of the intent's signing input with attempt and expires_at_ms
-// cleared) and signatures of the signed result and decision.
+// cleared) and signatures of the signed result and decision, and the signed signal's.
 const (
 	resultIntentDigest   = "400d4a2fb9754de7c80eafc7598c6edb1c7e1858da85b2878e9be2cbd245454d"
 	resultSignature      = "b0197b5a034dd1b3a66628a8fee2009a5c23b646c1e84c70652e22b4c89f42b5"
 	approvalIntentDigest = "c2f92257c1a35d50f392368fb7dbbed96e3f4b6c34c8a78aa897e624874c28dc"
 	approvalSignature    = "1fbb9a2f68d0079152dd7c3dbf6ebd6203da45c3f8beeb31298d09d1ca7779ed"
+	signalSignature      = "a892207faa8eff67964e96dd1e06a0acd006f2517bb339f2f54e8fe97991e3a6"
 )
 
 func toolResultSigned() proto.Message {
@@ -367,6 +373,70 @@ func continuationHandlerJournal() proto.Message {
 	m.PendingIntentIds = []string{"0b5c3d2e-1f00-5a00-8000-000000000002"}
 	m.StepIndex = 4
 	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(handlerJournalMsg())
+	if err != nil {
+		panic(err)
+	}
+	m.Snapshot = snap
+	return m
+}
+
+func envelopeApprovalArgs() proto.Message {
+	m := envelopeApproval().(*pb.AgentEnvelope)
+	ap := m.GetApproval()
+	ap.Note = "approved at a lower amount"
+	ap.ArgsJson = `{"order_id":"A-1042","amount":"200"}`
+	return m
+}
+
+func signalMsg() *pb.AgentEnvelope_Signal {
+	return &pb.AgentEnvelope_Signal{
+		Name:      "shipment.arrived",
+		SignalId:  "ship-0077",
+		Payload:   []byte(`{"dock":4}`),
+		Sender:    "warehouse@example.com",
+		SentAtMs:  t0 + 179000,
+		EntityKey: entityKey,
+	}
+}
+
+func envelopeSignal() proto.Message {
+	return &pb.AgentEnvelope{EntityKey: entityKey, EventTimeMs: t0 + 180000, Payload: &pb.AgentEnvelope_Signal_{Signal: signalMsg()}}
+}
+
+func envelopeSignalSigned() proto.Message {
+	m := envelopeSignal().(*pb.AgentEnvelope)
+	sig := m.GetSignal()
+	sig.SignatureScheme = pb.ToolIntent_HMAC_SHA256
+	sig.SigningKeyId = SigningKeyID
+	sig.Signature = mustHex(signalSignature)
+	return m
+}
+
+func handlerJournalWaitsMsg() *pb.HandlerJournal {
+	return &pb.HandlerJournal{
+		JournalVersion: 1,
+		Trigger:        envelopeExternal().(*pb.AgentEnvelope),
+		TraceId:        traceID,
+		Entries: []*pb.JournalEntry{
+			{Op: pb.JournalEntry_TIMER, Name: "sleep", ArgsDigest: mustHex("cd94ec90364da372eb1a980c7ffb36e5654d7e2cd92cb810be418adb36fe2434"), Found: true, AtMs: t0 + 60000},
+			{Op: pb.JournalEntry_AWAIT, Name: "shipment.arrived", ArgsDigest: mustHex("1aefe47e20eb91fa38a580d86fd70270a598528609b2954d29284b1bda51ebdd"), Found: true, Signal: signalMsg()},
+			{Op: pb.JournalEntry_AWAIT, Name: "shipment.signed", ArgsDigest: mustHex("6cae44c012116a57dd77293f8f2b98e14ffce4db98701b5455a3925354814591"), AtMs: t0 + 3600000},
+		},
+	}
+}
+
+func handlerJournalWaits() proto.Message { return handlerJournalWaitsMsg() }
+
+func continuationWaiting() proto.Message {
+	m := continuationMsg()
+	m.Adapter = "beamagents.agent.handler.v1"
+	m.PendingIntentIds = nil
+	m.StepIndex = 2
+	m.SuspendedAtMs = t0 + 180000
+	m.DeadlineMs = t0 + 3600000
+	m.WakeAtMs = t0 + 3600000
+	m.AwaitingSignal = "shipment.signed"
+	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(handlerJournalWaitsMsg())
 	if err != nil {
 		panic(err)
 	}
