@@ -12,10 +12,11 @@ import (
 	"github.com/beamagents/beamagents/internal/protobind"
 )
 
-// The commands docs/interaction.md gives a user's module, run verbatim in a new module that
-// replaces the runtime with this checkout: `go get -tool …/cmd/beamagents` and `go tool
-// beamagents generate proto`; then a program of that module compiles the generated message
-// with package interaction and prints its schema digest, the digest the same .proto has here.
+// The commands and the .proto docs/interaction.md gives a user's module, run verbatim in a new
+// module that replaces the runtime with this checkout (`go get -tool …/cmd/beamagents`, `go
+// tool beamagents generate proto`); then a program of that module compiles the generated
+// message with package interaction and prints its schema digest, the digest the same .proto
+// has here.
 func TestGenerateInAUsersModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the beamagents tool in a new module")
@@ -24,9 +25,10 @@ func TestGenerateInAUsersModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	commands, protoName, protoText := usersModuleDoc(t)
 	dir := writeTree(t, map[string]string{
-		"go.mod":                   "module example.com/shop\n\ngo 1.26.7\n\nreplace github.com/beamagents/beamagents => " + repo + "\n",
-		"proto/shop/v1/tool.proto": toolProto,
+		"go.mod":  "module example.com/shop\n\ngo 1.26.7\n\nreplace github.com/beamagents/beamagents => " + repo + "\n",
+		protoName: protoText,
 		"main.go": `package main
 
 import (
@@ -46,8 +48,11 @@ func main() {
 `,
 	})
 	env := userModuleEnv(t)
-	goCommand(t, dir, env, "go", "get", "-tool", "github.com/beamagents/beamagents/cmd/beamagents")
-	if out := goCommand(t, dir, env, "go", "tool", "beamagents", "generate", "proto", "--proto_path", "proto"); out != filepath.Join("shoppb", "tool.pb.go")+"\n" {
+	var out string
+	for _, args := range commands {
+		out = goCommand(t, dir, env, args...)
+	}
+	if out != filepath.Join("shoppb", "tool.pb.go")+"\n" {
 		t.Fatalf("generate proto wrote %q", out)
 	}
 	got := goCommand(t, dir, env, "go", "run", ".")
@@ -81,6 +86,32 @@ func goCommand(t *testing.T, dir string, env []string, args ...string) string {
 		t.Fatalf("%s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
 	return string(out)
+}
+
+// usersModuleDoc returns the commands (comments dropped) of the first sh block of
+// docs/interaction.md's "Schemas in your own module", and the name (its first comment line)
+// and text of its proto block.
+func usersModuleDoc(t *testing.T) (commands [][]string, protoName, protoText string) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "interaction.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Schemas in your own module\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, sh, ok2 := strings.Cut(section, "```sh\n")
+	sh, _, _ = strings.Cut(sh, "```")
+	_, protoText, ok3 := strings.Cut(section, "```proto\n")
+	protoText, _, _ = strings.Cut(protoText, "```")
+	first, _, _ := strings.Cut(protoText, "\n")
+	protoName, ok4 := strings.CutPrefix(first, "// ")
+	if !ok || !ok2 || !ok3 || !ok4 {
+		t.Fatal("docs/interaction.md has no \"Schemas in your own module\" section with an sh and a proto block")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(sh), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		commands = append(commands, strings.Fields(cmd))
+	}
+	return commands, protoName, protoText
 }
 
 // digestHere compiles the user's tool arguments in this process.
