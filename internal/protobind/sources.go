@@ -39,13 +39,16 @@ func Find(importRoot string, args []string) ([]string, error) {
 	return names, nil
 }
 
-// protoFiles returns arg itself when it is a file, else the .proto files under it.
+// protoFiles returns arg itself when it is a .proto file, else the .proto files under it.
 func protoFiles(arg string) ([]string, error) {
 	info, err := os.Stat(arg)
 	if err != nil {
 		return nil, &Error{Code: CodeSource, Where: arg, Message: "no such file or directory"}
 	}
 	if !info.IsDir() {
+		if !strings.HasSuffix(arg, ".proto") {
+			return nil, &Error{Code: CodeSource, Where: arg, Message: "not a .proto file"}
+		}
 		return []string{arg}, nil
 	}
 	var out []string
