@@ -35,6 +35,12 @@ func reparse(opts proto.Message, dst proto.Message) bool {
 	return proto.UnmarshalOptions{Resolver: optionTypes, AllowPartial: true}.Unmarshal(b, dst) == nil
 }
 
+// DeclaredTypeID returns the (beam_agents.v1.type_id) option of md and whether md declares
+// one, however the descriptor carries its options (generated code, a descriptor set, a
+// compiler's own descriptors). A message that declares one is meant to be a schema: Compile
+// says whether it is admitted.
+func DeclaredTypeID(md protoreflect.MessageDescriptor) (string, bool) { return messageTypeID(md) }
+
 // messageTypeID returns the type_id option and whether it is set.
 func messageTypeID(md protoreflect.MessageDescriptor) (string, bool) {
 	var o descriptorpb.MessageOptions
