@@ -66,11 +66,11 @@ func (b *structBuilder) message(rt reflect.Type, id, name, path string) error {
 	for i := range rt.NumField() {
 		sf := rt.Field(i)
 		fpath := path + "." + sf.Name
-		if !sf.IsExported() {
-			continue
-		}
 		if sf.Anonymous {
 			return b.fieldErr(fpath, "an embedded field is not supported; name it")
+		}
+		if !sf.IsExported() {
+			continue
 		}
 		prop, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		switch {
