@@ -16,10 +16,6 @@ import (
 // presentedDomain keeps the digest of a presented projection apart from every schema digest.
 const presentedDomain = SchemaFormat + " presented_projection\x00"
 
-// RulePresentedVariant (SPX-Z202): a schema compiled to be presented by property names
-// reaches a variant, which has no plain-object form.
-const RulePresentedVariant Rule = "presented.variant"
-
 // CompilePresented compiles md exactly as Compile does (same type graph, document and digest)
 // and marks the schema presented: a model is shown its values by their protobuf field names,
 // as plain nested objects, with integers as JSON numbers bounded by minimum and maximum and
@@ -124,13 +120,14 @@ func Description(f *Field) string {
 }
 
 // ReadPresented reads a model's arguments written under the presented projection (an object
-// by property names, nested records as plain objects, bytes as standard base64) and returns the root record's value in
-// the provider dialect the admitters take, {"fields":{…}} by stable ids, every leaf copied
-// verbatim (integers stay their exact token text). It renames and nests only: every leaf, a
-// missing field and each bound are left for the admission to judge. Refused here: text over
+// by property names, nested records as plain objects, bytes as standard base64) and returns
+// the root record's value in the provider dialect the admitters take, {"fields":{…}} by
+// stable ids, with a bytes field's base64 as its byte array and every other leaf copied
+// verbatim (integers keep their exact token text). It renames and nests only: the leaves, a
+// missing field and every bound are left for the admission to judge. Refused here: text over
 // MaxProviderBytes or not UTF-8 (SPX-Z206), not JSON or naming a member twice (SPX-Z205), a
-// value that is not an object where a record is expected, or a property the record does not
-// declare (SPX-Z206).
+// value that is not an object where a record is expected, a property the record does not
+// declare or bad base64 (SPX-Z206).
 func (s *Schema) ReadPresented(args []byte) ([]byte, error) {
 	if len(args) > MaxProviderBytes {
 		return nil, decodeErr(CodeNotAdmitted, RuleInputBytes, "$", "the text is longer than %d bytes", MaxProviderBytes)

@@ -33,7 +33,7 @@ type refundArgs struct {
 	Ship        refundAddress  `json:"ship"`
 	Bill        *refundAddress `json:"bill"`
 	Internal    string         `json:"-"`
-	note        string
+	note        string         //lint:ignore U1000 an unexported field is not a property
 }
 
 type refundResult struct {
