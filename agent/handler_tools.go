@@ -29,6 +29,9 @@ func (hc *Context) Tool(tool, argsJSON string) (*pb.ToolResult, error) {
 // (its step index is its operation's position, so its id is UUIDv5 over the key, seq and
 // that position) and the activation suspends until every one is answered; Tools then returns
 // ErrSuspended. When the activation resumes, Tools returns the ToolResults in call order.
+// A call of a tool the agent declares with a schema (Definition.Tools) is admitted by it like
+// a model's call, and its intent carries the canonical fields; a refused one fails the
+// activation as proposal_refused.
 func (hc *Context) Tools(calls ...ToolCall) ([]*pb.ToolResult, error) {
 	act := hc.act
 	results := make([]*pb.ToolResult, len(calls))

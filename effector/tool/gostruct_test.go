@@ -244,3 +244,40 @@ func TestDeclare(t *testing.T) {
 }
 
 func equalArgs(a, b refundArgs) bool { return reflect.DeepEqual(a, b) }
+
+// FuzzDeclaredTool: a declared tool reads any presented arguments without panicking, refuses
+// with ErrArguments, and what it reads encodes back to arguments it reads the same.
+func FuzzDeclaredTool(f *testing.F) {
+	for _, seed := range []string{
+		`{"order_id":"A-1","amount_cents":4599,"ledger":"9007199254740993","attempt":1,"delta":-7,"express":false,"proof":"AP8=","ship":{"line":"x","country":"FR"},"bill":{"line":"","country":""}}`,
+		`{"order_id":"A-1","amount_cents":0}`, `{}`, `[]`, `{"ship":[]}`, `{"proof":"A"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	refund, err := tool.Declare[refundArgs, refundArgs]("payments.refund", "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	impl := refund.Tool(func(_ context.Context, a refundArgs) (refundArgs, error) { return a, nil })
+	f.Fuzz(func(t *testing.T, args []byte) {
+		out, err := impl.Invoke(context.Background(), tool.Call{Args: args})
+		if err != nil {
+			if !errors.Is(err, tool.ErrArguments) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		got, err := refund.Result(&pb.ToolResult{Status: pb.ToolResult_OK, Payload: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call, err := refund.Call(got)
+		if err != nil {
+			t.Fatalf("read %+v but cannot encode it: %v", got, err)
+		}
+		again, err := impl.Invoke(context.Background(), tool.Call{Args: tool.Present(call.Args)})
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("round trip %s != %s (%v)", again, out, err)
+		}
+	})
+}
