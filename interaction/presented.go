@@ -158,10 +158,9 @@ func appendPresented(dst []byte, text string, t *Type, n *jsontext.Node, path st
 	}
 	dst = append(dst, `{"fields":{`...)
 	for i, m := range n.Members {
-		sub := path + canonjson.MemberPath(m.Key)
 		f := fieldByName(t, m.Key)
 		if f == nil {
-			return nil, decodeErr(CodeNotAdmitted, RuleFieldsUnknown, sub, "%s declares no property %s", canonjson.Quote(t.id, 128), canonjson.Quote(m.Key, 64))
+			return nil, decodeErr(CodeNotAdmitted, RuleFieldsUnknown, path+canonjson.MemberPath(m.Key), "%s declares no property %s", canonjson.Quote(t.id, 128), canonjson.Quote(m.Key, 64))
 		}
 		if i > 0 {
 			dst = append(dst, ',')
@@ -169,7 +168,7 @@ func appendPresented(dst []byte, text string, t *Type, n *jsontext.Node, path st
 		dst = append(dst, f.key...)
 		if f.rep == Nested {
 			var err error
-			if dst, err = appendPresented(dst, text, f.nested, m.Value, sub); err != nil {
+			if dst, err = appendPresented(dst, text, f.nested, m.Value, path+canonjson.MemberPath(m.Key)); err != nil {
 				return nil, err
 			}
 			continue
@@ -177,7 +176,7 @@ func appendPresented(dst []byte, text string, t *Type, n *jsontext.Node, path st
 		if f.rep == Bytes && m.Value.Kind == jsontext.String {
 			b, err := base64.StdEncoding.Strict().DecodeString(m.Value.Text)
 			if err != nil {
-				return nil, decodeErr(CodeNotAdmitted, RuleRepresentation, sub, "a bytes property is standard base64: %v", err)
+				return nil, decodeErr(CodeNotAdmitted, RuleRepresentation, path+canonjson.MemberPath(m.Key), "a bytes property is standard base64: %v", err)
 			}
 			dst = canonjson.AppendBytes(dst, b)
 			continue
@@ -190,7 +189,7 @@ func appendPresented(dst []byte, text string, t *Type, n *jsontext.Node, path st
 // fieldByName finds a record's field by property name; records are small, so a scan.
 func fieldByName(t *Type, name string) *Field {
 	for _, f := range t.fields.list {
-		if PropertyName(f) == name {
+		if string(f.desc.Name()) == name {
 			return f
 		}
 	}
