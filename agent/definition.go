@@ -136,7 +136,8 @@ type Definition struct {
 	// else is refused. negotiate.FailFast admits only the exact canonical value document, and
 	// is the protocol under which a streaming model is refused early.
 	OutputProtocol negotiate.Protocol
-	// Tools declares, by tool name, the argument schema a tool accepts (Agent.ToolShapes). In
+	// Tools declares, by tool name, the argument schema a tool accepts (Agent.ToolShapes); a
+	// handler's calls of a declared tool (Context.Tools) are admitted by it. In
 	// a bindings agent, each case bound to a declared tool is negotiated against it when the
 	// agent is built (negotiate.CheckBinding; a FAIL_FAST agreement with a non-empty delta
 	// refuses the build), and each intent's arguments cross that boundary with a conformance

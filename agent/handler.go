@@ -248,7 +248,7 @@ func (a *Agent) argsUseOf(schema *interaction.Schema) (*schemaUse, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, _ := a.uses.LoadOrStore(key, &schemaUse{schema: schema, admitter: adm, provider: schema.ProviderJSONSchema()})
+	got, _ := a.uses.LoadOrStore(key, &schemaUse{schema: schema, admitter: adm, provider: argsProjection(schema)})
 	return got.(*schemaUse), nil
 }
 

@@ -1,16 +1,13 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
-	"github.com/beamagents/beamagents/internal/jsontext"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/negotiate"
@@ -32,6 +29,9 @@ func (hc *Context) Tool(tool, argsJSON string) (*pb.ToolResult, error) {
 // (its step index is its operation's position, so its id is UUIDv5 over the key, seq and
 // that position) and the activation suspends until every one is answered; Tools then returns
 // ErrSuspended. When the activation resumes, Tools returns the ToolResults in call order.
+// A call of a tool the agent declares with a schema (Definition.Tools) is admitted by it like
+// a model's call, and its intent carries the canonical fields; a refused one fails the
+// activation as proposal_refused.
 func (hc *Context) Tools(calls ...ToolCall) ([]*pb.ToolResult, error) {
 	return hc.tools(calls, nil)
 }
@@ -46,7 +46,11 @@ func (hc *Context) tools(calls []ToolCall, by *int64) ([]*pb.ToolResult, error) 
 	results := make([]*pb.ToolResult, len(calls))
 	var fresh []*pb.ToolIntent
 	for i, call := range calls {
-		e, replayed, err := hc.begin(pb.JournalEntry_TOOL, call.Tool, []byte(call.ArgsJSON))
+		args, err := hc.declaredArgs(call)
+		if err != nil {
+			return nil, hc.fails(err)
+		}
+		e, replayed, err := hc.begin(pb.JournalEntry_TOOL, call.Tool, []byte(args))
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +66,7 @@ func (hc *Context) tools(calls []ToolCall, by *int64) ([]*pb.ToolResult, error) 
 			results[i] = e.ToolResult
 			continue
 		}
-		ti, err := act.newIntent(uint32(hc.pos-1), call.Tool, call.ArgsJSON, pb.ToolIntent_TOOL, timeout)
+		ti, err := act.newIntent(uint32(hc.pos-1), call.Tool, args, pb.ToolIntent_TOOL, timeout)
 		if err != nil {
 			return nil, hc.fails(err)
 		}
@@ -87,6 +91,10 @@ func (hc *Context) tools(calls []ToolCall, by *int64) ([]*pb.ToolResult, error) 
 // until each intent is answered.
 func (hc *Context) Approved(tool, argsJSON string) (res *pb.ToolResult, approved bool, err error) {
 	act := hc.act
+	// The request is admitted as the call itself will be: a person approves what can run.
+	if argsJSON, err = hc.declaredArgs(ToolCall{Tool: tool, ArgsJSON: argsJSON}); err != nil {
+		return nil, false, hc.fails(err)
+	}
 	e, replayed, err := hc.begin(pb.JournalEntry_APPROVAL, tool, []byte(argsJSON))
 	if err != nil {
 		return nil, false, err
@@ -319,7 +327,7 @@ func (hc *Context) Chat(chat Chat) (*Turn, error) {
 			return nil, hc.fails(fail(records.ReasonInternalPanic, err, "arguments of tool %s", d.Name))
 		}
 		uses[d.Name] = u
-		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: u.provider, Digest: d.Args.Digest()})
+		req.Tools = append(req.Tools, model.Tool{Name: d.Name, Description: d.Description, Parameters: u.provider, Digest: toolDigest(d.Args)})
 	}
 	key := model.CacheKey(req)
 	e, replayed, err := hc.begin(pb.JournalEntry_CHAT, "", []byte(key))
@@ -360,16 +368,14 @@ func admitTurn(resp *model.Response, uses map[string]*schemaUse) (*Turn, error) 
 		if !ok {
 			return nil, fmt.Errorf("tool call %d names the undeclared tool %q", i, call.Name)
 		}
-		args := bytes.TrimSpace([]byte(call.Arguments))
-		if n, _, err := jsontext.Parse(string(args), jsontext.Options{}); err != nil || n.Kind != jsontext.Object {
+		v, err := admitArgs(u, []byte(call.Arguments), u.schema.Presented())
+		switch {
+		case errors.Is(err, errNotObject):
 			return nil, fmt.Errorf("arguments of tool call %d (%s) are not one JSON object", i, call.Name)
-		}
-		// The arguments are the record's fields object; its value is {"fields":…}.
-		out, err := u.admitter.Admit(slices.Concat([]byte(`{"fields":`), args, []byte(`}`)))
-		if err != nil {
+		case err != nil:
 			return nil, fmt.Errorf("arguments of tool call %d (%s): %w", i, call.Name, err)
 		}
-		turn.Calls = append(turn.Calls, ToolCall{ID: call.ID, Tool: call.Name, Args: out.Value, ArgsJSON: string(out.Value.FieldsJSON())})
+		turn.Calls = append(turn.Calls, ToolCall{ID: call.ID, Tool: call.Name, Args: v, ArgsJSON: string(v.FieldsJSON())})
 	}
 	return turn, nil
 }

@@ -238,7 +238,8 @@ func (act *activation) streamTools(ctx context.Context, s model.ToolStreamer, re
 				return refused
 			}
 			cs = &callStream{name: d.Name}
-			if st, err := u.admitter.NewStream(); err == nil {
+			// Arguments by property names (a presented schema) are read back once complete.
+			if st, err := u.admitter.NewStream(); err == nil && !u.schema.Presented() {
 				cs.st = st
 				cs.st.Push([]byte(`{"fields":`)) // the prefix alone is never refused
 			}

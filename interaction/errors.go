@@ -64,6 +64,7 @@ const (
 	RuleFieldBound          Rule = "type.field.bound"    // max_bytes/minimum/maximum malformed or misplaced
 	RuleGraphMaxTypes       Rule = "graph.max_types"
 	RuleGraphMaxDepth       Rule = "graph.max_depth"
+	RulePresentedVariant    Rule = "presented.variant"     // a presented schema reaches a variant (CompilePresented)
 	RuleSchemaDocumentBytes Rule = "schema_document_bytes" // SPX-Z203
 	RuleProviderSchemaBytes Rule = "provider_schema_bytes" // SPX-Z203
 	RuleBundleReplay        Rule = "bundle.replay"         // SPX-Z204

@@ -1,8 +1,6 @@
 package interaction
 
 import (
-	"fmt"
-
 	"github.com/beamagents/beamagents/internal/canonjson"
 )
 
@@ -19,24 +17,9 @@ func (s *Schema) renderProvider() error {
 	for i, t := range s.types {
 		defs[i] = canonjson.Member{Key: t.id, Value: typeSchema(t)}
 	}
-	doc := canonjson.Append(nil, canonjson.Object{
-		{Key: "$schema", Value: "https://json-schema.org/draft/2020-12/schema"},
-		{Key: "title", Value: s.root.id},
-		{Key: "type", Value: "object"},
-		{Key: "properties", Value: canonjson.Object{
-			{Key: "schema", Value: canonjson.Object{{Key: "const", Value: ValueFormat}}},
-			{Key: "root_type_id", Value: canonjson.Object{{Key: "const", Value: s.root.id}}},
-			{Key: "schema_digest", Value: canonjson.Object{{Key: "const", Value: s.digest}}},
-			{Key: "value", Value: ref(s.root)},
-		}},
-		{Key: "required", Value: canonjson.Strings(canonjson.EnvelopeMembers[:])},
-		{Key: "additionalProperties", Value: false},
-		{Key: "$defs", Value: defs},
-	})
-	doc = append(doc, '\n')
-	if len(doc) > MaxSchemaBytes {
-		return &Error{Code: CodeDocumentTooLarge, Rule: RuleProviderSchemaBytes, Element: string(s.root.desc.FullName()),
-			Message: fmt.Sprintf("the provider projection would be %d bytes; the budget is %d", len(doc), MaxSchemaBytes)}
+	doc, err := s.projectionDocument(defs)
+	if err != nil {
+		return err
 	}
 	s.provider = doc
 	return nil

@@ -20,6 +20,9 @@ type Schema struct {
 	revision string
 	digest   string
 	provider []byte
+	// presented is the presented projection (CompilePresented), nil otherwise.
+	presented       []byte
+	presentedDigest string
 	// valuePrefix is the canonical envelope up to the value:
 	// {"schema":…,"root_type_id":…,"schema_digest":…,"value":
 	valuePrefix string

@@ -91,6 +91,7 @@ func checkGoType(rt reflect.Type, typ *interaction.Type, path string) string {
 }
 
 type goField struct {
+	index    int
 	typ      reflect.Type
 	asString bool
 }
@@ -109,7 +110,7 @@ func goFields(rt reflect.Type) map[string]goField {
 		if name == "" {
 			name = sf.Name
 		}
-		out[name] = goField{typ: sf.Type, asString: strings.Contains(","+opts+",", ",string,")}
+		out[name] = goField{index: i, typ: sf.Type, asString: strings.Contains(","+opts+",", ",string,")}
 	}
 	return out
 }

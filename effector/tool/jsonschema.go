@@ -2,18 +2,11 @@ package tool
 
 import (
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/jsontext"
 )
@@ -40,61 +33,25 @@ func FromJSONSchema(typeID string, schema []byte) (*interaction.Schema, error) {
 	if err := jsontext.Decode(string(schema), &root, jsontext.DecodeOptions{}); err != nil {
 		return nil, declErr(typeID, err, "input schema is not a JSON object")
 	}
-	b := &schemaBuilder{typeID: typeID}
-	name, err := b.message(typeID, "Args", root)
-	if err != nil {
+	b := &schemaBuilder{argsFile{typeID: typeID}}
+	if err := b.message(typeID, "Args", root); err != nil {
 		return nil, err
 	}
-	fdp := &descriptorpb.FileDescriptorProto{
-		Name:        proto.String("beamagents/tools/" + typeID + ".proto"),
-		Package:     proto.String(protoPackage(typeID)),
-		Syntax:      proto.String("proto3"),
-		Dependency:  []string{"beam_agents/v1/interaction_options.proto"},
-		MessageType: b.msgs,
-	}
-	fd, err := protodesc.NewFile(fdp, protoregistry.GlobalFiles)
-	if err != nil {
-		return nil, declErr(typeID, err, "derived descriptor does not build")
-	}
-	s, err := interaction.Compile(fd.Messages().ByName(name))
-	if err != nil {
-		return nil, declErr(typeID, err, "derived schema does not compile")
-	}
-	return s, nil
+	return b.compile("Args", false)
 }
 
-type schemaBuilder struct {
-	typeID string
-	msgs   []*descriptorpb.DescriptorProto
-}
+// schemaBuilder reads a JSON Schema into the argument records' descriptor.
+type schemaBuilder struct{ argsFile }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func protoPackage(typeID string) string {
-	var sb strings.Builder
-	sb.WriteString("beamagents.tools.")
-	for _, r := range typeID {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			sb.WriteRune(r)
-		} else {
-			sb.WriteByte('_')
-		}
-	}
-	return sb.String()
-}
-
-func (b *schemaBuilder) message(id, name string, s map[string]any) (protoreflect.Name, error) {
+func (b *schemaBuilder) message(id, name string, s map[string]any) error {
 	if t, _ := s["type"].(string); t != "object" {
-		return "", declErr(b.typeID, nil, "%s: type %v is not \"object\"", id, s["type"])
+		return declErr(b.typeID, nil, "%s: type %v is not \"object\"", id, s["type"])
 	}
 	props, _ := s["properties"].(map[string]any)
 	if len(props) == 0 {
-		return "", declErr(b.typeID, nil, "%s: an object without properties", id)
+		return declErr(b.typeID, nil, "%s: an object without properties", id)
 	}
-	opts := &descriptorpb.MessageOptions{}
-	proto.SetExtension(opts, pb.E_TypeId, id)
-	m := &descriptorpb.DescriptorProto{Name: proto.String(name), Options: opts}
-	b.msgs = append(b.msgs, m)
+	m := b.record(id, name)
 	names := make([]string, 0, len(props))
 	for p := range props {
 		names = append(names, p)
@@ -102,28 +59,23 @@ func (b *schemaBuilder) message(id, name string, s map[string]any) (protoreflect
 	slices.Sort(names) // JSON objects are unordered; declaration order follows the names
 	for i, p := range names {
 		if !identRE.MatchString(p) {
-			return "", declErr(b.typeID, nil, "%s: property %q is not an identifier", id, p)
+			return declErr(b.typeID, nil, "%s: property %q is not an identifier", id, p)
 		}
 		ps, ok := props[p].(map[string]any)
 		if !ok {
-			return "", declErr(b.typeID, nil, "%s.%s: not a schema object", id, p)
+			return declErr(b.typeID, nil, "%s.%s: not a schema object", id, p)
 		}
 		f, err := b.field(id+"."+p, p, int32(i+1), name, ps)
 		if err != nil {
-			return "", err
+			return err
 		}
 		m.Field = append(m.Field, f)
 	}
-	return protoreflect.Name(name), nil
+	return nil
 }
 
 func (b *schemaBuilder) field(id, prop string, num int32, owner string, s map[string]any) (*descriptorpb.FieldDescriptorProto, error) {
-	opts := &descriptorpb.FieldOptions{}
-	proto.SetExtension(opts, pb.E_FieldId, id)
-	f := &descriptorpb.FieldDescriptorProto{
-		Name: proto.String(prop), Number: proto.Int32(num), JsonName: proto.String(prop),
-		Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), Options: opts,
-	}
+	f := b.newField(id, prop, num)
 	for _, k := range []string{"enum", "const", "pattern", "oneOf", "anyOf", "allOf"} {
 		if _, ok := s[k]; ok {
 			return nil, declErr(b.typeID, nil, "%s: %q is not supported", id, k)
@@ -145,8 +97,7 @@ func (b *schemaBuilder) field(id, prop string, num int32, owner string, s map[st
 		if lo > hi {
 			return nil, declErr(b.typeID, nil, "%s: empty integer range", id)
 		}
-		proto.SetExtension(opts, pb.E_Minimum, strconv.FormatInt(int64(lo), 10))
-		proto.SetExtension(opts, pb.E_Maximum, strconv.FormatInt(int64(hi), 10))
+		setRange(f, strconv.FormatInt(int64(lo), 10), strconv.FormatInt(int64(hi), 10))
 	case "string":
 		switch s["format"] {
 		case "int64":
@@ -159,16 +110,15 @@ func (b *schemaBuilder) field(id, prop string, num int32, owner string, s map[st
 				if v < 1 || v > math.MaxUint32 {
 					return nil, declErr(b.typeID, nil, "%s: maxLength %v out of range", id, v)
 				}
-				proto.SetExtension(opts, pb.E_MaxBytes, uint32(v))
+				setMaxBytes(f, uint32(v))
 			}
 		}
 	case "object":
-		nested := owner + "_" + prop
-		if _, err := b.message(id, nested, s); err != nil {
+		nested := nestedName(owner, prop)
+		if err := b.message(id, nested, s); err != nil {
 			return nil, err
 		}
-		f.Type = descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum()
-		f.TypeName = proto.String("." + protoPackage(b.typeID) + "." + nested)
+		b.nest(f, nested)
 	default:
 		return nil, declErr(b.typeID, nil, "%s: type %v is not supported (boolean, integer, string or object)", id, s["type"])
 	}

@@ -20,7 +20,7 @@ func NumberField(f *interaction.Field) bool {
 
 // PropertyName is the name a tool sees for f: its protobuf field name (order_id), the name
 // its declaration uses, never the stable id.
-func PropertyName(f *interaction.Field) string { return string(f.Descriptor().Name()) }
+func PropertyName(f *interaction.Field) string { return interaction.PropertyName(f) }
 
 // Present renders v in the tool's own shape: an object of property names in declaration
 // order; bools as JSON booleans; integers as numbers or decimal strings (NumberField);

@@ -56,8 +56,10 @@ const (
 
 // Error is a typed error of this package.
 type Error struct {
-	Code   Code
-	Tool   string
+	Code Code
+	Tool string
+	// Field is the Go field (Type.Field.Nested…) a declaration by Struct refuses, if any.
+	Field  string
 	Detail string
 	Err    error
 }

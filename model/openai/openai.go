@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -119,11 +120,35 @@ func functionTool(t model.Tool, wire string) (oai.ChatCompletionToolUnionParam, 
 	if err := jsontext.Decode(string(raw), &params, jsontext.DecodeOptions{UseNumber: true}); err != nil {
 		return oai.ChatCompletionToolUnionParam{}, err
 	}
+	rawNumbers(params)
 	fn := shared.FunctionDefinitionParam{Name: wire, Strict: oai.Bool(true), Parameters: params}
 	if t.Description != "" {
 		fn.Description = oai.String(t.Description)
 	}
 	return oai.ChatCompletionFunctionTool(fn), nil
+}
+
+// rawNumbers turns the numbers of decoded parameters into raw JSON: the SDK's encoder writes a
+// json.Number, a string type, as a JSON string, but keeps a json.Marshaler's bytes, so a bound
+// such as 18446744073709551615 is sent as the number it is.
+func rawNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		return json.RawMessage(v)
+	case map[string]any:
+		for k, e := range v {
+			v[k] = rawNumbers(e)
+		}
+	case shared.FunctionParameters:
+		for k, e := range v {
+			v[k] = rawNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = rawNumbers(e)
+		}
+	}
+	return v
 }
 
 // messages are the conversation in the API's shape; the tool calls of assistant turns carry
