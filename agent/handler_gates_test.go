@@ -343,3 +343,39 @@ func TestToolMessage(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a framework hands a tool, AdmitCall never panics, and what it admits is canonical:
+// admitted again, it is the same bytes.
+func FuzzAdmitCall(f *testing.F) {
+	for _, s := range []string{`{"refund.args.amount":20}`, `{"refund.args.amount":"9007199254740993"}`, `[1]`, `{`, `{"x":1}`, ` {"refund.args.amount" : 1e2} `} {
+		f.Add(s)
+	}
+	args, err := tool.FromJSONSchema("refund.args", []byte(`{"type":"object","properties":{"amount":{"type":"integer","minimum":1,"maximum":1000}}}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	decl := agent.ToolDecl{Name: "refund", Args: args}
+	var input string
+	var first, again agent.ToolCall
+	var firstErr, againErr error
+	a, err := agent.New(agent.Definition{Name: "fuzz", Handler: func(hc *agent.Context, _ agent.Trigger) error {
+		first, firstErr = hc.AdmitCall(decl, "c", input)
+		if firstErr == nil {
+			again, againErr = hc.AdmitCall(decl, "c", first.ArgsJSON)
+		}
+		return nil
+	}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("x")}}
+	f.Fuzz(func(t *testing.T, s string) {
+		input, first, again, firstErr, againErr = s, agent.ToolCall{}, agent.ToolCall{}, nil, nil
+		if _, err := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{}); (err == nil) != (firstErr == nil) {
+			t.Fatalf("activation %v, admission %v", err, firstErr)
+		}
+		if firstErr == nil && (againErr != nil || again.ArgsJSON != first.ArgsJSON) {
+			t.Fatalf("%q admitted as %q, then as %q (%v)", s, first.ArgsJSON, again.ArgsJSON, againErr)
+		}
+	})
+}
