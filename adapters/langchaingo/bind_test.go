@@ -2,6 +2,7 @@ package langchaingo_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -95,5 +96,17 @@ func TestToolAdmitsItsInput(t *testing.T) {
 				t.Fatalf("dead letters %q", dead)
 			}
 		})
+	}
+}
+
+// Outside a handler run (a Go context without its agent.Context) the model and the tools
+// refuse to answer.
+func TestUnbound(t *testing.T) {
+	m, tools := lc.New(agent.ToolDecl{Name: "t"})
+	if _, err := m.Call(context.Background(), "hi"); !errors.Is(err, lc.ErrUnbound) {
+		t.Errorf("model: %v", err)
+	}
+	if _, err := tools[0].Call(context.Background(), `{}`); !errors.Is(err, lc.ErrUnbound) {
+		t.Errorf("tool: %v", err)
 	}
 }
