@@ -18,7 +18,12 @@
 // Turn of ToolCalls, RunTools, Tool and Tools, Approved, Inline with an InlineFunc, the
 // memory's Get, Put, Delete, Append and Ring, Reply, ReplyValue and Fail) are journaled;
 // ErrSuspended and ErrReplied are what they return when the activation waits or has
-// replied. New builds the agent; Register makes it available to a command line by name.
+// replied. A ToolDecl's NeedsApproval gates a side-effecting tool's calls behind an approval
+// inside RunTools and RunCalls (a rejection answered with its Denied message). For framework
+// adapters: FromContext finds the run's Context in the Go context it hands out, AdmitCall
+// admits arguments a framework hands a tool, ToolMessage spells a tool
+// message, and Outcome maps the error a framework hands back. New builds
+// the agent; Register makes it available to a command line by name.
 // An agent of bindings (a proposal schema whose cases are bound to actions) is built by
 // package agent/bindings and runs on the same mechanism. docs/agents.md states the API.
 //

@@ -62,14 +62,20 @@ type Context struct {
 	final   *pb.FinalReply
 	// wait is the durable wait the run suspends on (a timer, a signal, ToolsBy's deadline).
 	wait *wait
+	ctx  context.Context // Context's, built once
 }
 
-// Context returns the activation's Go context (cancellation only; never a clock).
+// Context returns the activation's Go context (cancellation only; never a clock), which
+// carries hc: FromContext finds it there.
 func (hc *Context) Context() context.Context {
-	if hc.act.c.ctx == nil {
-		return context.Background()
+	if hc.ctx == nil {
+		base := hc.act.c.ctx
+		if base == nil {
+			base = context.Background()
+		}
+		hc.ctx = context.WithValue(base, contextKey{}, hc)
 	}
-	return hc.act.c.ctx
+	return hc.ctx
 }
 
 // Trigger returns the activation's trigger.

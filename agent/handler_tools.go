@@ -270,6 +270,13 @@ type ToolDecl struct {
 	Args        *interaction.Schema
 	Inline      InlineFunc
 	Agreement   negotiate.Agreement
+	// NeedsApproval gates a side-effecting tool (RunTools, RunCalls): a call it holds to need
+	// an approval becomes an APPROVAL intent first, as Approved does. Nil never gates; an
+	// inline tool is never gated. It must be deterministic (docs/agents.md, "Gates").
+	NeedsApproval func(hc *Context, call ToolCall) bool
+	// Denied is the tool message the model gets for a gated call the approver rejected (the
+	// approver's note appended when there is one); empty selects defaultDenied.
+	Denied string
 }
 
 // Chat is a model call with native tools.
@@ -380,57 +387,27 @@ func admitTurn(resp *model.Response, uses map[string]*schemaUse) (*Turn, error) 
 	return turn, nil
 }
 
-// RunTools answers a turn's tool calls: inline tools run inline (in call order), then every
-// side-effecting call becomes an intent of one suspension (Tools). It returns the messages
-// that continue the conversation: the assistant's turn with its calls, then one tool message
-// per call in call order (an inline tool's output or failure, a tool result's payload, or its
-// status and error).
-func (hc *Context) RunTools(turn *Turn, decls []ToolDecl) ([]model.Message, error) {
-	byName := map[string]ToolDecl{}
-	for _, d := range decls {
-		byName[d.Name] = d
+// AdmitCall admits a call of decl's tool whose arguments code outside the runtime handed
+// over (a framework's tool invocation): argsJSON must be one JSON object that decl.Args
+// admits, exactly as a model's call in Chat (JSON numbers read by their digits). A refusal
+// fails the activation as proposal_refused, whatever the handler does next.
+func (hc *Context) AdmitCall(decl ToolDecl, id, argsJSON string) (ToolCall, error) {
+	if err := hc.usable(); err != nil {
+		return ToolCall{}, err
 	}
-	content := make([]string, len(turn.Calls))
-	var calls []ToolCall
-	var at []int
-	for i, call := range turn.Calls {
-		d := byName[call.Tool]
-		if d.Inline == nil {
-			calls, at = append(calls, call), append(at, i)
-			continue
-		}
-		out, err := hc.Inline(call.Tool, []byte(call.ArgsJSON), d.Inline)
-		if ie, ok := err.(*InlineError); ok {
-			content[i] = "error: " + ie.Message
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		content[i] = string(out)
+	if decl.Args == nil {
+		return ToolCall{}, hc.fails(fail(records.ReasonInternalPanic, nil, "tool %s has no argument schema", decl.Name))
 	}
-	if len(calls) > 0 {
-		results, err := hc.Tools(calls...)
-		if err != nil {
-			return nil, err
-		}
-		for k, r := range results {
-			content[at[k]] = resultContent(r)
-		}
+	u, err := hc.act.c.a.argsUseOf(decl.Args)
+	if err != nil {
+		return ToolCall{}, hc.fails(fail(records.ReasonInternalPanic, err, "arguments of tool %s", decl.Name))
 	}
-	msgs := []model.Message{turn.Message()}
-	for i, call := range turn.Calls {
-		msgs = append(msgs, model.Message{Role: model.RoleTool, Content: content[i], ToolCallID: call.ID})
+	call := model.ToolCall{ID: id, Name: decl.Name, Arguments: argsJSON}
+	turn, err := admitTurn(&model.Response{ToolCalls: []model.ToolCall{call}}, map[string]*schemaUse{decl.Name: u})
+	if err != nil {
+		return ToolCall{}, hc.fails(fail(records.ReasonProposalRefused, err, "arguments handed to tool %s", decl.Name))
 	}
-	return msgs, nil
-}
-
-// resultContent renders a tool result for the model: its payload when OK, else its status and
-// error message.
-func resultContent(r *pb.ToolResult) string {
-	if r.GetStatus() == pb.ToolResult_OK {
-		return string(r.GetPayload())
-	}
-	return r.GetStatus().String() + ": " + r.GetErrorMessage()
+	return turn.Calls[0], nil
 }
 
 // checkToolNames checks the names of one model call's tool declarations with the mapping the

@@ -2,18 +2,19 @@
 // runtime (docs/adapters.md).
 //
 // The adapter has three parts, each a thin binding of an Eino interface to an operation of
-// the handler's agent.Context, which the run carries in its Go context (Bind):
+// the handler's agent.Context, which the run's Go context carries (agent.FromContext):
 //
 //   - Model is Eino's model.ToolCallingChatModel answered by Context.Chat: every call goes
 //     through the replay cache, the budgets and the concurrency limits, and the answer's tool
 //     calls are admitted strictly by their tools' closed schemas before Eino sees them (Eino's
 //     tool call carries the admitted canonical arguments, integers exact).
-//   - NewTool makes an Eino tool of a runtime tool: an inline read-only tool runs through
-//     Context.Inline, a side-effecting one becomes a signed intent through Context.Tool (the
-//     activation suspends), an approval-gated one goes through Context.Approved.
+//   - NewTool makes an Eino tool of a runtime tool declaration, answered by
+//     Context.RunCalls as a native handler's calls are: inline, a signed intent (the
+//     activation suspends), or behind an approval first when the declaration's
+//     NeedsApproval asks for one.
 //   - Handler runs an Eino program (a compiled graph, a ReAct agent) as the body of an
-//     agent.Handler and maps its outcome: a suspension, a typed runtime failure, Eino's step
-//     limit (budget_exceeded).
+//     agent.Handler and maps its outcome (agent.Outcome, and Eino's step limit as
+//     budget_exceeded).
 //
 // Durability is the runtime's journal: when a suspended activation resumes, the handler runs
 // the Eino program again from the top; each model call and tool call already completed

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
@@ -12,55 +11,23 @@ import (
 	"github.com/eino-contrib/jsonschema"
 
 	"github.com/beamagents/beamagents/agent"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model/provider"
-	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/records"
 )
 
-// Tool is an Eino invokable tool answered by the runtime: an inline read-only tool
-// (decl.Inline set) through agent.Context.Inline, a side-effecting one through
-// agent.Context.Tool (a signed intent; the activation suspends until its result), a gated one
-// through agent.Context.Approved when its Gate says the call needs an approval.
+// Tool is an Eino invokable tool answered by the runtime as a native handler's RunTools
+// answers a call (agent.Context.RunCalls): an inline read-only tool (decl.Inline set) runs
+// inline, a side-effecting one is a signed intent (the activation suspends until its result),
+// behind an approval first when decl.NeedsApproval asks for one.
 type Tool struct {
 	decl agent.ToolDecl
-	gate *Gate
 	info *schema.ToolInfo
-	adm  *negotiate.Admitter
 }
 
 var _ tool.InvokableTool = (*Tool)(nil)
 
-// Gate puts a side-effecting tool behind a human approval: an APPROVAL intent, then, once
-// approved, the TOOL intent (agent.Context.Approved).
-type Gate struct {
-	// Needed decides in code whether a call needs the approval (for example only above a
-	// threshold), from the run's Context (its trigger) and the call's canonical arguments; it
-	// must be deterministic. Nil gates every call.
-	Needed func(hc *agent.Context, argsJSON string) bool
-	// Denied is the tool message that answers the model when the call was not approved;
-	// empty means Rejected.
-	Denied string
-}
-
-// Rejected is the default tool message of a call whose approval was denied.
-const Rejected = "REJECTED: the call was not approved"
-
 // NewTool returns the Eino tool of decl.
-func NewTool(decl agent.ToolDecl) (*Tool, error) { return newTool(decl, nil) }
-
-// NewGatedTool returns the Eino tool of decl behind gate; decl must not be inline.
-func NewGatedTool(decl agent.ToolDecl, gate Gate) (*Tool, error) {
-	if decl.Inline != nil {
-		return nil, fmt.Errorf("eino adapter: tool %s is inline; only a side-effecting tool is gated", decl.Name)
-	}
-	if gate.Denied == "" {
-		gate.Denied = Rejected
-	}
-	return newTool(decl, &gate)
-}
-
-func newTool(decl agent.ToolDecl, gate *Gate) (*Tool, error) {
+func NewTool(decl agent.ToolDecl) (*Tool, error) {
 	if decl.Name == "" || decl.Args == nil {
 		return nil, fmt.Errorf("eino adapter: a tool needs a name and an argument schema")
 	}
@@ -72,12 +39,8 @@ func newTool(decl agent.ToolDecl, gate *Gate) (*Tool, error) {
 	if err := json.Unmarshal(params, js); err != nil {
 		return nil, fmt.Errorf("eino adapter: tool %s: parameters as Eino's JSON Schema: %w", decl.Name, err)
 	}
-	adm, err := negotiate.NewAdmitter(decl.Args, negotiate.Agreement{Protocol: negotiate.TransformAll})
-	if err != nil {
-		return nil, fmt.Errorf("eino adapter: tool %s: %w", decl.Name, err)
-	}
 	info := &schema.ToolInfo{Name: decl.Name, Desc: decl.Description, ParamsOneOf: schema.NewParamsOneOfByJSONSchema(js)}
-	return &Tool{decl: decl, gate: gate, info: info, adm: adm}, nil
+	return &Tool{decl: decl, info: info}, nil
 }
 
 // Decl returns the tool's runtime declaration (for NewModel).
@@ -89,47 +52,24 @@ func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) { return t.info, 
 
 // InvokableRun runs the call with the arguments Eino passes, which must be the admitted
 // canonical arguments the Model handed Eino: arguments changed on the way (a rewriting
-// middleware) are admitted again, strictly, and refused unless canonical.
+// middleware) are admitted again (agent.Context.AdmitCall), and refused unless canonical.
 func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
 	hc, err := from(ctx)
 	if err != nil {
 		return "", err
 	}
-	out, err := t.adm.Admit(slices.Concat([]byte(`{"fields":`), []byte(args), []byte(`}`)))
-	if err != nil || string(out.Value.FieldsJSON()) != args {
-		return "", hc.Fail(records.ReasonProposalRefused, "arguments of %s reached the tool unadmitted: %v", t.decl.Name, err)
-	}
-	switch {
-	case t.decl.Inline != nil:
-		res, err := hc.Inline(t.decl.Name, []byte(args), t.decl.Inline)
-		if ie, ok := err.(*agent.InlineError); ok {
-			return "error: " + ie.Message, nil
-		}
-		return string(res), err
-	case t.gate != nil && (t.gate.Needed == nil || t.gate.Needed(hc, args)):
-		res, approved, err := hc.Approved(t.decl.Name, args)
-		if err != nil {
-			return "", err
-		}
-		if !approved {
-			return t.gate.Denied, nil
-		}
-		return content(res), nil
-	}
-	res, err := hc.Tool(t.decl.Name, args)
+	call, err := hc.AdmitCall(t.decl, compose.GetToolCallID(ctx), args)
 	if err != nil {
 		return "", err
 	}
-	return content(res), nil
-}
-
-// content renders a tool result for the model as a native handler's RunTools does: its
-// payload when OK, else its status and error message.
-func content(r *pb.ToolResult) string {
-	if r.GetStatus() == pb.ToolResult_OK {
-		return string(r.GetPayload())
+	if call.ArgsJSON != args {
+		return "", hc.Fail(records.ReasonProposalRefused, "arguments of %s reached the tool not canonical", t.decl.Name)
 	}
-	return r.GetStatus().String() + ": " + r.GetErrorMessage()
+	msgs, err := hc.RunCalls([]agent.ToolDecl{t.decl}, call)
+	if err != nil {
+		return "", err
+	}
+	return msgs[0].Content, nil
 }
 
 // ToolsConfig is Eino's tools-node configuration for tools: calls run one at a time, in the

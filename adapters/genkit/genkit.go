@@ -14,64 +14,31 @@ import (
 	gk "github.com/firebase/genkit/go/genkit"
 
 	"github.com/beamagents/beamagents/agent"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
-	"github.com/beamagents/beamagents/negotiate"
 	"github.com/beamagents/beamagents/records"
 )
 
 // ModelName is the Genkit name of the model the runtime answers.
 const ModelName = "beamagents/runtime"
 
-// Tool is a runtime tool given to Genkit: its declaration (inline when Decl.Inline is set)
-// and, for a side-effecting tool, an optional approval gate.
-type Tool struct {
-	Decl agent.ToolDecl
-	Gate *Gate
-}
-
-// Gate puts a side-effecting tool behind a human approval: an APPROVAL intent, then, once
-// approved, the TOOL intent (agent.Context.Approved).
-type Gate struct {
-	// Needed decides in code whether a call needs the approval, from the run's Context (its
-	// trigger) and the call's canonical arguments; it must be deterministic. Nil gates every
-	// call.
-	Needed func(hc *agent.Context, argsJSON string) bool
-	// Denied is the tool message that answers the model when the call was not approved;
-	// empty means Rejected.
-	Denied string
-}
-
-// Rejected is the default tool message of a call whose approval was denied.
-const Rejected = "REJECTED: the call was not approved"
-
 // Agent is a Genkit instance whose model and tools the runtime answers.
 type Agent struct {
 	g     *gk.Genkit
 	model ai.Model
 	refs  []ai.ToolRef
-	tools []*spec // in declaration order
-	byNm  map[string]*spec
+	decls []agent.ToolDecl // in declaration order
+	runs  sync.Map         // *agent.Context → *run, while its handler runs
 }
 
-type spec struct {
-	Tool
-	adm *negotiate.Admitter
-}
-
-// New builds the Genkit instance of tools. Genkit's Init registers a process-wide handler of
-// SIGINT and SIGTERM (docs/adapters.md).
-func New(ctx context.Context, tools ...Tool) (*Agent, error) {
-	a := &Agent{byNm: map[string]*spec{}}
-	a.g = gk.Init(ctx)
-	for _, t := range tools {
-		d := t.Decl
-		if d.Name == "" || d.Args == nil || a.byNm[d.Name] != nil {
+// New builds the Genkit instance of the tools decls (each answered as a native handler's
+// call: inline, side-effecting, or gated by its NeedsApproval). Genkit's Init registers a
+// process-wide handler of SIGINT and SIGTERM (docs/adapters.md).
+func New(ctx context.Context, decls ...agent.ToolDecl) (*Agent, error) {
+	a := &Agent{g: gk.Init(ctx)}
+	for _, d := range decls {
+		if d.Name == "" || d.Args == nil || slices.ContainsFunc(a.decls, func(o agent.ToolDecl) bool { return o.Name == d.Name }) {
 			return nil, fmt.Errorf("genkit adapter: tool %q needs a unique name and an argument schema", d.Name)
-		}
-		if t.Gate != nil && d.Inline != nil {
-			return nil, fmt.Errorf("genkit adapter: tool %s is inline; only a side-effecting tool is gated", d.Name)
 		}
 		params, err := provider.ToolParameters(provider.OpenAIStrict, d.Args.ProviderJSONSchema())
 		if err != nil {
@@ -81,13 +48,8 @@ func New(ctx context.Context, tools ...Tool) (*Agent, error) {
 		if err := json.Unmarshal(params, &input); err != nil {
 			return nil, fmt.Errorf("genkit adapter: tool %s: %w", d.Name, err)
 		}
-		adm, err := negotiate.NewAdmitter(d.Args, negotiate.Agreement{Protocol: negotiate.TransformAll})
-		if err != nil {
-			return nil, fmt.Errorf("genkit adapter: tool %s: %w", d.Name, err)
-		}
-		s := &spec{Tool: t, adm: adm}
-		a.tools, a.byNm[d.Name] = append(a.tools, s), s
-		a.refs = append(a.refs, gk.DefineTool(a.g, d.Name, d.Description, s.run, ai.WithInputSchema(input)))
+		a.decls = append(a.decls, d)
+		a.refs = append(a.refs, gk.DefineTool(a.g, d.Name, d.Description, a.tool(d), ai.WithInputSchema(input)))
 	}
 	a.model = gk.DefineModel(a.g, ModelName, &ai.ModelOptions{Label: "beamagents runtime",
 		Supports: &ai.ModelSupports{Multiturn: true, SystemRole: true, Tools: true}}, a.generate)
@@ -103,43 +65,46 @@ func (a *Agent) Model() ai.Model { return a.model }
 // Tools returns the tools, for ai.WithTools.
 func (a *Agent) Tools() []ai.ToolRef { return a.refs }
 
-type ctxKey struct{}
-
 // ErrUnbound is returned by the model or a tool called outside a handler run.
 var ErrUnbound = errors.New("genkit adapter: called outside a handler run (no agent.Context in the Go context)")
 
-// run is one handler run's state: the Context and the model's turns in order.
+// run is one handler run's state: the Context and the model's turns in order. mu guards the
+// turns and every use of the Context by a tool, which Genkit calls concurrently.
 type run struct {
-	a     *Agent
 	hc    *agent.Context
 	mu    sync.Mutex
 	turns []*turn
 }
 
-// turn is one model answer with tool calls and, once its first tool started, their outcomes.
+// turn is one model answer with tool calls and, once its first tool started, their tool
+// messages (or the failure or suspension that stopped them).
 type turn struct {
-	calls   []agent.ToolCall
-	raw     []model.ToolCall
-	once    sync.Once
-	content []string
-	err     error // the turn's failure or agent.ErrSuspended
-	claimed []bool
+	calls    []agent.ToolCall
+	raw      []model.ToolCall
+	answered bool
+	msgs     []model.Message
+	err      error
+	claimed  []bool
 }
 
-func from(ctx context.Context) (*run, error) {
-	r, ok := ctx.Value(ctxKey{}).(*run)
-	if !ok || r == nil {
-		return nil, ErrUnbound
+// from finds the run of the handler whose Context ctx carries (agent.FromContext).
+func (a *Agent) from(ctx context.Context) (*run, error) {
+	if hc, ok := agent.FromContext(ctx); ok {
+		if r, ok := a.runs.Load(hc); ok {
+			return r.(*run), nil
+		}
 	}
-	return r, nil
+	return nil, ErrUnbound
 }
 
-// Handler returns an agent.Handler whose body is run, called with a Go context bound to the
-// run's agent.Context; its error is mapped as Outcome does.
+// Handler returns an agent.Handler whose body is run with the run's Go context
+// (agent.Context.Context); its error is mapped as outcome does.
 func (a *Agent) Handler(body func(ctx context.Context, hc *agent.Context, tr agent.Trigger) error) agent.Handler {
 	return func(hc *agent.Context, tr agent.Trigger) error {
-		r := &run{a: a, hc: hc}
-		return r.outcome(body(context.WithValue(hc.Context(), ctxKey{}, r), hc, tr))
+		r := &run{hc: hc}
+		a.runs.Store(hc, r)
+		defer a.runs.Delete(hc)
+		return r.outcome(body(hc.Context(), hc, tr))
 	}
 }
 
@@ -154,40 +119,32 @@ func (a *Agent) Generate(ctx context.Context, opts ...ai.GenerateOption) (*ai.Mo
 	return resp, err
 }
 
-// outcome maps a run's error: a suspension suspends, a runtime failure keeps its reason,
-// Genkit's turn limit (an ABORTED error after a turn with tool calls) fails the activation as
-// budget_exceeded; any other error fails it as internal_panic.
+// outcome maps a run's error (agent.Outcome), with Genkit's turn limit (an ABORTED error
+// after a turn with tool calls) failing the activation as budget_exceeded.
 func (r *run) outcome(err error) error {
-	var ae *agent.Error
+	err, foreign := agent.Outcome(err)
 	var ge *core.GenkitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, agent.ErrSuspended):
-		return agent.ErrSuspended
-	case errors.As(err, &ae):
-		return ae
-	case errors.As(err, &ge) && ge.Status == core.ABORTED && len(r.turns) > 0:
+	if foreign && errors.As(err, &ge) && ge.Status == core.ABORTED && len(r.turns) > 0 {
 		return r.hc.Fail(records.ReasonBudgetExceeded, "the Genkit loop reached its turn limit")
 	}
-	return fmt.Errorf("genkit run: %w", err)
+	return err
 }
 
 // generate is the model: Context.Chat with the requested tools' runtime declarations.
 func (a *Agent) generate(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
-	r, err := from(ctx)
+	r, err := a.from(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var decls []agent.ToolDecl
 	for _, t := range req.Tools {
-		if a.byNm[t.Name] == nil {
+		if !slices.ContainsFunc(a.decls, func(d agent.ToolDecl) bool { return d.Name == t.Name }) {
 			return nil, r.hc.Fail(records.ReasonInternalPanic, "genkit adapter: tool %q has no runtime declaration", t.Name)
 		}
 	}
-	for _, s := range a.tools {
-		if slices.ContainsFunc(req.Tools, func(t *ai.ToolDefinition) bool { return t.Name == s.Decl.Name }) {
-			decls = append(decls, s.Decl)
+	for _, d := range a.decls {
+		if slices.ContainsFunc(req.Tools, func(t *ai.ToolDefinition) bool { return t.Name == d.Name }) {
+			decls = append(decls, d)
 		}
 	}
 	msgs, err := r.toRuntime(req.Messages)
@@ -204,7 +161,7 @@ func (a *Agent) generate(ctx context.Context, req *ai.ModelRequest, _ ai.ModelSt
 		msg.Content = append(msg.Content, ai.NewTextPart(t.Text))
 	}
 	if len(t.Calls) > 0 {
-		tn := &turn{calls: slices.Clone(t.Calls), raw: t.Message().ToolCalls, claimed: make([]bool, len(t.Calls))}
+		tn := &turn{calls: slices.Clone(t.Calls), raw: slices.Clone(t.Message().ToolCalls), claimed: make([]bool, len(t.Calls))}
 		for i := range tn.calls {
 			if tn.calls[i].ID == "" {
 				// Genkit would draw a random UUID for the call: the id reaches the next request.
@@ -268,12 +225,12 @@ func (r *run) toRuntime(in []*ai.Message) ([]model.Message, error) {
 				return nil, fmt.Errorf("message %d: a tool message that answers no turn", i)
 			}
 			t := r.turns[k-1]
-			for j, c := range t.calls {
+			for _, c := range t.calls {
 				if !slices.ContainsFunc(m.Content, func(p *ai.Part) bool { return p.IsToolResponse() && p.ToolResponse.Ref == c.ID }) {
 					return nil, fmt.Errorf("message %d answers no call %s", i, c.ID)
 				}
-				out = append(out, model.Message{Role: model.RoleTool, Content: t.content[j], ToolCallID: c.ID})
 			}
+			out = append(out, t.msgs...)
 		default:
 			return nil, fmt.Errorf("message %d has role %q", i, m.Role)
 		}
@@ -298,42 +255,43 @@ func (r *run) turnOf(k int, m *ai.Message) (*turn, error) {
 			j++
 		}
 	}
-	if j != len(t.calls) || t.content == nil || t.err != nil {
+	if j != len(t.calls) || !t.answered || t.err != nil {
 		return nil, fmt.Errorf("tool requests differ from the model's answer, or were not answered")
 	}
 	return t, nil
 }
 
-// run is a tool call as Genkit starts it: the turn's calls run once, in order, and the call
-// takes the outcome of the first unclaimed call of the same tool and arguments.
-func (s *spec) run(tc *ai.ToolContext, input any) (string, error) {
-	r, err := from(tc)
-	if err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(input)
-	if err != nil {
-		return "", r.hc.Fail(records.ReasonProposalRefused, "arguments of %s: %v", s.Decl.Name, err)
-	}
-	adm, err := s.adm.Admit(slices.Concat([]byte(`{"fields":`), b, []byte(`}`)))
-	if err != nil {
-		return "", r.hc.Fail(records.ReasonProposalRefused, "arguments of %s reached the tool unadmitted: %v", s.Decl.Name, err)
-	}
-	args := string(adm.Value.FieldsJSON())
-	r.mu.Lock()
-	var t *turn
-	if n := len(r.turns); n > 0 {
-		t = r.turns[n-1]
-	}
-	r.mu.Unlock()
-	if t == nil {
-		return "", r.hc.Fail(records.ReasonInternalPanic, "genkit adapter: a tool call before any model turn")
-	}
-	t.once.Do(func() { r.answer(t) })
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, c := range t.calls {
-		if !t.claimed[i] && c.Tool == s.Decl.Name && c.ArgsJSON == args {
+// tool is decl's Genkit tool function: a call as Genkit starts it. The turn's calls run once,
+// in order, and the call takes the outcome of the first unclaimed call of the same tool and
+// arguments.
+func (a *Agent) tool(decl agent.ToolDecl) func(*ai.ToolContext, any) (string, error) {
+	return func(tc *ai.ToolContext, input any) (string, error) {
+		r, err := a.from(tc)
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(input)
+		if err != nil {
+			return "", r.hc.Fail(records.ReasonProposalRefused, "arguments of %s: %v", decl.Name, err)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		call, err := r.hc.AdmitCall(decl, "", string(b))
+		if err != nil {
+			return "", err
+		}
+		if len(r.turns) == 0 {
+			return "", r.hc.Fail(records.ReasonInternalPanic, "genkit adapter: a tool call before any model turn")
+		}
+		t := r.turns[len(r.turns)-1]
+		if !t.answered {
+			t.msgs, t.err = r.hc.RunCalls(a.decls, t.calls...)
+			t.answered = true
+		}
+		for i, c := range t.calls {
+			if t.claimed[i] || c.Tool != decl.Name || c.ArgsJSON != call.ArgsJSON {
+				continue
+			}
 			t.claimed[i] = true
 			switch {
 			case errors.Is(t.err, agent.ErrSuspended):
@@ -342,90 +300,8 @@ func (s *spec) run(tc *ai.ToolContext, input any) (string, error) {
 			case t.err != nil:
 				return "", t.err
 			}
-			return t.content[i], nil
+			return t.msgs[i].Content, nil
 		}
+		return "", r.hc.Fail(records.ReasonProposalRefused, "genkit adapter: a call of %s that the model's turn does not hold", decl.Name)
 	}
-	return "", r.hc.Fail(records.ReasonProposalRefused, "genkit adapter: a call of %s that the model's turn does not hold", s.Decl.Name)
-}
-
-// answer runs a turn's calls in call order, as the native RunTools does, or call by call
-// when a gate asks for an approval.
-func (r *run) answer(t *turn) {
-	hc := r.hc
-	specs := make([]*spec, len(t.calls))
-	gated := false
-	for i, c := range t.calls {
-		specs[i] = r.a.byNm[c.Tool] // the model's admission refused every undeclared tool
-		if g := specs[i].Gate; g != nil && (g.Needed == nil || g.Needed(hc, c.ArgsJSON)) {
-			gated = true
-		}
-	}
-	content := make([]string, len(t.calls))
-	defer func() {
-		r.mu.Lock()
-		t.content = content
-		r.mu.Unlock()
-	}()
-	var calls []agent.ToolCall
-	var at []int
-	for i, c := range t.calls {
-		s := specs[i]
-		switch {
-		case s.Decl.Inline != nil:
-			out, err := hc.Inline(c.Tool, []byte(c.ArgsJSON), s.Decl.Inline)
-			if ie, ok := err.(*agent.InlineError); ok {
-				content[i] = "error: " + ie.Message
-			} else if err != nil {
-				t.err = err
-				return
-			} else {
-				content[i] = string(out)
-			}
-		case gated && s.Gate != nil:
-			res, approved, err := hc.Approved(c.Tool, c.ArgsJSON)
-			if err != nil {
-				t.err = err
-				return
-			}
-			content[i] = s.Gate.denied()
-			if approved {
-				content[i] = resultContent(res)
-			}
-		case gated:
-			res, err := hc.Tool(c.Tool, c.ArgsJSON)
-			if err != nil {
-				t.err = err
-				return
-			}
-			content[i] = resultContent(res)
-		default:
-			calls, at = append(calls, agent.ToolCall{Tool: c.Tool, ArgsJSON: c.ArgsJSON}), append(at, i)
-		}
-	}
-	if len(calls) > 0 {
-		results, err := hc.Tools(calls...)
-		if err != nil {
-			t.err = err
-			return
-		}
-		for k, res := range results {
-			content[at[k]] = resultContent(res)
-		}
-	}
-}
-
-func (g *Gate) denied() string {
-	if g.Denied == "" {
-		return Rejected
-	}
-	return g.Denied
-}
-
-// resultContent renders a tool result for the model as a native handler's RunTools does: its
-// payload when OK, else its status and error message.
-func resultContent(res *pb.ToolResult) string {
-	if res.GetStatus() == pb.ToolResult_OK {
-		return string(res.GetPayload())
-	}
-	return res.GetStatus().String() + ": " + res.GetErrorMessage()
 }

@@ -2,6 +2,7 @@ package langchaingo_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func runHandler(t *testing.T, script string, h agent.Handler) (finals, dead []st
 // is the answer.
 func TestSinglePrompt(t *testing.T) {
 	finals, dead := runHandler(t, `{"entity":"k","seq":0,"step":0,"response_text":"hello from the runtime"}`, func(hc *agent.Context, _ agent.Trigger) error {
-		m, _ := lc.Bind(hc)
+		m, _ := lc.New()
 		out, err := llms.GenerateFromSinglePrompt(hc.Context(), m, "say hello")
 		if err != nil {
 			return err
@@ -65,7 +66,7 @@ func TestSinglePrompt(t *testing.T) {
 // A per-call option that would change the request fails the activation; no model call.
 func TestUnsupportedOptionFails(t *testing.T) {
 	_, dead := runHandler(t, `{"entity":"k","seq":0,"step":0,"response_text":"unused"}`, func(hc *agent.Context, _ agent.Trigger) error {
-		m, _ := lc.Bind(hc)
+		m, _ := lc.New()
 		_, err := m.Call(hc.Context(), "say hello", llms.WithTemperature(0.9))
 		return err
 	})
@@ -87,7 +88,7 @@ func TestToolAdmitsItsInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, dead := runHandler(t, ``, func(hc *agent.Context, _ agent.Trigger) error {
-				_, tools := lc.Bind(hc, lc.ToolSpec{ToolDecl: agent.ToolDecl{Name: devices.ToolDispatch, Args: da}})
+				_, tools := lc.New(agent.ToolDecl{Name: devices.ToolDispatch, Args: da})
 				_, err := tools[0].Call(hc.Context(), tc.input)
 				return err
 			})
@@ -95,5 +96,17 @@ func TestToolAdmitsItsInput(t *testing.T) {
 				t.Fatalf("dead letters %q", dead)
 			}
 		})
+	}
+}
+
+// Outside a handler run (a Go context without its agent.Context) the model and the tools
+// refuse to answer.
+func TestUnbound(t *testing.T) {
+	m, tools := lc.New(agent.ToolDecl{Name: "t"})
+	if _, err := m.Call(context.Background(), "hi"); !errors.Is(err, lc.ErrUnbound) {
+		t.Errorf("model: %v", err)
+	}
+	if _, err := tools[0].Call(context.Background(), `{}`); !errors.Is(err, lc.ErrUnbound) {
+		t.Errorf("tool: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package langchaingo runs langchaingo (github.com/tmc/langchaingo) agents on the beamagents
-// runtime, inside a handler (agent.Handler): Bind gives one run of the handler a langchaingo
-// llms.Model and tools.Tools backed by the handler's Context, so a langchaingo agent loop
+// runtime, inside a handler (agent.Handler): New gives a langchaingo llms.Model and
+// tools.Tools answered by the handler run whose agent.Context their Go context carries
+// (agent.FromContext; a handler passes agent.Context.Context), so a langchaingo agent loop
 // (for example agents.Executor over agents.OpenAIFunctionsAgent) runs unchanged with the
 // runtime's guarantees.
 //
@@ -14,10 +15,11 @@
 //   - The framework sees a call's arguments as their canonical JSON (integers beyond 2^53 as
 //     decimal strings), never through a float; a tool admits what it is given again, so an
 //     argument the model did not send cannot reach an intent.
-//   - A tool with an inline function is an inline read-only tool (Context.Inline); any other
-//     is side-effecting: a signed TOOL intent (Context.Tool), or with Approval an APPROVAL
-//     intent and then the TOOL intent (Context.Approved). A call that suspends returns
-//     agent.ErrSuspended to the framework, which stops its loop; the resumed activation runs
+//   - A tool is answered as a native handler's call is (Context.RunCalls): a tool with an
+//     inline function is an inline read-only tool, any other is side-effecting: a signed
+//     TOOL intent, behind an APPROVAL intent first when its declaration's NeedsApproval
+//     asks for one (a denied call is answered with its Denied message). A call that
+//     suspends returns agent.ErrSuspended to the framework, which stops its loop; the resumed activation runs
 //     the handler, and so the framework's loop, again from the top, and every completed
 //     model call and tool call returns its journaled result: the loop continues where it was.
 //   - The framework's state is what its loop rebuilds from those results in each run, so it

@@ -17,30 +17,44 @@ import (
 // per-call option that would change the request, a message part it cannot send.
 var ErrUnsupported = errors.New("langchaingo adapter: unsupported")
 
-// Model is a langchaingo llms.Model answered by the runtime's model call, Context.Chat. It is
-// valid during one run of the handler whose Context it holds.
+// ErrUnbound is returned by the Model or a Tool called outside a handler run (a Go context
+// without the run's agent.Context: agent.FromContext).
+var ErrUnbound = errors.New("langchaingo adapter: called outside a handler run (no agent.Context in the Go context)")
+
+// Model is a langchaingo llms.Model answered by the runtime's model call, Context.Chat, of
+// the handler run its Go context carries.
 type Model struct {
-	hc    *agent.Context
 	tools map[string]*Tool
 }
 
 var _ llms.Model = (*Model)(nil)
 
-// Bind returns the model and tools of one handler run: a langchaingo model answered by hc,
-// and the specs as langchaingo tools run by hc. The model may be asked to call only these
-// tools.
-func Bind(hc *agent.Context, specs ...ToolSpec) (*Model, []*Tool) {
-	m := &Model{hc: hc, tools: map[string]*Tool{}}
-	out := make([]*Tool, len(specs))
-	for i, s := range specs {
-		out[i] = &Tool{hc: hc, spec: s}
-		m.tools[s.Name] = out[i]
+// New returns a langchaingo model and the decls as langchaingo tools, answered by the handler
+// run whose agent.Context their Go context carries (agent.Context.Context); they may be built
+// once. The model may be asked to call only these tools.
+func New(decls ...agent.ToolDecl) (*Model, []*Tool) {
+	m := &Model{tools: map[string]*Tool{}}
+	out := make([]*Tool, len(decls))
+	for i, d := range decls {
+		out[i] = &Tool{decl: d}
+		m.tools[d.Name] = out[i]
 	}
 	return m, out
 }
 
+func from(ctx context.Context) (*agent.Context, error) {
+	if hc, ok := agent.FromContext(ctx); ok {
+		return hc, nil
+	}
+	return nil, ErrUnbound
+}
+
 // GenerateContent asks the model through Context.Chat with the tools the options declare.
 func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	hc, err := from(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var o llms.CallOptions
 	for _, opt := range options {
 		opt(&o)
@@ -56,7 +70,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	if err != nil {
 		return nil, err
 	}
-	turn, err := m.hc.Chat(agent.Chat{Messages: msgs, Tools: decls})
+	turn, err := hc.Chat(agent.Chat{Messages: msgs, Tools: decls})
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +114,11 @@ func (m *Model) declared(o *llms.CallOptions) ([]agent.ToolDecl, error) {
 	for _, n := range names {
 		t, ok := m.tools[n]
 		if !ok {
-			return nil, fmt.Errorf("%w: the tool %q is not bound (Bind declares the tools the model may call)", ErrUnsupported, n)
+			return nil, fmt.Errorf("%w: the tool %q is not bound (New declares the tools the model may call)", ErrUnsupported, n)
 		}
 		if !seen[n] {
 			seen[n] = true
-			decls = append(decls, t.spec.ToolDecl)
+			decls = append(decls, t.decl)
 		}
 	}
 	return decls, nil
@@ -150,7 +164,7 @@ func toMessages(in []llms.MessageContent) ([]model.Message, error) {
 				}
 				calls = append(calls, model.ToolCall{ID: p.ID, Name: p.FunctionCall.Name, Arguments: p.FunctionCall.Arguments})
 			case llms.ToolCallResponse:
-				answers = append(answers, model.Message{Role: model.RoleTool, Content: p.Content, ToolCallID: p.ToolCallID})
+				answers = append(answers, agent.ToolMessage(p.ToolCallID, p.Content))
 			default:
 				return nil, fmt.Errorf("%w: message %d has a %T part", ErrUnsupported, i, part)
 			}

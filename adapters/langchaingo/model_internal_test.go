@@ -83,7 +83,7 @@ func TestCheckOptions(t *testing.T) {
 
 // Only bound tools may be declared; each once, in the order named.
 func TestDeclared(t *testing.T) {
-	m, _ := Bind(nil, ToolSpec{ToolDecl: agent.ToolDecl{Name: "a"}}, ToolSpec{ToolDecl: agent.ToolDecl{Name: "b"}})
+	m, _ := New(agent.ToolDecl{Name: "a"}, agent.ToolDecl{Name: "b"})
 	decls, err := m.declared(&llms.CallOptions{Tools: []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "b"}}},
 		Functions: []llms.FunctionDefinition{{Name: "a"}, {Name: "b"}}})
 	if err != nil || len(decls) != 2 || decls[0].Name != "b" || decls[1].Name != "a" {

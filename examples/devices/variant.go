@@ -26,6 +26,24 @@ func (c VariantConfig) Gated(milliC int64) bool {
 	return c.ApproveOverMilliC > 0 && milliC >= c.ApproveOverMilliC
 }
 
+// DeniedDispatch is the tool message of a dispatch whose approval was denied.
+const DeniedDispatch = "REJECTED: the dispatch was not approved"
+
+// ToolDecls are the tools' declarations (ToolDecls) with the configured gate: a dispatch
+// needs an approval when the activation's reading is Gated (RunTools asks for it, and a
+// denied one is answered with DeniedDispatch).
+func (c VariantConfig) ToolDecls(lookupArgs, dispatchArgs *interaction.Schema) []agent.ToolDecl {
+	decls := ToolDecls(lookupArgs, dispatchArgs)
+	if c.ApproveOverMilliC > 0 {
+		decls[1].NeedsApproval = func(hc *agent.Context, _ agent.ToolCall) bool {
+			r, err := ParseReading(hc.Trigger().Event)
+			return err == nil && c.Gated(r.MilliC)
+		}
+		decls[1].Denied = DeniedDispatch
+	}
+	return decls
+}
+
 // System is the configured system prompt: Prompt, or SystemPrompt when it is empty.
 func (c Config) System() string {
 	if c.Prompt != "" {

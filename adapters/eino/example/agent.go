@@ -17,9 +17,6 @@ const Name = "devices-eino"
 
 func init() { agent.Register(Name, New) }
 
-// Denied is the tool message of a dispatch whose approval was denied.
-const Denied = "REJECTED: the dispatch was not approved"
-
 // Config is the factory's configuration: the native devices agent's (script, model_id,
 // prompt), a token budget, and an approval gate on dispatches for readings at or above a
 // threshold.
@@ -31,19 +28,12 @@ type Config = devices.VariantConfig
 // (a signed intent, behind an approval when cfg gates the reading) through Eino's tools node.
 func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Handler, error) {
 	prompt := cfg.System()
-	decls := devices.ToolDecls(lookupArgs, dispatchArgs)
+	decls := cfg.ToolDecls(lookupArgs, dispatchArgs)
 	lookup, err := eino.NewTool(decls[0])
 	if err != nil {
 		return nil, err
 	}
-	dispatchDecl := decls[1]
-	dispatch, err := eino.NewTool(dispatchDecl)
-	if cfg.ApproveOverMilliC > 0 {
-		dispatch, err = eino.NewGatedTool(dispatchDecl, eino.Gate{Needed: func(hc *agent.Context, _ string) bool {
-			r, err := devices.ParseReading(hc.Trigger().Event)
-			return err == nil && cfg.Gated(r.MilliC)
-		}, Denied: Denied})
-	}
+	dispatch, err := eino.NewTool(decls[1])
 	if err != nil {
 		return nil, err
 	}

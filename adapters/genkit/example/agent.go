@@ -16,9 +16,6 @@ const Name = "devices-genkit"
 
 func init() { agent.Register(Name, New) }
 
-// Denied is the tool message of a dispatch whose approval was denied.
-const Denied = "REJECTED: the dispatch was not approved"
-
 // Config is the factory's configuration: the native devices agent's (script, model_id,
 // prompt), a token budget, and an approval gate on dispatches for readings at or above a
 // threshold.
@@ -31,16 +28,7 @@ type Config = devices.VariantConfig
 // reading) through Genkit's tools.
 func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) (agent.Handler, error) {
 	prompt := cfg.System()
-	decls := devices.ToolDecls(lookupArgs, dispatchArgs)
-	dispatch := genkit.Tool{Decl: decls[1]}
-	if cfg.ApproveOverMilliC > 0 {
-		dispatch.Gate = &genkit.Gate{Needed: func(hc *agent.Context, _ string) bool {
-			r, err := devices.ParseReading(hc.Trigger().Event)
-			return err == nil && cfg.Gated(r.MilliC)
-		}, Denied: Denied}
-	}
-	ga, err := genkit.New(context.Background(),
-		genkit.Tool{Decl: decls[0]}, dispatch)
+	ga, err := genkit.New(context.Background(), cfg.ToolDecls(lookupArgs, dispatchArgs)...)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -37,7 +38,14 @@ func (scriptModel) Generate(_ context.Context, req *model.Request) (*model.Respo
 	rep := replies[tools]
 	resp := &model.Response{Text: []byte(rep.Text), Model: modelID, Usage: model.Usage{InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens}}
 	for _, c := range rep.ToolCalls {
-		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		// The script names tools as the providers send them; a provider maps the name back.
+		name := c.Name
+		for _, t := range req.Tools {
+			if provider.WireName(t.Name) == c.Name {
+				name = t.Name
+			}
+		}
+		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: c.ID, Name: name, Arguments: c.Arguments})
 	}
 	return resp, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/beamagents/beamagents/examples/devices"
 )
 
 // Config is the conformance agent's factory configuration (JSON). The zero value configures
@@ -19,7 +21,7 @@ type Config struct {
 }
 
 // Denied is the tool message that answers a dispatch whose approval was denied.
-const Denied = "REJECTED: the dispatch was not approved"
+const Denied = devices.DeniedDispatch
 
 // Gated reports whether a dispatch for a reading of milliC needs an approval.
 func (c Config) Gated(milliC int64) bool {

@@ -23,7 +23,8 @@
 //     An answer without tool calls is the final reply (agent.Context.Reply of its text).
 //     After devices.MaxTurns model turns without an answer it fails as budget_exceeded.
 //   - Config.ApproveOverMilliC > 0 gates a dispatch behind a human approval
-//     (agent.Context.Approved) when the reading is at or above it; a denied dispatch is
+//     (agent.ToolDecl.NeedsApproval: an APPROVAL intent first) when the reading is at or
+//     above it (devices.VariantConfig.ToolDecls); a denied dispatch is
 //     answered with the tool message Denied.
 //   - Config.MaxTokens is the activation's token budget (agent.Limits.MaxTokens), and
 //     Config.ModelID the model id its requests name (Definition.ModelID).

@@ -28,9 +28,6 @@ import (
 // Name is the agent's registered name.
 const Name = "devices-langchaingo"
 
-// Denied is what the executor observes of a dispatch whose approval was denied.
-const Denied = "REJECTED: the dispatch was not approved"
-
 func init() { agent.Register(Name, New) }
 
 // Config is the factory's configuration: the native devices agent's (script, model_id,
@@ -50,19 +47,17 @@ func New(config []byte) (*agent.Agent, error) {
 }
 
 // Handler is the agent: the devices handler's decisions in code, and langchaingo's executor
-// for the model's turns.
+// for the model's turns, over a model and tools built once.
 func Handler(cfg Config, lookupArgs, dispatchArgs *interaction.Schema) agent.Handler {
+	llm, bound := lc.New(cfg.ToolDecls(lookupArgs, dispatchArgs)...)
+	ts := make([]tools.Tool, len(bound))
+	for i, t := range bound {
+		ts[i] = t
+	}
 	return func(hc *agent.Context, tr agent.Trigger) error {
 		r, recent, err := devices.Observe(hc, tr)
 		if err != nil || r.Quiet() {
 			return err
-		}
-		gated := cfg.Gated(r.MilliC)
-		decls := devices.ToolDecls(lookupArgs, dispatchArgs)
-		llm, bound := lc.Bind(hc, lc.ToolSpec{ToolDecl: decls[0]}, lc.ToolSpec{ToolDecl: decls[1], Approval: gated, Denied: Denied})
-		ts := make([]tools.Tool, len(bound))
-		for i, t := range bound {
-			ts[i] = t
 		}
 		ex := agents.NewExecutor(
 			agents.NewOpenAIFunctionsAgent(llm, ts, agents.NewOpenAIOption().WithSystemMessage(cfg.System())),
