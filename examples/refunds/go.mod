@@ -2,11 +2,7 @@ module github.com/beamagents/beamagents/examples/refunds
 
 go 1.26.7
 
-require (
-	github.com/apache/beam/sdks/v2 v2.77.0
-	github.com/beamagents/beamagents v0.0.0
-	google.golang.org/protobuf v1.36.12
-)
+require github.com/beamagents/beamagents v0.0.0
 
 require (
 	cel.dev/expr v0.25.3 // indirect
@@ -26,6 +22,7 @@ require (
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/internal/resourcemapping v0.57.0 // indirect
 	github.com/Microsoft/go-winio v0.6.4 // indirect
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0 // indirect
+	github.com/apache/beam/sdks/v2 v2.77.0 // indirect
 	github.com/avast/retry-go/v4 v4.7.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/bufbuild/protocompile v0.14.2-0.20261013160345-b79bfe2f85df // indirect
@@ -102,6 +99,7 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941 // indirect
 	google.golang.org/grpc v1.83.2 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/beamagents/beamagents => ../..
