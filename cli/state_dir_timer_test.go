@@ -76,7 +76,7 @@ func TestRunStateDirTimerFiresOnceAfterRestart(t *testing.T) {
 
 	// Run 2: device-2's reading two hours later moves the watermark past the timer.
 	publish("device-2", t0+2*time.Hour.Milliseconds())
-	out, errOut = run(func() bool { return replies()["device-1"] == 1 })
+	_, errOut = run(func() bool { return replies()["device-1"] == 1 })
 	if !strings.Contains(errOut, "restoring 1 keys") {
 		t.Errorf("second run's stderr:\n%s", errOut)
 	}
