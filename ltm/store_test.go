@@ -1,0 +1,140 @@
+package ltm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"cloud.google.com/go/bigtable"
+	"cloud.google.com/go/bigtable/bttest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/beamagents/beamagents/internal/testkit/testsvc"
+	"github.com/beamagents/beamagents/ltm"
+	"github.com/beamagents/beamagents/ltm/ltmtest"
+)
+
+func TestSQLite(t *testing.T) {
+	ltmtest.Run(t, func(t *testing.T) ltm.Store {
+		s, err := ltm.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "ltm.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// One redis-server for the suite; each case's store has its own key prefix.
+func TestRedis(t *testing.T) {
+	url := "redis://" + testsvc.Redis(t) + "/0"
+	var n atomic.Int64
+	ltmtest.Run(t, func(t *testing.T) ltm.Store {
+		s, err := ltm.OpenRedis(context.Background(), ltm.RedisOptions{URL: url, Prefix: fmt.Sprintf("case%d:", n.Add(1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// One in-process Bigtable server for the suite; each case's store has its own table.
+func TestBigtable(t *testing.T) {
+	addr := bigtableServer(t)
+	var n atomic.Int64
+	ltmtest.Run(t, func(t *testing.T) ltm.Store {
+		table := fmt.Sprintf("case%d", n.Add(1))
+		return ltm.OpenBigtable(bigtableClient(t, addr, table), table)
+	})
+}
+
+func bigtableServer(t *testing.T) string {
+	t.Helper()
+	srv, err := bttest.NewServer("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv.Addr
+}
+
+// bigtableClient creates table (with the store's family) on the server at addr and returns
+// a client of it, closed with the test.
+func bigtableClient(t *testing.T, addr, table string) *bigtable.Client {
+	t.Helper()
+	ctx := context.Background()
+	// Closing a client closes the connection it was given: one connection each.
+	dial := func() option.ClientOption {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return option.WithGRPCConn(conn)
+	}
+	admin, err := bigtable.NewAdminClient(ctx, "p", "i", dial())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := admin.CreateTable(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.CreateColumnFamily(ctx, table, ltm.BigtableFamily); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bigtable.NewClientWithConfig(ctx, "p", "i", bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, dial())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Open reaches every backend from its reference and refuses the unusable ones with ErrRef,
+// never quoting a password.
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	for _, ref := range []string{
+		"", "sqlite", "sqlite:", "bbolt:x.db", "redis://user:hunter2@[::1", "redis://h:1/notadb",
+		"bigtable:", "bigtable:projects/p/instances/i", "bigtable:projects/p/instances/i/tables/",
+		"bigtable:projects/p/zones/i/tables/t",
+	} {
+		_, err := ltm.Open(ctx, ref)
+		if !errors.Is(err, ltm.ErrRef) {
+			t.Errorf("Open(%q): %v, want ErrRef", ref, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Open(%q): %v quotes the password", ref, err)
+		}
+	}
+	btAddr := bigtableServer(t)
+	bigtableClient(t, btAddr, "t")
+	t.Setenv("BIGTABLE_EMULATOR_HOST", btAddr)
+	for _, ref := range []string{
+		"sqlite:" + filepath.Join(t.TempDir(), "sub", "ltm.db"),
+		"redis://" + testsvc.Redis(t) + "/2",
+		"bigtable:projects/p/instances/i/tables/t",
+	} {
+		s, err := ltm.Open(ctx, ref)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", ref, err)
+		}
+		e := ltm.Entry{Entity: []byte("e"), Namespace: "n", Key: "k", Value: []byte("v"), Seq: 3}
+		if err := s.Put(ctx, e); err != nil {
+			t.Fatalf("%s: Put: %v", ref, err)
+		}
+		if got, ok, err := s.Get(ctx, e.Entity, e.Namespace, e.Key); err != nil || !ok || string(got.Value) != "v" {
+			t.Fatalf("%s: Get = %+v %v %v", ref, got, ok, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("%s: Close: %v", ref, err)
+		}
+	}
+}
