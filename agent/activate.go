@@ -10,6 +10,7 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -34,6 +35,9 @@ type Deps struct {
 	// recorded replay-cache entry. A run it cannot answer fails, journaled like any inline
 	// failure, and the tool is not run: a replay never repeats an inline tool.
 	Recorded func(InlineRun) ([]byte, bool)
+	// LongTermMemory is the store of the handlers' Context.Recall and Remember; without one
+	// they fail with memory_store_failed.
+	LongTermMemory ltm.Store
 }
 
 // InlineRun is one inline tool run, as Deps.Recorded is asked for it.

@@ -16,8 +16,8 @@
 // as ToolDecls, a state schema) and its Handler, Go code over a Context and the activation's
 // Trigger. The Context's operations (Propose with an Ask, Chat with native tools and its
 // Turn of ToolCalls, RunTools, Tool and Tools, Approved, Inline with an InlineFunc, the
-// memory's Get, Put, Delete, Append and Ring, Reply, ReplyValue and Fail) are journaled;
-// ErrSuspended and ErrReplied are what they return when the activation waits or has
+// memory's Get, Put, Delete, Append and Ring, the long-term memory's Recall and Remember,
+// Reply, ReplyValue and Fail) are journaled; ErrSuspended and ErrReplied are what they return when the activation waits or has
 // replied. A ToolDecl's NeedsApproval gates a side-effecting tool's calls behind an approval
 // inside RunTools and RunCalls (a rejection answered with its Denied message). For framework
 // adapters: FromContext finds the run's Context in the Go context it hands out, AdmitCall
@@ -34,7 +34,8 @@
 // (Activate, Fire, Restore, NewBatch; Name, Schema, Limits, HasModel, EmitsIntents,
 // ToolShapes; the model swaps WithModel, for a launcher's choice of model, and AnsweredBy,
 // for answers from a record), a Batch over a Store (MapStore in memory) and its Result with Outputs and
-// TimerOps, the Deps of a run (the keyring signing intents, the verification of results), the
+// TimerOps, the Deps of a run (the keyring signing intents, the verification of results, the
+// long-term memory store), the
 // registry's Build and Registered, DeadLetter, and the state cells: their state ids and
 // their field of AgentStateCells are listed in one table here (Cells, CellField,
 // CellInbox); their encodings are package statecodec's. A shell opens a Batch over the

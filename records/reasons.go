@@ -66,6 +66,10 @@ const (
 	// ReasonSignalRefused: a signal refused by signature verification (Deps.VerifyResults), as
 	// ReasonApprovalRefused. It resumes nothing and is not queued.
 	ReasonSignalRefused Reason = "signal_refused"
+	// ReasonMemoryStoreFailed: a handler's long-term memory operation (Context.Recall,
+	// Remember) found no store in the run's dependencies, or the store failed or refused the
+	// operation's entry (package ltm's errors).
+	ReasonMemoryStoreFailed Reason = "memory_store_failed"
 )
 
 // Reasons lists the closed vocabulary.
@@ -75,5 +79,5 @@ var Reasons = []Reason{
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
 	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
 	ReasonResultRefused, ReasonApprovalRefused, ReasonNondeterministicAgent, ReasonJournalTooLarge,
-	ReasonSignalUnawaited, ReasonSignalRefused,
+	ReasonSignalUnawaited, ReasonSignalRefused, ReasonMemoryStoreFailed,
 }

@@ -52,6 +52,12 @@ const (
 	// A wait for a named signal (until at_ms when it is not 0); found once over, with signal
 	// when one came (absent: the wait timed out).
 	JournalEntry_AWAIT JournalEntry_Op = 11
+	// A long-term memory read (name: the key; arguments: the namespace); result: the value,
+	// found: whether a live entry existed.
+	JournalEntry_LTM_RECALL JournalEntry_Op = 12
+	// A long-term memory write at the activation's seq (name: the key; arguments: the
+	// namespace and the value).
+	JournalEntry_LTM_REMEMBER JournalEntry_Op = 13
 )
 
 // Enum value maps for JournalEntry_Op.
@@ -69,6 +75,8 @@ var (
 		9:  "MEMORY_APPEND",
 		10: "TIMER",
 		11: "AWAIT",
+		12: "LTM_RECALL",
+		13: "LTM_REMEMBER",
 	}
 	JournalEntry_Op_value = map[string]int32{
 		"OP_UNSPECIFIED": 0,
@@ -83,6 +91,8 @@ var (
 		"MEMORY_APPEND":  9,
 		"TIMER":          10,
 		"AWAIT":          11,
+		"LTM_RECALL":     12,
+		"LTM_REMEMBER":   13,
 	}
 )
 
@@ -355,7 +365,7 @@ const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\vmodel_calls\x18\x04 \x01(\rR\n" +
 	"modelCalls\x12\x16\n" +
 	"\x06tokens\x18\x05 \x01(\x03R\x06tokens\x126\n" +
-	"\aentries\x18\x06 \x03(\v2\x1c.beam_agents.v1.JournalEntryR\aentries\"\xdb\x04\n" +
+	"\aentries\x18\x06 \x03(\v2\x1c.beam_agents.v1.JournalEntryR\aentries\"\xfd\x04\n" +
 	"\fJournalEntry\x12/\n" +
 	"\x02op\x18\x01 \x01(\x0e2\x1f.beam_agents.v1.JournalEntry.OpR\x02op\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
@@ -370,7 +380,7 @@ const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\bapproval\x18\t \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalR\bapproval\x12<\n" +
 	"\x06signal\x18\n" +
 	" \x01(\v2$.beam_agents.v1.AgentEnvelope.SignalR\x06signal\x12\x13\n" +
-	"\x05at_ms\x18\v \x01(\x03R\x04atMs\"\xaf\x01\n" +
+	"\x05at_ms\x18\v \x01(\x03R\x04atMs\"\xd1\x01\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aPROPOSE\x10\x01\x12\b\n" +
@@ -387,7 +397,10 @@ const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\rMEMORY_APPEND\x10\t\x12\t\n" +
 	"\x05TIMER\x10\n" +
 	"\x12\t\n" +
-	"\x05AWAIT\x10\vBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
+	"\x05AWAIT\x10\v\x12\x0e\n" +
+	"\n" +
+	"LTM_RECALL\x10\f\x12\x10\n" +
+	"\fLTM_REMEMBER\x10\rBBZ@github.com/beamagents/beamagents/gen/beam_agents/v1;beamagentsv1b\x06proto3"
 
 var (
 	file_beam_agents_v1_handler_proto_rawDescOnce sync.Once
