@@ -58,6 +58,7 @@ func Cases() []Case {
 		{"agent_envelope_signal_signed.binpb", "AgentEnvelope.Signal signature envelope (fields 7-9), added within v1: HMAC_SHA256 by golden-v1 over the signal with those fields cleared", envelopeSignalSigned},
 		{"handler_journal_waits.binpb", "HandlerJournal with a TIMER (op 10, at_ms 11) that fired and an AWAIT (op 11) answered by a signal (field 10), then an AWAIT pending, added within v1", handlerJournalWaits},
 		{"continuation_waiting.binpb", "Continuation of a handler waiting for a signal until a wake time: wake_at_ms (10) = deadline_ms, awaiting_signal (11), no pending intent, added within v1", continuationWaiting},
+		{"handler_journal_ltm.binpb", "HandlerJournal with a long-term memory read (LTM_RECALL, op 12) that found its entry and a write (LTM_REMEMBER, op 13), added within v1", handlerJournalLTM},
 	}
 }
 
@@ -426,6 +427,18 @@ func handlerJournalWaitsMsg() *pb.HandlerJournal {
 }
 
 func handlerJournalWaits() proto.Message { return handlerJournalWaitsMsg() }
+
+func handlerJournalLTM() proto.Message {
+	return &pb.HandlerJournal{
+		JournalVersion: 1,
+		Trigger:        envelopeExternal().(*pb.AgentEnvelope),
+		TraceId:        traceID,
+		Entries: []*pb.JournalEntry{
+			{Op: pb.JournalEntry_LTM_RECALL, Name: "tone", ArgsDigest: mustHex("e6506ee304de5a218a2fd8b1a0b0d08ee04c4b2cc8544daa62b43f194c5d1862"), Result: []byte("formal"), Found: true},
+			{Op: pb.JournalEntry_LTM_REMEMBER, Name: "tone", ArgsDigest: mustHex("227409f326e2d02700ef9fcb08b0f9049f583a398a7b39b507a6e87349cf8862")},
+		},
+	}
+}
 
 func continuationWaiting() proto.Message {
 	m := continuationMsg()
