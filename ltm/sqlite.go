@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -35,6 +37,10 @@ type SQLite struct{ db *sql.DB }
 
 // OpenSQLite opens (creating) the SQLite file at path.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+	if strings.ContainsAny(path, "?#") {
+		// The driver reads what follows them as its own options.
+		return nil, &Error{Code: CodeRef, Detail: fmt.Sprintf("sqlite path %q holds ? or #", path)}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, failed(err, "creating the directory of %s", path)
 	}

@@ -102,7 +102,7 @@ func bigtableClient(t *testing.T, addr, table string) *bigtable.Client {
 func TestOpen(t *testing.T) {
 	ctx := context.Background()
 	for _, ref := range []string{
-		"", "sqlite", "sqlite:", "bbolt:x.db", "redis://user:hunter2@[::1", "redis://h:1/notadb",
+		"", "sqlite", "sqlite:", "sqlite:a?mode=ro", "bbolt:x.db", "redis://user:hunter2@[::1", "redis://h:1/notadb",
 		"bigtable:", "bigtable:projects/p/instances/i", "bigtable:projects/p/instances/i/tables/",
 		"bigtable:projects/p/zones/i/tables/t",
 	} {
