@@ -10,6 +10,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/ltm"
+	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
 )
@@ -39,7 +40,7 @@ func ltmHandler(hc *agent.Context, tr agent.Trigger) error {
 
 func TestHandlerLongTermMemory(t *testing.T) {
 	ctx := context.Background()
-	s, err := ltm.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ltm.db"))
+	s, err := backend.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ltm.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestHandlerLongTermMemory(t *testing.T) {
 // memory_store_failed and commits nothing.
 func TestHandlerLongTermMemoryFails(t *testing.T) {
 	ctx := context.Background()
-	s, err := ltm.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ltm.db"))
+	s, err := backend.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ltm.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

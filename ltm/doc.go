@@ -1,9 +1,11 @@
 // Package ltm is agents' long-term memory: entries that outlive a key's keyed state (whose
 // working memory is capped and cleared when the key idles), kept in a Store shared by every
 // worker. An entry is a value under a key, in a namespace, of an entity, stamped with the seq
-// of the activation that wrote it. Backends: SQLite (embedded, the default for one machine),
-// Redis and Cloud Bigtable, each opened from a reference by Open. Package ltm/ltmtest is the
-// conformance suite every backend passes. docs/long-term-memory.md states the rules.
+// of the activation that wrote it. This package holds the contract only (Store, Entry, the
+// bounds and the errors), so the activation core that calls a Store links no backend. The
+// backends are package ltm/backend's: SQLite (embedded, the default for one machine), Redis
+// and Cloud Bigtable, each opened from a reference by backend.Open. Package ltm/ltmtest is
+// the conformance suite every backend passes. docs/long-term-memory.md states the rules.
 //
 // Invariants:
 //   - Seq guard. A Put or Delete whose seq is below the seq stored for its key is refused

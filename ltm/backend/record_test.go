@@ -1,10 +1,12 @@
-package ltm
+package backend
 
 import (
 	"bytes"
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/beamagents/beamagents/ltm"
 )
 
 func TestRecord(t *testing.T) {
@@ -17,11 +19,11 @@ func TestRecord(t *testing.T) {
 		{"value", []byte("\x00\x00\x00\x00\x00\x00\x00\x07vabc"), record{seq: 7, live: true, value: []byte("abc")}, nil},
 		{"empty value", []byte("\x00\x00\x00\x00\x00\x00\x01\x00v"), record{seq: 256, live: true, value: []byte{}}, nil},
 		{"tombstone", []byte("\x7f\xff\xff\xff\xff\xff\xff\xfft"), record{seq: math.MaxInt64}, nil},
-		{"short", []byte("\x00\x00\x00\x07v"), record{}, ErrCorrupt},
-		{"negative seq", []byte("\x80\x00\x00\x00\x00\x00\x00\x00v"), record{}, ErrCorrupt},
-		{"unknown kind", []byte("\x00\x00\x00\x00\x00\x00\x00\x01x"), record{}, ErrCorrupt},
-		{"tombstone with a value", []byte("\x00\x00\x00\x00\x00\x00\x00\x01tz"), record{}, ErrCorrupt},
-		{"value over the bound", append([]byte("\x00\x00\x00\x00\x00\x00\x00\x01v"), make([]byte, MaxValueBytes+1)...), record{}, ErrCorrupt},
+		{"short", []byte("\x00\x00\x00\x07v"), record{}, ltm.ErrCorrupt},
+		{"negative seq", []byte("\x80\x00\x00\x00\x00\x00\x00\x00v"), record{}, ltm.ErrCorrupt},
+		{"unknown kind", []byte("\x00\x00\x00\x00\x00\x00\x00\x01x"), record{}, ltm.ErrCorrupt},
+		{"tombstone with a value", []byte("\x00\x00\x00\x00\x00\x00\x00\x01tz"), record{}, ltm.ErrCorrupt},
+		{"value over the bound", append([]byte("\x00\x00\x00\x00\x00\x00\x00\x01v"), make([]byte, ltm.MaxValueBytes+1)...), record{}, ltm.ErrCorrupt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := decodeRecord(tc.b)
@@ -72,8 +74,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord(b)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v is not ErrCorrupt", err)
+			if !errors.Is(err, ltm.ErrCorrupt) {
+				t.Fatalf("error %v is not ltm.ErrCorrupt", err)
 			}
 			return
 		}

@@ -1,4 +1,4 @@
-package ltm
+package backend
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/beamagents/beamagents/ltm"
 )
 
 // sqliteSchema is the one table: strings are stored as BLOBs, so keys order by their bytes.
@@ -39,7 +41,7 @@ type SQLite struct{ db *sql.DB }
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	if strings.ContainsAny(path, "?#") {
 		// The driver reads what follows them as its own options.
-		return nil, &Error{Code: CodeRef, Detail: fmt.Sprintf("sqlite path %q holds ? or #", path)}
+		return nil, &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("sqlite path %q holds ? or #", path)}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, failed(err, "creating the directory of %s", path)
@@ -75,7 +77,7 @@ func (s *SQLite) write(ctx context.Context, entity []byte, namespace, key string
 }
 
 // Put implements Store.
-func (s *SQLite) Put(ctx context.Context, e Entry) error {
+func (s *SQLite) Put(ctx context.Context, e ltm.Entry) error {
 	if err := checkEntry(e); err != nil {
 		return err
 	}
@@ -94,25 +96,25 @@ func (s *SQLite) Delete(ctx context.Context, entity []byte, namespace, key strin
 }
 
 // Get implements Store.
-func (s *SQLite) Get(ctx context.Context, entity []byte, namespace, key string) (Entry, bool, error) {
+func (s *SQLite) Get(ctx context.Context, entity []byte, namespace, key string) (ltm.Entry, bool, error) {
 	if err := checkKey(entity, namespace, key); err != nil {
-		return Entry{}, false, err
+		return ltm.Entry{}, false, err
 	}
-	e := Entry{Entity: bytes.Clone(entity), Namespace: namespace, Key: key}
+	e := ltm.Entry{Entity: bytes.Clone(entity), Namespace: namespace, Key: key}
 	err := s.db.QueryRowContext(ctx,
 		`SELECT seq, value FROM ltm_entries WHERE entity = ? AND namespace = ? AND key = ? AND live`,
 		entity, []byte(namespace), []byte(key)).Scan(&e.Seq, &e.Value)
 	switch {
 	case err == sql.ErrNoRows:
-		return Entry{}, false, nil
+		return ltm.Entry{}, false, nil
 	case err != nil:
-		return Entry{}, false, failed(err, "reading key %q", key)
+		return ltm.Entry{}, false, failed(err, "reading key %q", key)
 	}
 	return e, true, nil
 }
 
 // List implements Store.
-func (s *SQLite) List(ctx context.Context, entity []byte, namespace, prefix string, limit int) ([]Entry, error) {
+func (s *SQLite) List(ctx context.Context, entity []byte, namespace, prefix string, limit int) ([]ltm.Entry, error) {
 	if err := checkList(entity, namespace, prefix, limit); err != nil {
 		return nil, err
 	}
@@ -127,9 +129,9 @@ func (s *SQLite) List(ctx context.Context, entity []byte, namespace, prefix stri
 		return nil, failed(err, "listing namespace %q", namespace)
 	}
 	defer rows.Close()
-	var out []Entry
+	var out []ltm.Entry
 	for rows.Next() {
-		e := Entry{Entity: bytes.Clone(entity), Namespace: namespace}
+		e := ltm.Entry{Entity: bytes.Clone(entity), Namespace: namespace}
 		var key []byte
 		if err := rows.Scan(&key, &e.Seq, &e.Value); err != nil {
 			return nil, failed(err, "listing namespace %q", namespace)

@@ -1,8 +1,10 @@
-package ltm
+package backend
 
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/beamagents/beamagents/ltm"
 )
 
 // A record is how the Redis and Bigtable backends store an entry's state: its seq as 8
@@ -45,7 +47,7 @@ func decodeRecord(b []byte) (record, error) {
 	}
 	switch b[8] {
 	case recordKindValue:
-		if len(b)-recordHeaderBytes > MaxValueBytes {
+		if len(b)-recordHeaderBytes > ltm.MaxValueBytes {
 			return record{}, corrupt("record value of %d bytes is over the bound", len(b)-recordHeaderBytes)
 		}
 		return record{seq: seq, live: true, value: b[recordHeaderBytes:]}, nil
@@ -69,5 +71,5 @@ func scopeKey(entity []byte, namespace string) []byte {
 }
 
 func corrupt(format string, args ...any) error {
-	return &Error{Code: CodeCorrupt, Detail: fmt.Sprintf(format, args...)}
+	return &ltm.Error{Code: ltm.CodeCorrupt, Detail: fmt.Sprintf(format, args...)}
 }

@@ -1,4 +1,4 @@
-package ltm_test
+package backend_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 	"github.com/beamagents/beamagents/ltm"
+	"github.com/beamagents/beamagents/ltm/backend"
 )
 
 // BenchmarkStore measures one Put (a 256-byte value, the next seq of one of 64 keys) and one
@@ -19,14 +20,14 @@ func BenchmarkStore(b *testing.B) {
 		open func(b *testing.B) ltm.Store
 	}{
 		{"sqlite", func(b *testing.B) ltm.Store {
-			s, err := ltm.OpenSQLite(ctx, filepath.Join(b.TempDir(), "ltm.db"))
+			s, err := backend.OpenSQLite(ctx, filepath.Join(b.TempDir(), "ltm.db"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			return s
 		}},
 		{"redis", func(b *testing.B) ltm.Store {
-			s, err := ltm.OpenRedis(ctx, ltm.RedisOptions{URL: "redis://" + testsvc.Redis(b)})
+			s, err := backend.OpenRedis(ctx, backend.RedisOptions{URL: "redis://" + testsvc.Redis(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

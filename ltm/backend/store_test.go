@@ -1,4 +1,4 @@
-package ltm_test
+package backend_test
 
 import (
 	"context"
@@ -17,12 +17,13 @@ import (
 
 	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 	"github.com/beamagents/beamagents/ltm"
+	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/ltm/ltmtest"
 )
 
 func TestSQLite(t *testing.T) {
 	ltmtest.Run(t, func(t *testing.T) ltm.Store {
-		s, err := ltm.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "ltm.db"))
+		s, err := backend.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "ltm.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestRedis(t *testing.T) {
 	url := "redis://" + testsvc.Redis(t) + "/0"
 	var n atomic.Int64
 	ltmtest.Run(t, func(t *testing.T) ltm.Store {
-		s, err := ltm.OpenRedis(context.Background(), ltm.RedisOptions{URL: url, Prefix: fmt.Sprintf("case%d:", n.Add(1))})
+		s, err := backend.OpenRedis(context.Background(), backend.RedisOptions{URL: url, Prefix: fmt.Sprintf("case%d:", n.Add(1))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func TestBigtable(t *testing.T) {
 	var n atomic.Int64
 	ltmtest.Run(t, func(t *testing.T) ltm.Store {
 		table := fmt.Sprintf("case%d", n.Add(1))
-		return ltm.OpenBigtable(bigtableClient(t, addr, table), table)
+		return backend.OpenBigtable(bigtableClient(t, addr, table), table)
 	})
 }
 
@@ -86,7 +87,7 @@ func bigtableClient(t *testing.T, addr, table string) *bigtable.Client {
 	if err := admin.CreateTable(ctx, table); err != nil {
 		t.Fatal(err)
 	}
-	if err := admin.CreateColumnFamily(ctx, table, ltm.BigtableFamily); err != nil {
+	if err := admin.CreateColumnFamily(ctx, table, backend.BigtableFamily); err != nil {
 		t.Fatal(err)
 	}
 	c, err := bigtable.NewClientWithConfig(ctx, "p", "i", bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, dial())
@@ -106,7 +107,7 @@ func TestOpen(t *testing.T) {
 		"bigtable:", "bigtable:projects/p/instances/i", "bigtable:projects/p/instances/i/tables/",
 		"bigtable:projects/p/zones/i/tables/t",
 	} {
-		_, err := ltm.Open(ctx, ref)
+		_, err := backend.Open(ctx, ref)
 		if !errors.Is(err, ltm.ErrRef) {
 			t.Errorf("Open(%q): %v, want ErrRef", ref, err)
 		}
@@ -122,7 +123,7 @@ func TestOpen(t *testing.T) {
 		"redis://" + testsvc.Redis(t) + "/2",
 		"bigtable:projects/p/instances/i/tables/t",
 	} {
-		s, err := ltm.Open(ctx, ref)
+		s, err := backend.Open(ctx, ref)
 		if err != nil {
 			t.Fatalf("Open(%q): %v", ref, err)
 		}

@@ -1,4 +1,4 @@
-package ltm
+package backend
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/beamagents/beamagents/ltm"
 )
 
 // Bigtable layout: one row per (entity, namespace, key), its row key the scope key followed
@@ -41,7 +43,7 @@ func openBigtableRef(ctx context.Context, name string) (*Bigtable, error) {
 	parts := strings.Split(name, "/")
 	if len(parts) != 6 || parts[0] != "projects" || parts[2] != "instances" || parts[4] != "tables" ||
 		parts[1] == "" || parts[3] == "" || parts[5] == "" {
-		return nil, &Error{Code: CodeRef, Detail: fmt.Sprintf("bigtable reference %q: want bigtable:projects/P/instances/I/tables/T", name)}
+		return nil, &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("bigtable reference %q: want bigtable:projects/P/instances/I/tables/T", name)}
 	}
 	c, err := bigtable.NewClient(ctx, parts[1], parts[3])
 	if err != nil {
@@ -80,7 +82,7 @@ func (s *Bigtable) write(ctx context.Context, entity []byte, namespace, key stri
 }
 
 // Put implements Store.
-func (s *Bigtable) Put(ctx context.Context, e Entry) error {
+func (s *Bigtable) Put(ctx context.Context, e ltm.Entry) error {
 	if err := checkEntry(e); err != nil {
 		return err
 	}
@@ -99,29 +101,29 @@ func (s *Bigtable) Delete(ctx context.Context, entity []byte, namespace, key str
 }
 
 // Get implements Store.
-func (s *Bigtable) Get(ctx context.Context, entity []byte, namespace, key string) (Entry, bool, error) {
+func (s *Bigtable) Get(ctx context.Context, entity []byte, namespace, key string) (ltm.Entry, bool, error) {
 	if err := checkKey(entity, namespace, key); err != nil {
-		return Entry{}, false, err
+		return ltm.Entry{}, false, err
 	}
 	row, err := s.tbl.ReadRow(ctx, rowKey(entity, namespace, key), readFilter)
 	if err != nil {
-		return Entry{}, false, failed(err, "reading key %q", key)
+		return ltm.Entry{}, false, failed(err, "reading key %q", key)
 	}
 	cells := row[BigtableFamily]
 	if len(cells) == 0 {
-		return Entry{}, false, nil
+		return ltm.Entry{}, false, nil
 	}
 	return entryOf(entity, namespace, key, cells[0].Value)
 }
 
 // List implements Store. Tombstones are rows too: the scan skips them and stops at the
 // limit-th live entry.
-func (s *Bigtable) List(ctx context.Context, entity []byte, namespace, prefix string, limit int) ([]Entry, error) {
+func (s *Bigtable) List(ctx context.Context, entity []byte, namespace, prefix string, limit int) ([]ltm.Entry, error) {
 	if err := checkList(entity, namespace, prefix, limit); err != nil {
 		return nil, err
 	}
 	scope := scopeKey(entity, namespace)
-	var out []Entry
+	var out []ltm.Entry
 	var bad error
 	err := s.tbl.ReadRows(ctx, bigtable.PrefixRange(string(scope)+prefix), func(row bigtable.Row) bool {
 		cells := row[BigtableFamily]

@@ -1,4 +1,4 @@
-package ltm
+package backend
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/beamagents/beamagents/ltm"
 )
 
 // RedisOptions configure the Redis store.
@@ -40,7 +42,7 @@ func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 		opts, err := redis.ParseURL(o.URL)
 		if err != nil {
 			// The parser's message may quote the URL, password included: drop it.
-			return nil, &Error{Code: CodeRef, Detail: "redis reference: want redis://[USER:PASSWORD@]HOST:PORT[/DB]"}
+			return nil, &ltm.Error{Code: ltm.CodeRef, Detail: "redis reference: want redis://[USER:PASSWORD@]HOST:PORT[/DB]"}
 		}
 		c = redis.NewClient(opts)
 	}
@@ -117,7 +119,7 @@ func (s *Redis) write(ctx context.Context, entity []byte, namespace, key string,
 }
 
 // Put implements Store.
-func (s *Redis) Put(ctx context.Context, e Entry) error {
+func (s *Redis) Put(ctx context.Context, e ltm.Entry) error {
 	if err := checkEntry(e); err != nil {
 		return err
 	}
@@ -136,22 +138,22 @@ func (s *Redis) Delete(ctx context.Context, entity []byte, namespace, key string
 }
 
 // Get implements Store.
-func (s *Redis) Get(ctx context.Context, entity []byte, namespace, key string) (Entry, bool, error) {
+func (s *Redis) Get(ctx context.Context, entity []byte, namespace, key string) (ltm.Entry, bool, error) {
 	if err := checkKey(entity, namespace, key); err != nil {
-		return Entry{}, false, err
+		return ltm.Entry{}, false, err
 	}
 	b, err := s.c.HGet(ctx, s.keys(entity, namespace)[0], key).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return Entry{}, false, nil
+		return ltm.Entry{}, false, nil
 	}
 	if err != nil {
-		return Entry{}, false, failed(err, "reading key %q", key)
+		return ltm.Entry{}, false, failed(err, "reading key %q", key)
 	}
 	return entryOf(entity, namespace, key, b)
 }
 
 // List implements Store.
-func (s *Redis) List(ctx context.Context, entity []byte, namespace, prefix string, limit int) ([]Entry, error) {
+func (s *Redis) List(ctx context.Context, entity []byte, namespace, prefix string, limit int) ([]ltm.Entry, error) {
 	if err := checkList(entity, namespace, prefix, limit); err != nil {
 		return nil, err
 	}
@@ -166,7 +168,7 @@ func (s *Redis) List(ctx context.Context, entity []byte, namespace, prefix strin
 	if err != nil {
 		return nil, failed(err, "listing namespace %q", namespace)
 	}
-	out := make([]Entry, 0, len(res)/2)
+	out := make([]ltm.Entry, 0, len(res)/2)
 	for i := 0; i+1 < len(res); i += 2 {
 		e, ok, err := entryOf(entity, namespace, res[i], []byte(res[i+1]))
 		if err != nil {
@@ -184,13 +186,13 @@ func (s *Redis) List(ctx context.Context, entity []byte, namespace, prefix strin
 func (s *Redis) Close() error { return s.c.Close() }
 
 // entryOf decodes a stored record of key into its entry; false for a tombstone.
-func entryOf(entity []byte, namespace, key string, b []byte) (Entry, bool, error) {
+func entryOf(entity []byte, namespace, key string, b []byte) (ltm.Entry, bool, error) {
 	r, err := decodeRecord(b)
 	if err != nil {
-		return Entry{}, false, &Error{Code: CodeCorrupt, Detail: fmt.Sprintf("key %q", key), Err: err}
+		return ltm.Entry{}, false, &ltm.Error{Code: ltm.CodeCorrupt, Detail: fmt.Sprintf("key %q", key), Err: err}
 	}
 	if !r.live {
-		return Entry{}, false, nil
+		return ltm.Entry{}, false, nil
 	}
-	return Entry{Entity: bytes.Clone(entity), Namespace: namespace, Key: key, Value: r.value, Seq: r.seq}, true, nil
+	return ltm.Entry{Entity: bytes.Clone(entity), Namespace: namespace, Key: key, Value: r.value, Seq: r.seq}, true, nil
 }

@@ -1,0 +1,9 @@
+// Package backend holds the long-term memory stores behind package ltm's Store: SQLite
+// (embedded; the default for one machine), Redis and Cloud Bigtable, each opened from a
+// reference by Open, and each passing the conformance suite of package ltm/ltmtest. It keeps
+// the invariants package ltm states: each checks the seq guard and writes in one atomic step
+// (a SQLite conditional upsert, a Redis Lua script, a Bigtable CheckAndMutateRow), checks an
+// entry's bounds before reaching its backend, and never quotes a reference in an error.
+// Redis and Bigtable store one record layout (record.go); docs/long-term-memory.md states the
+// rules.
+package backend
