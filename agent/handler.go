@@ -254,7 +254,7 @@ func (a *Agent) argsUseOf(schema *interaction.Schema) (*schemaUse, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, _ := a.uses.LoadOrStore(key, &schemaUse{schema: schema, admitter: adm, provider: argsProjection(schema)})
+	got, _ := a.uses.LoadOrStore(key, &schemaUse{schema: schema, admitter: adm, provider: schema.ModelJSONSchema()})
 	return got.(*schemaUse), nil
 }
 

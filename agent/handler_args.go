@@ -60,15 +60,6 @@ func (hc *Context) declaredArgs(call ToolCall) (string, error) {
 	return string(v.FieldsJSON()), nil
 }
 
-// argsProjection is what a model is shown of a tool's arguments: a presented schema's
-// projection by property names, else the provider projection by stable ids.
-func argsProjection(s *interaction.Schema) []byte {
-	if s.Presented() {
-		return s.PresentedJSONSchema()
-	}
-	return s.ProviderJSONSchema()
-}
-
 // toolDigest names a tool's parameters in a request (and so in its replay-cache key): the
 // presented projection's digest for a presented schema, which shares its schema digest with a
 // projection by stable ids of the same types.

@@ -44,6 +44,17 @@ func (s *Schema) Presented() bool { return s.presented != nil }
 // with exact minimum and maximum, however wide, and bytes are standard base64 strings.
 func (s *Schema) PresentedJSONSchema() []byte { return bytes.Clone(s.presented) }
 
+// ModelJSONSchema returns what a model is shown of the schema as a tool's arguments: the
+// presented projection when the schema is presented, else the provider projection by stable
+// ids. Whatever shows a tool to a model (a provider, a framework adapter) sends this one, so
+// the arguments it gets back are in the form their admission reads.
+func (s *Schema) ModelJSONSchema() []byte {
+	if s.Presented() {
+		return s.PresentedJSONSchema()
+	}
+	return s.ProviderJSONSchema()
+}
+
 // PresentedDigest returns "sha256:<hex>" over the presented projection ("" when the schema is
 // not presented): what a request names the tool's parameters by, apart from the schema digest
 // that a projection by stable ids of the same schema shares.

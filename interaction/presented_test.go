@@ -46,6 +46,9 @@ func TestCompilePresented(t *testing.T) {
 	if s.Digest() != plain.Digest() || !bytes.Equal(s.ProviderJSONSchema(), plain.ProviderJSONSchema()) {
 		t.Fatal("presenting changed the schema")
 	}
+	if !bytes.Equal(s.ModelJSONSchema(), s.PresentedJSONSchema()) || !bytes.Equal(plain.ModelJSONSchema(), plain.ProviderJSONSchema()) {
+		t.Fatal("ModelJSONSchema is not the projection the schema is shown to models by")
+	}
 	if s.PresentedDigest() == s.Digest() || len(s.PresentedDigest()) != len(s.Digest()) {
 		t.Fatalf("presented digest %s", s.PresentedDigest())
 	}

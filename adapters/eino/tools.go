@@ -31,7 +31,7 @@ func NewTool(decl agent.ToolDecl) (*Tool, error) {
 	if decl.Name == "" || decl.Args == nil {
 		return nil, fmt.Errorf("eino adapter: a tool needs a name and an argument schema")
 	}
-	params, err := provider.ToolParameters(provider.OpenAIStrict, decl.Args.ProviderJSONSchema())
+	params, err := provider.ToolParameters(provider.OpenAIStrict, decl.Args.ModelJSONSchema())
 	if err != nil {
 		return nil, fmt.Errorf("eino adapter: tool %s: %w", decl.Name, err)
 	}

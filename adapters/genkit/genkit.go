@@ -40,7 +40,7 @@ func New(ctx context.Context, decls ...agent.ToolDecl) (*Agent, error) {
 		if d.Name == "" || d.Args == nil || slices.ContainsFunc(a.decls, func(o agent.ToolDecl) bool { return o.Name == d.Name }) {
 			return nil, fmt.Errorf("genkit adapter: tool %q needs a unique name and an argument schema", d.Name)
 		}
-		params, err := provider.ToolParameters(provider.OpenAIStrict, d.Args.ProviderJSONSchema())
+		params, err := provider.ToolParameters(provider.OpenAIStrict, d.Args.ModelJSONSchema())
 		if err != nil {
 			return nil, fmt.Errorf("genkit adapter: tool %s: %w", d.Name, err)
 		}
