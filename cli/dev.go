@@ -45,10 +45,10 @@ func init() {
 }
 
 // devRunFlags are the flags of run's table that dev takes too (declared once, in runFlags):
-// the agent, its configuration, the keyring and result verification, and the whole model
-// group.
+// the agent, its configuration, the keyring and result verification, the long-term memory
+// store, and the whole model group.
 func devRunFlags() []runFlag {
-	names := map[string]bool{"agent": true, "agent_config": true, "keyring": true, "verify_results": true}
+	names := map[string]bool{"agent": true, "agent_config": true, "keyring": true, "verify_results": true, "memory_store": true}
 	var out []runFlag
 	model := false
 	for _, f := range runFlags {
@@ -134,6 +134,9 @@ func runDev(e *env, args []string) int {
 		}
 		s.Keyring = ref
 	}
+	if s.MemoryStore == "" {
+		s.MemoryStore = devMemoryStore(dir)
+	}
 	if err := s.finish(); err != nil {
 		e.errorf("%v", err)
 		return 2
@@ -178,6 +181,12 @@ func devKeyring(dir string) (string, error) {
 		}
 	}
 	return "file:" + path, nil
+}
+
+// devMemoryStore is the long-term memory store dev uses when --memory_store is not given: a
+// SQLite file in the state directory (memory.db), kept across restarts like the keys' state.
+func devMemoryStore(dir string) string {
+	return "sqlite:" + filepath.Join(dir, "memory.db")
 }
 
 // devServer is what `send` and `approve --state_dir` read to reach a running dev: its

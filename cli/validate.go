@@ -17,6 +17,7 @@ import (
 
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/secretref"
+	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/pubsub/wire"
 	"github.com/beamagents/beamagents/records"
@@ -307,6 +308,27 @@ func keyringRef(name, ref string, resolve bool) check {
 			}
 		}
 		if _, err := intent.LoadKeyring(ref); err != nil {
+			return refuseFlag(name, "%s", redact(err, ref))
+		}
+		return nil
+	}
+}
+
+// memoryStoreRef accepts an empty value or a long-term memory store reference, given itself
+// or behind a secret reference; with resolve, an env: or file: reference is read now and
+// must hold a store reference. The store is opened on the workers, not here.
+func memoryStoreRef(name, ref string, resolve bool) check {
+	return func() error {
+		if ref == "" {
+			return nil
+		}
+		if err := backend.CheckRef(ref); err != nil {
+			return refuseFlag(name, "%s", redact(err, ref))
+		}
+		if !resolve || !localRef(ref) {
+			return nil
+		}
+		if _, err := backend.Resolve(context.Background(), ref); err != nil {
 			return refuseFlag(name, "%s", redact(err, ref))
 		}
 		return nil

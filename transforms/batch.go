@@ -246,6 +246,7 @@ func (f *runBatchFn) Teardown() {
 	f.stopGroups()
 	f.gate.Release()
 	f.gate = nil
+	f.rt.close()
 }
 
 func (f *runBatchFn) stopGroups() {

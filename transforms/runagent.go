@@ -17,6 +17,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/keysched"
 	"github.com/beamagents/beamagents/internal/progress"
+	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/records"
@@ -46,6 +47,13 @@ type Options struct {
 	// Keyring is the reference (env:VAR or file:PATH) of the keyring that signs intents,
 	// loaded on each worker at setup; empty means intents cannot be signed.
 	Keyring string
+	// MemoryStore is the reference of the long-term memory store the agent's Recall and
+	// Remember reach (agent.Deps.LongTermMemory): one backend.Open takes (sqlite:PATH,
+	// redis://…, bigtable:…), or a secret reference (env:VAR, file:PATH, gcpsm:…) holding one,
+	// as a Redis reference with its password should be given. Each worker process opens it
+	// once, at the first setup, and shares it; empty means no store, and every Recall or
+	// Remember fails its activation as memory_store_failed.
+	MemoryStore string
 	// Ordering is EventTimeOrder (the default) or ArrivalOrder; OrderResolutionMs is the
 	// event-time ordering resolution, default DefaultOrderMs.
 	Ordering          Ordering
@@ -121,7 +129,8 @@ func (o Options) concurrency() int {
 
 // Check validates o at pipeline construction: the agent is registered and builds from its
 // configuration, the ordering, the result verification and the model options are valid. The
-// keyring is a reference resolved on the workers, so only its form is checked here.
+// keyring and the memory store are references resolved on the workers, so only their form
+// is checked here.
 func (o Options) Check() error {
 	if _, err := agent.Build(o.Agent, o.Config); err != nil {
 		return err
@@ -133,6 +142,11 @@ func (o Options) Check() error {
 	}
 	if _, err := verifyMode(o.VerifyResults, o.Keyring != ""); err != nil {
 		return err
+	}
+	if o.MemoryStore != "" {
+		if err := backend.CheckRef(o.MemoryStore); err != nil {
+			return err
+		}
 	}
 	switch o.Ordering {
 	case "", EventTimeOrder, ArrivalOrder:
@@ -254,6 +268,7 @@ func (f *runAgentFn) Setup() (err error) {
 func (f *runAgentFn) Teardown() {
 	f.jobs.Release()
 	f.jobs = nil
+	f.rt.close()
 }
 
 func (f *runAgentFn) StartBundle(context.Context, tagged) { f.bundle = f.jobs.NewBundle() }
@@ -310,7 +325,9 @@ type runtime struct {
 	agent *agent.Agent
 	deps  agent.Deps
 	park  bool // Options.AtEnd is AtEndPark, the input ending at endMs
-	endMs int64
+	// memory is the resolved reference of deps.LongTermMemory, held until close.
+	memory string
+	endMs  int64
 
 	activations, firings, modelCalls           beam.Counter
 	stateReads, stateWrites, stateBytesWritten beam.Counter
@@ -319,7 +336,8 @@ type runtime struct {
 }
 
 // newRuntime builds what a DoFn instance of o runs: the agent (with o's hosted model, if any),
-// the keyring, the result verification and the counters.
+// the keyring, the result verification, the long-term memory store (shared in the process,
+// released by close) and the counters.
 func newRuntime(o Options) (*runtime, error) {
 	a, err := agent.Build(o.Agent, o.Config)
 	if err != nil {
@@ -342,12 +360,25 @@ func newRuntime(o Options) (*runtime, error) {
 			return nil, err
 		}
 	}
+	if o.MemoryStore != "" {
+		if rt.deps.LongTermMemory, rt.memory, err = acquireMemory(context.Background(), o.MemoryStore); err != nil {
+			return nil, fmt.Errorf("long-term memory store: %w", err)
+		}
+	}
 	c := func(n string) beam.Counter { return beam.NewCounter("beamagents", n) }
 	rt.activations, rt.firings, rt.modelCalls = c("activations"), c("timer_firings"), c("model_calls")
 	rt.stateReads, rt.stateWrites, rt.stateBytesWritten = c("state_reads"), c("state_writes"), c("state_bytes_written")
 	rt.deadLetters, rt.staleSteps, rt.passedOver = c("dead_letters"), c("stale_steps"), c("passed_over")
 	rt.m = newMeters()
 	return rt, nil
+}
+
+// close releases what the runtime holds in the process: its long-term memory store.
+func (rt *runtime) close() {
+	if rt != nil && rt.memory != "" {
+		releaseMemory(rt.memory)
+		rt.memory = ""
+	}
 }
 
 // verifyMode is Options.VerifyResults as agent.Deps takes it: nil for off, else a copy of the

@@ -40,16 +40,25 @@ func OpenBigtable(c *bigtable.Client, table string) *Bigtable {
 // openBigtableRef opens projects/P/instances/I/tables/T with the default credentials (or the
 // emulator named by BIGTABLE_EMULATOR_HOST).
 func openBigtableRef(ctx context.Context, name string) (*Bigtable, error) {
-	parts := strings.Split(name, "/")
-	if len(parts) != 6 || parts[0] != "projects" || parts[2] != "instances" || parts[4] != "tables" ||
-		parts[1] == "" || parts[3] == "" || parts[5] == "" {
-		return nil, &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("bigtable reference %q: want bigtable:projects/P/instances/I/tables/T", name)}
+	parts, err := bigtableName(name)
+	if err != nil {
+		return nil, err
 	}
 	c, err := bigtable.NewClient(ctx, parts[1], parts[3])
 	if err != nil {
 		return nil, failed(err, "connecting to bigtable %s", name)
 	}
 	return OpenBigtable(c, parts[5]), nil
+}
+
+// bigtableName splits projects/P/instances/I/tables/T at its slashes.
+func bigtableName(name string) ([]string, error) {
+	parts := strings.Split(name, "/")
+	if len(parts) != 6 || parts[0] != "projects" || parts[2] != "instances" || parts[4] != "tables" ||
+		parts[1] == "" || parts[3] == "" || parts[5] == "" {
+		return nil, &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("bigtable reference %q: want bigtable:projects/P/instances/I/tables/T", name)}
+	}
+	return parts, nil
 }
 
 // readFilter keeps the record cell only, latest version.

@@ -32,6 +32,15 @@ const sqliteWrite = `INSERT INTO ltm_entries (entity, namespace, key, seq, live,
 ON CONFLICT (entity, namespace, key) DO UPDATE SET seq = excluded.seq, live = excluded.live, value = excluded.value
 WHERE excluded.seq >= ltm_entries.seq`
 
+// checkSQLitePath refuses a path the driver would misread.
+func checkSQLitePath(path string) error {
+	if strings.ContainsAny(path, "?#") {
+		// The driver reads what follows them as its own options.
+		return &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("sqlite path %q holds ? or #", path)}
+	}
+	return nil
+}
+
 // SQLite is the embedded Store on a SQLite file (the pure-Go driver modernc.org/sqlite): the
 // default for one machine. The file is in WAL mode, so reads do not wait for writes, and
 // writers wait for each other up to a busy timeout.
@@ -39,9 +48,8 @@ type SQLite struct{ db *sql.DB }
 
 // OpenSQLite opens (creating) the SQLite file at path.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
-	if strings.ContainsAny(path, "?#") {
-		// The driver reads what follows them as its own options.
-		return nil, &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("sqlite path %q holds ? or #", path)}
+	if err := checkSQLitePath(path); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, failed(err, "creating the directory of %s", path)
