@@ -12,7 +12,7 @@ func TestRunFlagsKeepTheirNamesAndDefaults(t *testing.T) {
 		"agent": "", "agent_config": "", "allow_unsigned_intents": "false", "api_key": "", "at_end": "park", "base_url": "",
 		"dedup_window": "1h0m0s", "envelope_id_attribute": "envelope_id", "errors_topic": "",
 		"event_time_attribute": "", "finals_topic": "", "input": "", "input_format": "",
-		"input_subscription": "", "intents_topic": "", "keyring": "", "mode": "streaming", "model": "scripted",
+		"input_subscription": "", "intents_topic": "", "keyring": "", "memory_store": "", "mode": "streaming", "model": "scripted",
 		"model_breaker_cooldown": "30s", "model_breaker_failures": "5", "model_breaker_hold": "0s",
 		"model_call_timeout": "5m0s", "model_concurrency": "64", "model_fallback": "", "model_fallback_file": "",
 		"model_max_attempts": "4", "model_name": "", "model_rpm": "0", "model_stream": "true",
