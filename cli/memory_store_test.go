@@ -17,6 +17,7 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 )
 
 // remembererAgent keeps a tone in long-term memory: "remember X" stores X, "recall" replies
@@ -150,5 +151,38 @@ func TestRunMemoryStoreRefused(t *testing.T) {
 		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "--memory_store") || strings.Contains(stderr, "hunter2") {
 			t.Errorf("--memory_store %q: exit %d, stderr %q; want exit 2 and one line naming the flag", ref, code, stderr)
 		}
+	}
+}
+
+// replay has no store: a Recall or Remember outside a journal it resumes fails as
+// memory_store_failed, and the key is reported as diverging from the recorded run.
+func TestReplayWithoutMemoryStore(t *testing.T) {
+	defineRunFlags()
+	resetMemoryStoreFlag(t)
+	dir := t.TempDir()
+	input := writeEvents(t, filepath.Join(dir, "in", "events.jsonl"), "ann", "remember formal", "ann", "recall")
+	export := `{"entityKey":"YW5u","eventTimeMs":"1767229000000","exportRequest":{"requestId":"after"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "in", "exports.jsonl"), []byte(export), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs := filepath.Join(filepath.Dir(input), "*.jsonl")
+	recorded := filepath.Join(dir, "recorded")
+	code, out, errOut := runCLI(t, "", "run", "--agent", remembererAgent, "--allow_unsigned_intents", "--input", inputs,
+		"--output_dir", recorded, "--memory_store", "sqlite:"+filepath.Join(dir, "memory.db"))
+	if code != 0 {
+		t.Fatalf("recorded run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	replayed := filepath.Join(dir, "replayed")
+	code, out, errOut = runCLI(t, "", "replay", "--agent", remembererAgent, "--cache_from", filepath.Join(recorded, pipeline.SnapshotsName+".binpb"),
+		"--input", inputs, "--output_dir", replayed, "--recorded", recorded)
+	if code != exitDiverged || !strings.Contains(out, `key "ann"`) {
+		t.Fatalf("replay: exit %d, want %d and key ann diverging\n%s\n%s", code, exitDiverged, out, errOut)
+	}
+	dead, err := readDeadLetters(filepath.Join(replayed, pipeline.DeadLettersName+".binpb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 2 || dead[0].GetReason() != string(records.ReasonMemoryStoreFailed) {
+		t.Fatalf("replay's dead letters: %v, want the two activations as memory_store_failed", dead)
 	}
 }
