@@ -375,6 +375,7 @@ func TestDevRefusals(t *testing.T) {
 		{[]string{"dev", "--agent", "support", "--agent_config", filepath.Join(dir, "missing.json")}, 2, "--agent_config"},
 		{[]string{"dev", "--agent", "support", "--model", "openai", "--base_url", "http://127.0.0.1:0/v1"}, 2, "--base_url"},
 		{[]string{"dev", "--agent", "support", "--follow", dir}, 2, "--follow"},
+		{[]string{"dev", "--agent", "support", "--memory_store", "memory"}, 2, "--memory_store: "},
 		{[]string{"send", "--key", "k"}, 2, "no event"},
 		{[]string{"send", "--key", "k", "--to", "http://127.0.0.1:1/", "hi"}, 2, "--token: required with --to"},
 		{[]string{"send", "--key", "k", "--to", "http://127.0.0.1:1/", "--token", "sk-pasted", "hi"}, 2, "--token: the value is not env:VAR or file:PATH"},
