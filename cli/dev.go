@@ -64,7 +64,7 @@ func devRunFlags() []runFlag {
 }
 
 // devUsage is dev's usage line.
-const devUsage = "dev --agent NAME [--state_dir DIR] [--listen ADDR] [--follow FILE] [--model openai --base_url URL --api_key REF ...] [--keyring REF]"
+const devUsage = "dev --agent NAME [--state_dir DIR] [--listen ADDR] [--follow FILE] [--model openai --base_url URL --api_key REF ...] [--keyring REF] [--memory_store REF]"
 
 // devSettings are what a dev run needs: the pipeline's options and dev's own.
 type devSettings struct {

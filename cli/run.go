@@ -58,7 +58,7 @@ func runPipeline(e *env, args []string) int {
 	}
 	s := readRunFlags()
 	if s.Agent == "" || s.Input == "" && s.InputSubscription == "" || s.OutputDir == "" && !s.anyTopic() {
-		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [--verify_results off|permissive|require] [Beam flags]\nregistered agents: %v", agent.Registered())
+		e.errorf("usage: beamagents run --agent NAME (--input GLOB | --input_subscription SUB) (--output_dir DIR | --intents_topic T ...) [--runner prism|dataflow|flink|universal] [--keyring REF] [--verify_results off|permissive|require] [--memory_store REF] [Beam flags]\nregistered agents: %v", agent.Registered())
 		return 2
 	}
 	if code, ok := checkFlags(e, runChecks(s)...); !ok {

@@ -64,6 +64,11 @@
 // the old worker is run again from the committed state on the new one, and dropped if the
 // key comes back (TestKeyMovesWhileItsStepRuns). docs/drive.md has the details.
 //
+// Long-term memory (Options.MemoryStore, agent.Deps.LongTermMemory) is a reference in the
+// options, never an opened store in the graph: the first RunAgent instance set up in a worker
+// process opens the store it names (ltm/backend), every instance in the process using that
+// reference shares it, and the last one torn down closes it.
+//
 // Restores (DecodeSnapshots) are applied when they arrive, before the key's buffered
 // envelopes, and only into a key without state.
 //

@@ -4,6 +4,9 @@
 // the invariants package ltm states: each checks the seq guard and writes in one atomic step
 // (a SQLite conditional upsert, a Redis Lua script, a Bigtable CheckAndMutateRow), checks an
 // entry's bounds before reaching its backend, and never quotes a reference in an error.
+// CheckRef checks a reference's form without opening it, and Resolve reads a store
+// reference given behind a secret reference (env:, file:, gcpsm:; package internal/secretref),
+// as a run's --memory_store may be, since a Redis reference carries its password.
 // Redis and Bigtable store one record layout (record.go); docs/long-term-memory.md states the
 // rules.
 package backend
