@@ -126,16 +126,9 @@ func runDev(e *env, args []string) int {
 		e.errorf("--state_dir: %v", unwrapPath(err))
 		return 2
 	}
-	if s.Keyring == "" {
-		ref, err := devKeyring(dir)
-		if err != nil {
-			e.errorf("%v", err)
-			return 1
-		}
-		s.Keyring = ref
-	}
-	if s.MemoryStore == "" {
-		s.MemoryStore = devMemoryStore(dir)
+	if err := devDefaults(s, dir); err != nil {
+		e.errorf("%v", err)
+		return 1
 	}
 	if err := s.finish(); err != nil {
 		e.errorf("%v", err)
@@ -181,6 +174,22 @@ func devKeyring(dir string) (string, error) {
 		}
 	}
 	return "file:" + path, nil
+}
+
+// devDefaults gives a dev run without --keyring or --memory_store its own, in the state
+// directory dir.
+func devDefaults(s *runSettings, dir string) error {
+	if s.Keyring == "" {
+		ref, err := devKeyring(dir)
+		if err != nil {
+			return err
+		}
+		s.Keyring = ref
+	}
+	if s.MemoryStore == "" {
+		s.MemoryStore = devMemoryStore(dir)
+	}
+	return nil
 }
 
 // devMemoryStore is the long-term memory store dev uses when --memory_store is not given: a

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beamagents/beamagents/agent"
@@ -184,5 +186,35 @@ func TestReplayWithoutMemoryStore(t *testing.T) {
 	}
 	if len(dead) != 2 || dead[0].GetReason() != string(records.ReasonMemoryStoreFailed) {
 		t.Fatalf("replay's dead letters: %v, want the two activations as memory_store_failed", dead)
+	}
+}
+
+// dev without --memory_store keeps long-term memory in its state directory: what the agent
+// remembered before a restart, it recalls after.
+func TestDevMemoryStoreDefault(t *testing.T) {
+	beam.Init()
+	dir := t.TempDir()
+	for _, tc := range []struct{ event, want string }{
+		{"remember formal", "final reply  ann          noted formal"},
+		{"recall", "final reply  ann          tone: formal"},
+	} {
+		s := &runSettings{}
+		s.Agent, s.AllowUnsignedIntents = remembererAgent, true
+		if err := devDefaults(s, dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.finish(); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := serveDev(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}, &devSettings{opts: s.Options, stateDir: dir,
+			listen: "127.0.0.1:0", user: "dev", password: "pw", timeout: 2 * time.Minute, until: map[string]bool{"ann": true},
+			events: []*pb.AgentEnvelope{{EntityKey: []byte("ann"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(tc.event)}}}})
+		if code != 0 || !strings.Contains(out.String(), tc.want) {
+			t.Fatalf("dev on %q: exit %d, want %q\n%s\n%s", tc.event, code, tc.want, out.String(), errOut.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "memory.db")); err != nil {
+		t.Fatal(err)
 	}
 }
