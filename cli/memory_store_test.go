@@ -96,11 +96,8 @@ func TestRunMemoryStoreAcrossRuns(t *testing.T) {
 	defineRunFlags()
 	resetMemoryStoreFlag(t)
 	dir := t.TempDir()
-	t.Setenv("BEAMAGENTS_TEST_MEMORY", "sqlite:"+filepath.Join(dir, "memory.db"))
-	for _, ref := range []string{"sqlite:" + filepath.Join(dir, "memory.db"), "env:BEAMAGENTS_TEST_MEMORY"} {
-		if err := os.RemoveAll(filepath.Join(dir, "memory.db")); err != nil {
-			t.Fatal(err)
-		}
+	t.Setenv("BEAMAGENTS_TEST_MEMORY", "sqlite:"+filepath.Join(dir, "env", "memory.db"))
+	for _, ref := range []string{"sqlite:" + filepath.Join(dir, "sqlite", "memory.db"), "env:BEAMAGENTS_TEST_MEMORY"} {
 		kind, _, _ := strings.Cut(ref, ":")
 		memoryRuns(t, filepath.Join(dir, kind), ref)
 	}
