@@ -306,11 +306,7 @@ func (c *server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	at, err := c.o.Ingest(r.Context(), key, body)
 	if err != nil {
-		status, code := http.StatusInternalServerError, string(CodeIngest)
-		if errors.Is(err, ErrUnavailable) {
-			status, code = http.StatusServiceUnavailable, string(CodeUnavailable)
-		}
-		c.apiRefuse(w, status, code, err.Error())
+		c.apiIngestFailed(w, err)
 		return
 	}
 	c.o.Logger.Debug("console: event accepted", "who", who, "key", keyText(key))
@@ -343,6 +339,16 @@ func textOrBase64(name, text, b64 string) ([]byte, error) {
 	return b, nil
 }
 
+// apiIngestFailed answers an event or a signal dev could not take: 503 while it stops, else
+// 500.
+func (c *server) apiIngestFailed(w http.ResponseWriter, err error) {
+	status, code := http.StatusInternalServerError, string(CodeIngest)
+	if errors.Is(err, ErrUnavailable) {
+		status, code = http.StatusServiceUnavailable, string(CodeUnavailable)
+	}
+	c.apiRefuse(w, status, code, err.Error())
+}
+
 func (c *server) apiSignals(w http.ResponseWriter, r *http.Request) {
 	who, ok := c.apiCaller(w, r)
 	if !ok {
@@ -364,11 +370,7 @@ func (c *server) apiSignals(w http.ResponseWriter, r *http.Request) {
 	sig.Sender = who
 	at, err := c.o.Signal(r.Context(), sig)
 	if err != nil {
-		status, code := http.StatusInternalServerError, string(CodeIngest)
-		if errors.Is(err, ErrUnavailable) {
-			status, code = http.StatusServiceUnavailable, string(CodeUnavailable)
-		}
-		c.apiRefuse(w, status, code, err.Error())
+		c.apiIngestFailed(w, err)
 		return
 	}
 	c.o.Logger.Debug("console: signal accepted", "who", who, "key", keyText(sig.GetEntityKey()), "name", sig.GetName())
