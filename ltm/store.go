@@ -30,6 +30,9 @@ type Store interface {
 	// Delete replaces key's entry with a tombstone of seq, unless a higher seq is stored
 	// (ErrStale). Deleting a missing key leaves a tombstone too.
 	Delete(ctx context.Context, entity []byte, namespace, key string, seq int64) error
+	// Namespaces returns up to limit namespaces of entity that hold at least one live entry,
+	// in ascending byte order: what an operator's view of a key lists before its entries.
+	Namespaces(ctx context.Context, entity []byte, limit int) ([]string, error)
 	Close() error
 }
 

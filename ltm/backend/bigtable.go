@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/bigtable"
@@ -161,6 +162,76 @@ func (s *Bigtable) List(ctx context.Context, entity []byte, namespace, prefix st
 		return nil, failed(err, "listing namespace %q", namespace)
 	}
 	return out, nil
+}
+
+// Namespaces implements Store. Row keys order namespaces by length first, so it finds every
+// namespace of the entity (one read from the start of each to its first live entry, then a
+// skip to the next), then sorts them and keeps the first limit.
+func (s *Bigtable) Namespaces(ctx context.Context, entity []byte, limit int) ([]string, error) {
+	if err := checkNamespaces(entity, limit); err != nil {
+		return nil, err
+	}
+	scope := binary.AppendUvarint(nil, uint64(len(entity)))
+	scope = append(scope, entity...)
+	end := prefixEnd(scope)
+	var out []string
+	for start := scope; ; {
+		ns, found, next, err := s.nextNamespace(ctx, scope, start, end)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			break
+		}
+		out = append(out, ns)
+		if next == nil {
+			break
+		}
+		start = next
+	}
+	slices.Sort(out)
+	return out[:min(limit, len(out))], nil
+}
+
+// nextNamespace finds the first live entry at or after row start within the entity's rows
+// (scope, up to end): its namespace and the first row key after that namespace's rows (nil
+// when no row key is after them).
+func (s *Bigtable) nextNamespace(ctx context.Context, scope, start, end []byte) (ns string, found bool, next []byte, err error) {
+	var bad error
+	rr := bigtable.NewRange(string(start), string(end))
+	if end == nil {
+		rr = bigtable.InfiniteRange(string(start))
+	}
+	err = s.tbl.ReadRows(ctx, rr, func(row bigtable.Row) bool {
+		rest, ok := bytes.CutPrefix([]byte(row.Key()), scope)
+		n, w := binary.Uvarint(rest)
+		if !ok || w <= 0 || uint64(len(rest)-w) < n {
+			bad = corrupt("row %q is outside its scope", row.Key())
+			return false
+		}
+		name := string(rest[w : w+int(n)])
+		cells := row[BigtableFamily]
+		if len(cells) == 0 {
+			return true
+		}
+		r, derr := decodeRecord(cells[0].Value)
+		if derr != nil {
+			bad = &ltm.Error{Code: ltm.CodeCorrupt, Detail: fmt.Sprintf("namespace %q", name), Err: derr}
+			return false
+		}
+		if r.live {
+			ns, found, next = name, true, prefixEnd([]byte(row.Key())[:len(scope)+w+int(n)])
+			return false
+		}
+		return true
+	}, readFilter)
+	if bad != nil {
+		return "", false, nil, bad
+	}
+	if err != nil {
+		return "", false, nil, failed(err, "listing namespaces")
+	}
+	return ns, found, next, nil
 }
 
 // Close implements Store.

@@ -92,6 +92,18 @@ func checkList(entity []byte, namespace, prefix string, limit int) error {
 	if err := checkText("prefix", prefix, ltm.MaxKeyBytes); err != nil {
 		return err
 	}
+	return checkLimit(limit)
+}
+
+// checkNamespaces checks a Namespaces' arguments: an entity as a scope has it, and a limit.
+func checkNamespaces(entity []byte, limit int) error {
+	if err := checkScope(entity, "-"); err != nil {
+		return err
+	}
+	return checkLimit(limit)
+}
+
+func checkLimit(limit int) error {
 	switch {
 	case limit < 1:
 		return invalid("list limit %d is below 1", limit)

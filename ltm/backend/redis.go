@@ -3,9 +3,11 @@ package backend
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +64,12 @@ func (s *Redis) keys(entity []byte, namespace string) []string {
 	return []string{tag + ":r", tag + ":k"}
 }
 
+// namespacesKey is the set of the namespaces entity has written live entries in.
+func (s *Redis) namespacesKey(entity []byte) string {
+	scope := binary.AppendUvarint(nil, uint64(len(entity)))
+	return s.prefix + "{" + hex.EncodeToString(append(scope, entity...)) + "}:n"
+}
+
 // writeScript writes record ARGV[2] under field ARGV[1] of hash KEYS[1] unless the stored
 // record's seq (its first 8 bytes, compared byte-wise) is higher, and adds the field to the
 // live set KEYS[2] (ARGV[3] = "1") or removes it. It returns 1 written, 0 stale, -1 when the
@@ -105,6 +113,12 @@ func (s *Redis) write(ctx context.Context, entity []byte, namespace, key string,
 	live := "0"
 	if r.live {
 		live = "1"
+		// The entity's namespace index is in another cluster slot, so not in the script: it
+		// is written first and may list a namespace whose write then failed or was stale;
+		// Namespaces checks each listed one for live keys.
+		if err := s.c.SAdd(ctx, s.namespacesKey(entity), namespace).Err(); err != nil {
+			return failed(err, "indexing namespace %q", namespace)
+		}
 	}
 	n, err := writeScript.Run(ctx, s.c, s.keys(entity, namespace), key, encodeRecord(r), live).Int()
 	switch {
@@ -178,6 +192,33 @@ func (s *Redis) List(ctx context.Context, entity []byte, namespace, prefix strin
 			return nil, corrupt("live key %q holds a tombstone", res[i])
 		}
 		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Namespaces implements Store: the entity's indexed namespaces whose live-key set is not
+// empty.
+func (s *Redis) Namespaces(ctx context.Context, entity []byte, limit int) ([]string, error) {
+	if err := checkNamespaces(entity, limit); err != nil {
+		return nil, err
+	}
+	names, err := s.c.SMembers(ctx, s.namespacesKey(entity)).Result()
+	if err != nil {
+		return nil, failed(err, "listing namespaces")
+	}
+	slices.Sort(names)
+	var out []string
+	for _, ns := range names {
+		if len(out) == limit {
+			break
+		}
+		n, err := s.c.ZCard(ctx, s.keys(entity, ns)[1]).Result()
+		if err != nil {
+			return nil, failed(err, "listing namespace %q", ns)
+		}
+		if n > 0 {
+			out = append(out, ns)
+		}
 	}
 	return out, nil
 }

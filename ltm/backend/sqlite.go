@@ -153,5 +153,29 @@ func (s *SQLite) List(ctx context.Context, entity []byte, namespace, prefix stri
 	return out, nil
 }
 
+// Namespaces implements Store.
+func (s *SQLite) Namespaces(ctx context.Context, entity []byte, limit int) ([]string, error) {
+	if err := checkNamespaces(entity, limit); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT namespace FROM ltm_entries WHERE entity = ? AND live ORDER BY namespace LIMIT ?`, entity, limit)
+	if err != nil {
+		return nil, failed(err, "listing namespaces")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ns []byte
+		if err := rows.Scan(&ns); err != nil {
+			return nil, failed(err, "listing namespaces")
+		}
+		out = append(out, string(ns))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, failed(err, "listing namespaces")
+	}
+	return out, nil
+}
+
 // Close implements Store.
 func (s *SQLite) Close() error { return s.db.Close() }

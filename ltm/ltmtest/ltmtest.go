@@ -40,6 +40,7 @@ var cases = []struct {
 	{"Bounds", boundsRefused},
 	{"ConcurrentWritersHighestWins", concurrentWriters},
 	{"Isolation", isolation},
+	{"Namespaces", namespaces},
 }
 
 // suite is one case's store and its helpers.
@@ -366,4 +367,64 @@ func isolation(x *suite) {
 			x.t.Errorf("List(%q, %q) = %q, want %q", sc.entity, sc.namespace, got, want)
 		}
 	}
+}
+
+func namespaces(x *suite) {
+	names := func(entity []byte, limit int) []string {
+		x.t.Helper()
+		got, err := x.s.Namespaces(x.ctx, entity, limit)
+		if err != nil {
+			x.t.Fatalf("Namespaces(%q, %d): %v", entity, limit, err)
+		}
+		return append([]string{}, got...)
+	}
+	if got := names(ent, 10); len(got) != 0 {
+		x.t.Fatalf("Namespaces of an entity without entries = %q, want none", got)
+	}
+	write := func(entity []byte, namespace, key string, seq int64) {
+		x.t.Helper()
+		if err := x.s.Put(x.ctx, ltm.Entry{Entity: entity, Namespace: namespace, Key: key, Value: []byte("v"), Seq: seq}); err != nil {
+			x.t.Fatal(err)
+		}
+	}
+	for i, ns := range []string{"b", "a/x", "c", "a", "d", "é"} {
+		write(ent, ns, "k1", int64(i))
+		write(ent, ns, "k2", int64(i))
+	}
+	// "c" keeps only tombstones; "d" a tombstone before a live key.
+	for _, key := range []string{"k1", "k2"} {
+		if err := x.s.Delete(x.ctx, ent, "c", key, 50); err != nil {
+			x.t.Fatal(err)
+		}
+	}
+	if err := x.s.Delete(x.ctx, ent, "d", "k1", 50); err != nil {
+		x.t.Fatal(err)
+	}
+	// Entities that share a prefix with ent, or that ent is a prefix of, are apart.
+	write([]byte("entity-10"), "q", "k", 1)
+	write([]byte("entity-"), "r", "k", 1)
+	for _, tc := range []struct {
+		entity []byte
+		limit  int
+		want   []string
+	}{
+		{ent, 10, []string{"a", "a/x", "b", "d", "é"}},
+		{ent, 2, []string{"a", "a/x"}},
+		{ent, 1, []string{"a"}},
+		{[]byte("entity-10"), 10, []string{"q"}},
+		{[]byte("entity-"), ltm.MaxListLimit, []string{"r"}},
+		{[]byte("entity-2"), 10, []string{}},
+	} {
+		if got := names(tc.entity, tc.limit); !slices.Equal(got, tc.want) {
+			x.t.Errorf("Namespaces(%q, %d) = %q, want %q", tc.entity, tc.limit, got, tc.want)
+		}
+	}
+	_, err := x.s.Namespaces(x.ctx, nil, 10)
+	x.wantIs(err, ltm.ErrInvalid, "Namespaces of no entity")
+	_, err = x.s.Namespaces(x.ctx, ent, 0)
+	x.wantIs(err, ltm.ErrInvalid, "Namespaces with limit 0")
+	_, err = x.s.Namespaces(x.ctx, ent, ltm.MaxListLimit+1)
+	x.wantIs(err, ltm.ErrBounds, "Namespaces over MaxListLimit")
+	_, err = x.s.Namespaces(x.ctx, bytes.Repeat([]byte("e"), ltm.MaxEntityBytes+1), 10)
+	x.wantIs(err, ltm.ErrBounds, "Namespaces of an entity over MaxEntityBytes")
 }
