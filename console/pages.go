@@ -95,8 +95,11 @@ func (c *server) entity(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
+	if c.o.Memory != nil {
+		e.LongTerm = longTerm(r.Context(), c.o.Memory, e.Key)
+	}
 	status := 200
-	if !e.Known {
+	if !e.Known && (e.LongTerm == nil || len(e.LongTerm.Namespaces) == 0) {
 		status = http.StatusNotFound
 	}
 	c.render(w, r, status, "entity", "Entity "+keyText(e.Key), who, e)

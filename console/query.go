@@ -152,6 +152,8 @@ type Entity struct {
 	Intents     []*pb.ToolIntent
 	Finals      []*pb.FinalReply
 	DeadLetters []DeadLetter
+	// LongTerm is the key's long-term memory, when the console has the store (Options.Memory).
+	LongTerm *LongTerm
 }
 
 // Entity reads one key.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/ltm"
 )
 
 // Identity is where an acting user's identity comes from: exactly one of a header set by an
@@ -50,6 +51,9 @@ type Options struct {
 	Ingest IngestFunc
 	// Signal, when set, takes the signals POSTed to /api/signals (beamagents dev).
 	Signal SignalFunc
+	// Memory, when set, is the long-term memory store the run's handlers recall from and
+	// remember to: each entity page lists the key's namespaces and their first entries.
+	Memory ltm.Store
 }
 
 // New returns the console's handler.

@@ -110,7 +110,15 @@ var pagesHTML = map[string]string{
 <h2>Dead letters</h2>
 <table id="entity-dead"><tr><th>Reason</th><th>Time</th><th>Detail</th></tr>
 {{range $e.DeadLetters}}<tr><td class="error">{{text .Record.GetReason}}</td><td>{{time .Record.GetEventTimeMs}}</td><td>{{text .Record.GetDetail}}</td></tr>{{else}}<tr><td colspan="3">No dead letters.</td></tr>{{end}}</table>
-{{end}}{{end}}`,
+{{end}}
+{{with $e.LongTerm}}<h2>Long-term memory</h2>
+{{with .Error}}<p class="error" id="long-term-error">{{text .}}</p>{{end}}
+{{range .Namespaces}}<h3>Namespace <span class="mono">{{text .Name}}</span></h3>
+<table class="long-term" data-namespace="{{.Name}}"><tr><th>Key</th><th>Value</th><th>Written by activation</th></tr>
+{{range .Entries}}<tr><td class="mono">{{text .Key}}</td><td>{{memValue .Value}}</td><td class="num">{{.Seq}}</td></tr>{{end}}</table>
+{{if .More}}<p>The first {{len .Entries}} entries are listed.</p>{{end}}
+{{else}}{{if not .Error}}<p id="long-term-none">No long-term memory.</p>{{end}}{{end}}
+{{if .More}}<p>The first {{len .Namespaces}} namespaces are listed.</p>{{end}}{{end}}{{end}}`,
 
 	"trace": `{{define "content"}}{{$w := .Data}}
 <h1>Trace <span class="mono" id="trace-id">{{$w.TraceID}}</span></h1>
