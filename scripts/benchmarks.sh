@@ -37,6 +37,8 @@ bench statecodec ./statecodec
 bench decode ./interaction
 bench stream ./interaction/stream
 bench canonicalize ./negotiate
+echo "benchmarks.sh: ./ltm/backend (SQLite, a real redis-server, Bigtable's in-process server)" >&2
+bench ltm ./ltm/backend
 echo "benchmarks.sh: ./console (a 10,000-envelope run's outputs, run once on Prism first)" >&2
 bench console ./console -bench 'Ingest' -benchtime 1x
 bench console_overview ./console -bench 'Overview'
@@ -123,6 +125,18 @@ $(table stream)
 \`encoding/json\` parsing the same bytes.
 
 $(table canonicalize)
+
+## Long-term memory
+
+Package \`ltm/backend\`: \`Store\` is one \`Put\` (a 256-byte value) and one \`Get\` per
+backend from one goroutine: SQLite in a temporary file (a commit each), a real
+\`redis-server\` on loopback, the Bigtable client library's in-process server.
+\`HandlerActivation\` is a handler activation that recalls one long-term entry and remembers
+one (both journaled) before its reply, against the same handler replying without them,
+interleaved on one key: \`ltm/none\` is the ratio of their times (\`ltm-ns/op\`,
+\`none-ns/op\`).
+
+$(table ltm)
 
 ## Console ingest
 

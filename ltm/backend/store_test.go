@@ -56,7 +56,7 @@ func TestBigtable(t *testing.T) {
 	})
 }
 
-func bigtableServer(t *testing.T) string {
+func bigtableServer(t testing.TB) string {
 	t.Helper()
 	srv, err := bttest.NewServer("127.0.0.1:0")
 	if err != nil {
@@ -68,7 +68,7 @@ func bigtableServer(t *testing.T) string {
 
 // bigtableClient creates table (with the store's family) on the server at addr and returns
 // a client of it, closed with the test.
-func bigtableClient(t *testing.T, addr, table string) *bigtable.Client {
+func bigtableClient(t testing.TB, addr, table string) *bigtable.Client {
 	t.Helper()
 	ctx := context.Background()
 	// Closing a client closes the connection it was given: one connection each.
