@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/agent/internal/bind"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/provider"
@@ -156,6 +158,13 @@ type Definition struct {
 	// docs/wire-and-state.md). Limits.Memory.Schema and Limits.Cache.Schema must be nil or
 	// the same registry.
 	StateSchema *migrate.Registry
+	// FlushOnExpiry, when set, is the long-term memory namespace (Context.Recall) a key's
+	// working memory is flushed to when the key expires idle (Limits.IdleTTLMs): every memory
+	// entry is written there under its own key, stamped with the key's seq, before the memory
+	// is cleared; a returning key recalls it. Empty drops the memory at expiry. A flush the
+	// store refuses keeps the memory (a memory_store_failed dead letter) until the key's next
+	// activation arms the expiry again. See docs/long-term-memory.md.
+	FlushOnExpiry string
 }
 
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
@@ -205,6 +214,9 @@ func init() {
 func named(def Definition) error {
 	if def.Name == "" {
 		return defErr("agent has no name")
+	}
+	if ns := def.FlushOnExpiry; len(ns) > ltm.MaxNamespaceBytes || !utf8.ValidString(ns) {
+		return defErr("agent %s: FlushOnExpiry is not a long-term memory namespace (UTF-8, at most %d bytes)", def.Name, ltm.MaxNamespaceBytes)
 	}
 	return declaredToolNames(def)
 }
@@ -351,6 +363,11 @@ func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error)
 	}
 	return New(def)
 }
+
+// FlushesOnExpiry reports whether the agent flushes an expiring key's memory to the
+// long-term store (Definition.FlushOnExpiry): its idle expiry then has an effect, which a
+// shell that skips work changing no output must not skip.
+func (a *Agent) FlushesOnExpiry() bool { return a.def.FlushOnExpiry != "" }
 
 // PinsModel reports whether the definition pins its model (Definition.PinModel): a launcher
 // with a model of its own choosing leaves the agent's.

@@ -216,6 +216,9 @@ func (c *call) idle(v *view) error {
 		c.armTTL(c.now)
 		return nil
 	}
+	if err := c.flushOnExpiry(v); err != nil {
+		return err
+	}
 	v.clear(memoryCell)
 	v.clear(cacheCell)
 	return nil

@@ -14,7 +14,8 @@ type Driver struct {
 	Core
 	// OutputsOnly skips the work that can change no output: a last firing of the idle TTL,
 	// with nothing else armed and nothing buffered, only drops the key's memory and replay
-	// cache, and the state at the end is never encoded. Stats.Cells is then empty.
+	// cache (unless the agent flushes its memory at expiry: Agent.FlushesOnExpiry), and the
+	// state at the end is never encoded. Stats.Cells is then empty.
 	OutputsOnly bool
 	// Observe, when set, sees every result of the core before its outputs are emitted (a
 	// shell's metering); it must not change the result.
@@ -68,7 +69,10 @@ func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(
 	for _, v := range values {
 		k.element(ctx, v, emit)
 	}
-	for len(k.timers) > 0 && !(d.OutputsOnly && k.onlyIdleLeft()) {
+	// A last idle firing of an agent that flushes its memory at expiry writes to the
+	// long-term store: an effect, so it is never skipped.
+	skipIdle := d.OutputsOnly && !d.Agent.FlushesOnExpiry()
+	for len(k.timers) > 0 && !(skipIdle && k.onlyIdleLeft()) {
 		k.fire(ctx, emit)
 	}
 	if !d.OutputsOnly {
