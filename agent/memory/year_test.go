@@ -198,9 +198,15 @@ func TestYearOfTraffic(t *testing.T) {
 	}
 	t.Logf("%d messages over 365 days: %d summaries (mean %d, max %d input tokens estimated as bytes/4), largest summary %d bytes",
 		n, calls, inTokens/int64(calls), maxInTokens, maxSummary)
-	for _, c := range agent.Cells() {
-		t.Logf("largest %s: %d bytes", c, largest[c])
+	var eventBytes int
+	for _, ev := range events {
+		eventBytes += len(ev.body)
 	}
+	final := rec.State(key)
+	for _, c := range agent.Cells() {
+		t.Logf("%s: largest %d bytes, after the year %d bytes", c, largest[c], len(final[c]))
+	}
+	t.Logf("messages of %d bytes on average; %d bytes of traffic in all", eventBytes/n, eventBytes)
 
 	// The replay: the same inputs, a model that answers only from the recorded caches.
 	recorded := calls
