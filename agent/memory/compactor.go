@@ -12,6 +12,7 @@ import (
 	"github.com/beamagents/beamagents/effector/tool"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Summary bounds, in bytes of UTF-8.
@@ -165,7 +166,11 @@ func (s *summarizer) summarize(hc *agent.Context, ring Contents, entries [][]byt
 	if err != nil {
 		return nil, err
 	}
-	text, _ := v.Lookup(SummaryField)
+	text, ok := v.Lookup(SummaryField)
+	if !ok || text.Representation() != interaction.String {
+		// The schema has exactly this field: an admitted value without it is a bug.
+		return nil, &agent.Error{Reason: records.ReasonInternalPanic, Detail: "the admitted summary has no " + SummaryField}
+	}
 	return []byte(text.Text()), nil
 }
 

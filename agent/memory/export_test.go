@@ -14,3 +14,6 @@ func Decode(b []byte) (Contents, error) {
 
 // Encode is the writer's encoding.
 var Encode = encode
+
+// SummarySchema is the summary schema of a bound.
+var SummarySchema = summarySchema

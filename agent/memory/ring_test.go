@@ -101,22 +101,25 @@ func TestAppendCompacts(t *testing.T) {
 		entries   string
 		compacted int64
 		calls     int
+		answer    func(*model.Request) *model.Response // nil: "entries 1-N"
 	}{
-		{"under the bound", memory.Ring{Name: "r", Keep: 4}, []string{"e1", "e2", "e3"}, "", "e1,e2,e3", 0, 0},
-		{"drop oldest by count", memory.Ring{Name: "r", Keep: 3}, []string{"e1", "e2", "e3", "e4", "e5"}, "", "e3,e4,e5", 2, 0},
+		{"under the bound", memory.Ring{Name: "r", Keep: 4}, []string{"e1", "e2", "e3"}, "", "e1,e2,e3", 0, 0, nil},
+		{"drop oldest by count", memory.Ring{Name: "r", Keep: 3}, []string{"e1", "e2", "e3", "e4", "e5"}, "", "e3,e4,e5", 2, 0, nil},
 		{"drop oldest by bytes", memory.Ring{Name: "r", Keep: 100, MaxBytes: 36, Compact: memory.DropOldest()},
-			[]string{"aaa1", "aaa2", "aaa3", "aaa4", "aaa5"}, "", "aaa3,aaa4,aaa5", 2, 0},
+			[]string{"aaa1", "aaa2", "aaa3", "aaa4", "aaa5"}, "", "aaa3,aaa4,aaa5", 2, 0, nil},
 		{"summarize half", memory.Ring{Name: "r", Keep: 4, Compact: summarize},
-			[]string{"e1", "e2", "e3", "e4", "e5"}, "entries 1-2", "e3,e4,e5", 2, 1},
+			[]string{"e1", "e2", "e3", "e4", "e5"}, "entries 1-2", "e3,e4,e5", 2, 1, nil},
 		{"summarize twice", memory.Ring{Name: "r", Keep: 4, Compact: summarize},
-			[]string{"e1", "e2", "e3", "e4", "e5", "e6", "e7"}, "entries 1-4", "e5,e6,e7", 4, 2},
+			[]string{"e1", "e2", "e3", "e4", "e5", "e6", "e7"}, "entries 1-4", "e5,e6,e7", 4, 2, nil},
 		{"summarize a fold of three", memory.Ring{Name: "r", Keep: 4, Compact: memory.Summarize(memory.SummaryOptions{Fold: 3})},
-			[]string{"e1", "e2", "e3", "e4", "e5"}, "entries 1-3", "e4,e5", 3, 1},
+			[]string{"e1", "e2", "e3", "e4", "e5"}, "entries 1-3", "e4,e5", 3, 1, nil},
+		{"an empty summary", memory.Ring{Name: "r", Keep: 2, Compact: memory.Summarize(memory.SummaryOptions{Fold: 1})},
+			[]string{"e1", "e2", "e3"}, "", "e2,e3", 1, 1, func(*model.Request) *model.Response { return summaryAnswer("") }},
 		{"summarize by bytes", memory.Ring{Name: "r", Keep: 100, MaxBytes: 21 + 16 + 4*5, Compact: memory.Summarize(memory.SummaryOptions{MaxBytes: 16, Fold: 1})},
-			[]string{"aaa1", "aaa2", "aaa3", "aaa4", "aaa5", "aaa6", "aaa7", "aaa8"}, "entries 1-4", "aaa5,aaa6,aaa7,aaa8", 4, 1},
+			[]string{"aaa1", "aaa2", "aaa3", "aaa4", "aaa5", "aaa6", "aaa7", "aaa8"}, "entries 1-4", "aaa5,aaa6,aaa7,aaa8", 4, 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &summarizer{}
+			s := &summarizer{answer: tc.answer}
 			h := agenttest.New(t, ringAgent(t, tc.ring, agent.Limits{}, nil), agenttest.Options{Model: s.model()})
 			for _, e := range tc.events {
 				h.Send("k", []byte(e))
