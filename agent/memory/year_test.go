@@ -136,10 +136,7 @@ func stepDigest(t *testing.T, res *agent.Result, state agent.MapStore) [32]byte 
 // replay caches calls no model and reproduces every output and every cell byte for byte.
 func TestYearOfTraffic(t *testing.T) {
 	const key = "customer-1"
-	n := 5000
-	if testing.Short() {
-		n = 1000
-	}
+	const n = 5000
 	events := yearOfEvents(n)
 	a := yearAgent(t)
 
