@@ -12,7 +12,8 @@ var (
 	// ErrCorrupt: the ring's memory entry is a ring of Context.Append, or was written by
 	// something else, not a compacted ring. The activation fails as state_corrupt.
 	ErrCorrupt = errors.New("memory: the memory entry is not a compacted ring")
-	// ErrTooLarge: the value cannot fit the ring's byte bound even in an otherwise empty ring
-	// with a summary of the largest admitted size. The activation fails as budget_exceeded.
+	// ErrTooLarge: the value cannot fit the ring's byte bound even with every other entry
+	// compacted, beside the ring's summary (for Summarize, a summary of its largest size).
+	// The activation fails as budget_exceeded.
 	ErrTooLarge = errors.New("memory: the value does not fit the ring's byte bound")
 )

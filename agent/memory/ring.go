@@ -111,8 +111,11 @@ func (r Ring) Append(hc *agent.Context, value []byte) error {
 // newest one does.
 func (r Ring) overflow(summaryLen int, entries [][]byte) int {
 	n := max(len(entries)-r.Keep, 0)
-	for n < len(entries) && r.MaxBytes > 0 && size(summaryLen, entries[n:]) > r.MaxBytes {
-		n++
+	if r.MaxBytes == 0 {
+		return n
+	}
+	for total := size(summaryLen, entries[n:]); n < len(entries) && total > r.MaxBytes; n++ {
+		total -= frameSize(entries[n])
 	}
 	return n
 }
