@@ -89,20 +89,3 @@ type StepView struct {
 // PromptBuilder turns a step's input into the model's messages. It must be deterministic: the
 // messages are part of the replay-cache key.
 type PromptBuilder func(in *PromptInput) []model.Message
-
-// Spec is what a bindings agent has beyond what every agent has: its prompt builder (nil
-// selects DefaultPrompt("")), the action of each proposal case, by stable id, and its step
-// budget (0 selects DefaultMaxSteps).
-type Spec struct {
-	Prompt   PromptBuilder
-	Bindings map[string]Action
-	MaxSteps uint32
-}
-
-// DefaultMaxSteps is the step budget of an activation of a bindings agent that sets none.
-const DefaultMaxSteps = 8
-
-// Build is set by package agent when it is initialized: it validates the definition (an
-// agent.Definition, without a Handler) with spec and returns the *agent.Agent. The types are
-// erased because package agent imports this one.
-var Build func(def any, spec Spec) (any, error)
