@@ -1,7 +1,14 @@
-// Package bind holds the vocabulary of a bindings agent, shared by the public package
-// agent/bindings, where authors meet it, and package agent, which runs it: the actions a
-// proposal case is bound to, what a prompt builder sees, and the hook through which
-// agent/bindings has package agent build the agent. Nothing here runs an activation.
+// Package bind is the one seam between package agent's activation core and the kinds of
+// agent it runs, and the vocabulary of a bindings agent. Kind is what the core asks of an
+// agent's kind instead of branching on it: the suspension's adapter and journal codec, when
+// the state cells are read, whether signals may be awaited, which tools the intents call,
+// and how the agent is rebuilt with another model; package agent implements it for handler
+// agents, package agent/bindings for bindings agents. Run is what a bindings step needs of
+// the running activation beyond agent.Context's public operations, and Build and RunOf are
+// the hooks, set by package agent, through which agent/bindings builds its agents and reaches
+// a run. The vocabulary (the actions a proposal case is bound to, what a prompt builder
+// sees, the default prompt) is agent/bindings' public API, which aliases it. Nothing here
+// runs an activation.
 package bind
 
 import (
