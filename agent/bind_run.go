@@ -1,8 +1,7 @@
 package agent
 
 import (
-	"iter"
-
+	"github.com/beamagents/beamagents/agent/internal/bind"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
@@ -31,12 +30,16 @@ func (r bindRun) Next(op pb.JournalEntry_Op) (*pb.JournalEntry, bool, error) {
 	return e, true, nil
 }
 
-func (r bindRun) Memory() (iter.Seq2[string, []byte], error) {
+func (r bindRun) Memory() ([]bind.MemoryItem, error) {
 	v := r.hc.act.v
 	if err := v.need(memoryCell, cacheCell); err != nil {
 		return nil, r.hc.fails(err)
 	}
-	return v.memory.All(), nil
+	var items []bind.MemoryItem
+	for k, val := range v.memory.All() {
+		items = append(items, bind.MemoryItem{Key: k, Value: val})
+	}
+	return items, nil
 }
 
 func (r bindRun) Entries() []*pb.JournalEntry { return r.hc.j.Entries }

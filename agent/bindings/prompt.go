@@ -1,7 +1,6 @@
 package bindings
 
 import (
-	"iter"
 	"strings"
 
 	"github.com/beamagents/beamagents/agent"
@@ -34,11 +33,8 @@ func DefaultPrompt(system string) PromptBuilder { return bind.DefaultPrompt(syst
 // promptInput is what the prompt builder sees for a step: the key, its activation and step,
 // the triggering event, the key's memory as it is now and the journal's steps so far (one
 // position each).
-func (k *kind) promptInput(r bind.Run, tr agent.Trigger, step uint32, memory iter.Seq2[string, []byte]) *PromptInput {
-	in := &PromptInput{EntityKey: tr.EntityKey, Seq: tr.Seq, Step: step, Trigger: tr.Event}
-	for key, val := range memory {
-		in.Memory = append(in.Memory, MemoryItem{Key: key, Value: val})
-	}
+func (k *kind) promptInput(r bind.Run, tr agent.Trigger, step uint32, memory []MemoryItem) *PromptInput {
+	in := &PromptInput{EntityKey: tr.EntityKey, Seq: tr.Seq, Step: step, Trigger: tr.Event, Memory: memory}
 	for i, e := range r.Entries() {
 		in.Steps = append(in.Steps, k.stepView(uint32(i), e))
 	}

@@ -1,8 +1,6 @@
 package bind
 
 import (
-	"iter"
-
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
@@ -51,9 +49,9 @@ type Run interface {
 	// Next takes the next position when the journal holds it, which must be of kind op
 	// (else state_corrupt); it reports whether it did.
 	Next(op pb.JournalEntry_Op) (*pb.JournalEntry, bool, error)
-	// Memory reads the key's memory and replay cache and yields the memory, least recently
-	// used first.
-	Memory() (iter.Seq2[string, []byte], error)
+	// Memory reads the key's memory and replay cache and returns the memory, least recently
+	// used first (nil when empty).
+	Memory() ([]MemoryItem, error)
 	// Entries are the journal's entries so far.
 	Entries() []*pb.JournalEntry
 	// Propose asks the model for the answer to msgs at the next position through the replay
