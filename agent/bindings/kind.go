@@ -65,8 +65,8 @@ func (k *kind) Tools() []bind.Tool {
 	return out
 }
 
-// Rebuild builds def's agent with the same prompt, bindings and step budget; def's Handler is
-// this agent's runtime, which the new agent has its own of.
+// Rebuild builds def's agent with the same prompt, bindings and step budget. def's Handler is
+// this agent's runtime; the new agent gets a runtime of its own.
 func (k *kind) Rebuild(def any) (any, error) {
 	d := def.(agent.Definition)
 	d.Handler = nil
