@@ -170,17 +170,16 @@ type Definition struct {
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
 // use.
 type Agent struct {
-	def        Definition
-	limits     Limits
-	prompt     bind.PromptBuilder
-	use        *schemaUse                     // the proposal schema's admission; nil for a handler without one
-	uses       *sync.Map                      // *interaction.Schema → *schemaUse, for a handler's other schemas
-	boundaries map[string]*negotiate.Boundary // by case id, for cases bound to declared tools
-	schema     *migrate.Registry              // the state schema: def.StateSchema or the default
-	// handler is the agent's code: def.Handler, or runBindings for a bindings agent (spec
-	// set), whose suspensions keep their journal as an AgentResume.
+	def    Definition
+	limits Limits
+	use    *schemaUse        // the proposal schema's admission; nil for a handler without one
+	uses   *sync.Map         // *interaction.Schema → *schemaUse, for a handler's other schemas
+	schema *migrate.Registry // the state schema: def.StateSchema or the default
+	// handler is the agent's code, def.Handler; kind is what its kind's suspensions, tools
+	// and rebuilding are (a handler's, or a bindings agent's, whose handler is the runtime's
+	// own and whose suspensions keep their journal as an AgentResume).
 	handler Handler
-	spec    *bind.Spec
+	kind    bind.Kind
 }
 
 // schemaUse is how model output is admitted by one schema: its admitter, its provider
@@ -196,17 +195,49 @@ type schemaUse struct {
 // can be sent (errors.Is model.ErrToolName), the state schema, and the proposal schema's
 // admission when it has one.
 func New(def Definition) (*Agent, error) {
-	if err := named(def); err != nil {
-		return nil, err
-	}
-	if def.Handler == nil {
-		return nil, defErr("agent %s has no handler (an agent of bindings is built by package agent/bindings)", def.Name)
-	}
-	return newHandlerAgent(def)
+	return build(def, newHandlerKind(def, def.Limits.resolved()), func() ([]string, error) {
+		if def.Handler == nil {
+			return nil, defErr("agent %s has no handler (an agent of bindings is built by package agent/bindings)", def.Name)
+		}
+		return nil, nil
+	})
 }
 
 func init() {
-	bind.Build = func(def any, spec bind.Spec) (any, error) { return newBindings(def.(Definition), spec) }
+	bind.Build = func(def any, k bind.Kind, check func() ([]string, error)) (any, error) {
+		return build(def.(Definition), k, check)
+	}
+	bind.RunOf = func(hc any) bind.Run { return bindRun{hc.(*Context)} }
+}
+
+// build validates def as an agent of kind k: what every agent needs (a name, declared tool
+// names), then check's refusal, then check's problems with the state schema's, then the
+// proposal schema's admission when it has one.
+func build(def Definition, k bind.Kind, check func() ([]string, error)) (*Agent, error) {
+	if err := named(def); err != nil {
+		return nil, err
+	}
+	problems, refusal := check()
+	if refusal != nil {
+		return nil, refusal
+	}
+	schema, schemaProblems := stateSchema(def)
+	problems = append(problems, schemaProblems...)
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
+	}
+	a := &Agent{def: def, limits: def.Limits.resolved(), schema: schema, uses: &sync.Map{}, handler: def.Handler, kind: k}
+	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
+	if def.Schema != nil {
+		u, err := a.newUse(def.Schema, def.OutputProtocol)
+		if err != nil {
+			return nil, err
+		}
+		a.use = u
+		a.uses.Store(def.Schema, u)
+	}
+	return a, nil
 }
 
 // named checks what every definition needs before anything else: a name, and declared tool
@@ -219,65 +250,6 @@ func named(def Definition) error {
 		return defErr("agent %s: FlushOnExpiry is not a long-term memory namespace (UTF-8, at most %d bytes)", def.Name, ltm.MaxNamespaceBytes)
 	}
 	return declaredToolNames(def)
-}
-
-// newBindings validates a bindings agent: def without a Handler, a schema, a model, every case
-// of the schema bound and every binding naming a case, tool names present, remember fields
-// naming string or bytes fields of their case.
-func newBindings(def Definition, spec bind.Spec) (*Agent, error) {
-	if err := named(def); err != nil {
-		return nil, err
-	}
-	switch {
-	case def.Handler != nil:
-		return nil, defErr("agent %s: an agent of bindings has no handler", def.Name)
-	case def.Schema == nil:
-		return nil, defErr("agent %s has no proposal schema", def.Name)
-	case def.Model == nil:
-		return nil, defErr("agent %s has no model", def.Name)
-	}
-	problems := bindingProblems(def.Schema, spec.Bindings)
-	schema, schemaProblems := stateSchema(def)
-	problems = append(problems, schemaProblems...)
-	if len(problems) > 0 {
-		slices.Sort(problems)
-		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
-	}
-	if spec.MaxSteps == 0 {
-		spec.MaxSteps = bind.DefaultMaxSteps
-	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), prompt: spec.Prompt, schema: schema, uses: &sync.Map{}, spec: &spec}
-	a.handler = a.runBindings
-	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
-	if a.prompt == nil {
-		a.prompt = bind.DefaultPrompt("")
-	}
-	if err := a.negotiate(); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// bindingProblems lists what is wrong with the bindings of schema's cases.
-func bindingProblems(schema *interaction.Schema, bindings map[string]bind.Action) []string {
-	cases := caseFields(schema)
-	var problems []string
-	for id := range cases {
-		if _, ok := bindings[id]; !ok {
-			problems = append(problems, fmt.Sprintf("case %s has no binding", id))
-		}
-	}
-	for id, act := range bindings {
-		fields, ok := cases[id]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("binding %s names no case of %s", id, schema.RootTypeID()))
-			continue
-		}
-		if err := checkAction(act, fields); err != "" {
-			problems = append(problems, fmt.Sprintf("binding %s: %s", id, err))
-		}
-	}
-	return problems
 }
 
 // stateSchema resolves def's state schema and checks the cells' schemas agree with it.
@@ -317,35 +289,6 @@ func (a *Agent) newUse(schema *interaction.Schema, protocol negotiate.Protocol) 
 	return u, nil
 }
 
-// negotiate sets up the model-output admission and checks every binding to a declared tool.
-func (a *Agent) negotiate() error {
-	u, err := a.newUse(a.def.Schema, a.def.OutputProtocol)
-	if err != nil {
-		return err
-	}
-	a.use = u
-	a.uses.Store(a.def.Schema, u)
-	a.boundaries = map[string]*negotiate.Boundary{}
-	var problems []string
-	for _, caseID := range slices.Sorted(maps.Keys(a.spec.Bindings)) {
-		act := a.spec.Bindings[caseID]
-		spec, ok := a.def.Tools[act.Tool]
-		if (act.Kind != bind.ActTool && act.Kind != bind.ActApproval) || !ok {
-			continue
-		}
-		b, err := negotiate.CheckBinding(a.def.Schema, caseID, spec.Args, spec.Agreement)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("binding %s to tool %s: %v", caseID, act.Tool, err))
-			continue
-		}
-		a.boundaries[caseID] = b
-	}
-	if len(problems) > 0 {
-		return defErr("agent %s: %s", a.def.Name, strings.Join(problems, "; "))
-	}
-	return nil
-}
-
 // WithModel returns the agent answered by m instead of its own model; everything else
 // (schema, prompt, bindings, limits) stays. id, when not empty, becomes the model id, which is
 // part of every request and replay-cache key; stream says whether m's answers are streamed
@@ -358,10 +301,11 @@ func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error)
 	if id != "" {
 		def.ModelID = id
 	}
-	if a.spec != nil {
-		return newBindings(def, *a.spec)
+	b, err := a.kind.Rebuild(def)
+	if err != nil {
+		return nil, err
 	}
-	return New(def)
+	return b.(*Agent), nil
 }
 
 // FlushesOnExpiry reports whether the agent flushes an expiring key's memory to the
@@ -379,19 +323,10 @@ func (a *Agent) Name() string { return a.def.Name }
 // Schema returns the agent's proposal schema.
 func (a *Agent) Schema() *interaction.Schema { return a.def.Schema }
 
-// EmitsIntents reports whether a case of the agent is bound to a tool or an approval: whether
-// its activations emit intents, which need a keyring to be signed.
-func (a *Agent) EmitsIntents() bool {
-	if a.spec == nil {
-		return true // a handler decides in code whether it calls tools
-	}
-	for _, act := range a.spec.Bindings {
-		if act.Kind == bind.ActTool || act.Kind == bind.ActApproval {
-			return true
-		}
-	}
-	return false
-}
+// EmitsIntents reports whether the agent's activations may emit intents, which need a
+// keyring to be signed: a handler's may (it decides in code), a bindings agent's when a case is
+// bound to a tool or an approval.
+func (a *Agent) EmitsIntents() bool { return a.kind.EmitsIntents() }
 
 // HasModel reports whether the agent has a model of its own (Definition.Model): a launcher
 // that chooses none refuses to run an agent that asks a model and has none.
@@ -399,57 +334,6 @@ func (a *Agent) HasModel() bool { return a.def.Model != nil }
 
 // Limits returns the agent's resolved limits.
 func (a *Agent) Limits() Limits { return a.limits }
-
-// caseFields maps each bindable id to its fields: the cases of a variant root, or the root
-// type id of a record root.
-func caseFields(s *interaction.Schema) map[string][]*interaction.Field {
-	root := s.Root()
-	out := map[string][]*interaction.Field{}
-	if root.Kind() == interaction.Record {
-		for i := range root.NumFields() {
-			out[root.StableID()] = append(out[root.StableID()], root.Field(i))
-		}
-		return out
-	}
-	for i := range root.NumCases() {
-		c := root.Case(i)
-		out[c.StableID()] = []*interaction.Field{}
-		for j := range c.NumFields() {
-			out[c.StableID()] = append(out[c.StableID()], c.Field(j))
-		}
-	}
-	return out
-}
-
-func checkAction(act bind.Action, fields []*interaction.Field) string {
-	switch act.Kind {
-	case bind.ActFinal:
-		return ""
-	case bind.ActTool, bind.ActApproval:
-		if act.Tool == "" {
-			return act.Kind.String() + " action without a tool name"
-		}
-		return ""
-	case bind.ActRemember:
-		if !hasField(fields, act.KeyField, interaction.String) {
-			return fmt.Sprintf("remember key field %q is not a string field of the case", act.KeyField)
-		}
-		if !hasField(fields, act.ValueField, interaction.String, interaction.Bytes) {
-			return fmt.Sprintf("remember value field %q is not a string or bytes field of the case", act.ValueField)
-		}
-		return ""
-	}
-	return fmt.Sprintf("unknown action kind %d", act.Kind)
-}
-
-func hasField(fields []*interaction.Field, id string, reps ...interaction.Representation) bool {
-	for _, f := range fields {
-		if f.StableID() == id {
-			return slices.Contains(reps, f.Representation())
-		}
-	}
-	return false
-}
 
 // ErrDefinition matches every error New returns.
 var ErrDefinition = &DefinitionError{}

@@ -80,6 +80,12 @@
 //   - Model output is data until the proposal schema admits it, and only bindings by stable
 //     case id turn an admitted case into an action: a case named "tool" or "final" is still
 //     just the case its binding says.
+//   - One mechanism, no kind branches. The core never asks which kind an agent is: what
+//     differs between kinds (the suspension's adapter and journal codec, whether the memory
+//     and the cache are read before the run or when it first asks the model, whether signals
+//     may be awaited, the tools the intents call, rebuilding with another model) is a method
+//     of the agent's kind (agent/internal/bind.Kind); a bindings step reaches the activation
+//     only through agent/internal/bind.Run, never through an export of this package.
 //   - Lazy state. An input reads only the cells its path needs, each at most once, and
 //     writes only the cells that changed (Result.Reads, Result.Writes); a Batch reads each
 //     cell from its Store at most once whatever the number of inputs, and keeps the decoded
@@ -100,9 +106,9 @@
 // and replay cache; seq is kept forever so intent ids never repeat.
 //
 // Every agent is a handler. New builds one from Definition.Handler; package agent/bindings
-// builds an agent of bindings, whose handler is the runtime's own (one position per step), so
-// there is one activation mechanism; its suspensions keep their journal as an AgentResume
-// (adapter beamagents.agent.v1), mapped one to one to the handler journal.
+// builds an agent of bindings, whose handler is the bindings runtime (one position per step),
+// which lives there, so there is one activation mechanism; its suspensions keep their journal
+// as an AgentResume (adapter beamagents.agent.v1), mapped one to one to the handler journal.
 //
 // Handler agents (Definition.Handler) are Go code over a Context instead of bindings: each of
 // their operations (model calls, native-tool chats, tool and approval intents, inline

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
@@ -260,23 +258,3 @@ func (a *Agent) argsUseOf(schema *interaction.Schema) (*schemaUse, error) {
 
 // argsKey keys a tool-argument admission in Agent.uses apart from the schema's proposal one.
 type argsKey struct{ s *interaction.Schema }
-
-// newHandlerAgent validates a handler definition: the state schema, and the proposal schema's admission when it has one.
-func newHandlerAgent(def Definition) (*Agent, error) {
-	schema, problems := stateSchema(def)
-	if len(problems) > 0 {
-		slices.Sort(problems)
-		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
-	}
-	a := &Agent{def: def, limits: def.Limits.resolved(), schema: schema, uses: &sync.Map{}, boundaries: map[string]*negotiate.Boundary{}, handler: def.Handler}
-	a.limits.Memory.Schema, a.limits.Cache.Schema = schema, schema
-	if def.Schema != nil {
-		u, err := a.newUse(def.Schema, def.OutputProtocol)
-		if err != nil {
-			return nil, err
-		}
-		a.use = u
-		a.uses.Store(def.Schema, u)
-	}
-	return a, nil
-}

@@ -113,7 +113,7 @@ func (c *call) signal(v *view, out *Outputs, env *pb.AgentEnvelope) error {
 	if err := v.need(contCell); err != nil {
 		return err
 	}
-	if v.cont == nil || c.a.spec != nil {
+	if v.cont == nil || !c.a.kind.AwaitsSignals() {
 		return unawaited(sig, c.now)
 	}
 	act, err := c.suspendedActivation(v, out)

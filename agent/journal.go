@@ -7,8 +7,6 @@ import (
 	"errors"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
@@ -69,31 +67,14 @@ func argsDigest(op pb.JournalEntry_Op, name string, args [][]byte) []byte {
 	return h.Sum(nil)
 }
 
-// adapter is the Continuation.adapter of the agent's suspensions: a handler agent keeps a
-// HandlerJournal, a bindings agent an AgentResume (bindingsAdapter).
-func (a *Agent) adapter() string {
-	if a.spec != nil {
-		return bindingsAdapter
-	}
-	return handlerAdapter
-}
+// adapter is the Continuation.adapter of the agent's suspensions, its kind's.
+func (a *Agent) adapter() string { return a.kind.Adapter() }
 
-// decodeJournal reads the journal of a suspended activation, in the agent's form.
+// decodeJournal reads the journal of a suspended activation, in the form of the agent's kind.
 func (act *activation) decodeJournal(snapshot []byte) error {
-	if act.c.a.spec != nil {
-		j, err := journalOfResume(snapshot)
-		act.journal = j
+	j, err := act.c.a.kind.ReadJournal(snapshot)
+	if err != nil {
 		return err
-	}
-	j := &pb.HandlerJournal{}
-	if err := proto.Unmarshal(snapshot, j); err != nil {
-		return fail(records.ReasonStateCorrupt, err, "handler journal")
-	}
-	if v := j.GetJournalVersion(); v != journalVersion {
-		if v > journalVersion {
-			return fail(records.ReasonStateVersionUnsupported, nil, "handler journal version %d; this build reads %d", v, journalVersion)
-		}
-		return fail(records.ReasonStateCorrupt, nil, "handler journal version %d", v)
 	}
 	act.journal = j
 	return nil
@@ -103,8 +84,7 @@ func (act *activation) decodeJournal(snapshot []byte) error {
 // activation.
 func (act *activation) handle() error {
 	c, v := act.c, act.v
-	// A bindings step reads the memory and the cache when it asks the model, not before.
-	if c.a.spec == nil {
+	if c.a.kind.ReadsStateUpFront() {
 		if err := v.need(memoryCell, cacheCell); err != nil {
 			return err
 		}
@@ -182,21 +162,8 @@ func (act *activation) suspendJournal(hc *Context) error {
 	return nil
 }
 
-// journalBytes encodes the journal, in the agent's form; a handler's within its byte limit.
-func (act *activation) journalBytes() ([]byte, error) {
-	j := act.journal
-	if act.c.a.spec != nil {
-		return resumeOfJournal(j)
-	}
-	snap, err := proto.MarshalOptions{Deterministic: true}.Marshal(j)
-	if err != nil {
-		return nil, fail(records.ReasonStateCorrupt, err, "encoding the handler journal")
-	}
-	if max := act.c.a.limits.MaxJournalBytes; len(snap) > max {
-		return nil, fail(records.ReasonJournalTooLarge, nil, "the journal of %d operations is %d bytes; the limit (MaxJournalBytes) is %d", len(j.Entries), len(snap), max)
-	}
-	return snap, nil
-}
+// journalBytes encodes the journal, in the form of the agent's kind.
+func (act *activation) journalBytes() ([]byte, error) { return act.c.a.kind.WriteJournal(act.journal) }
 
 // entry returns the journal entry of intent id.
 func (act *activation) entry(id string) (*pb.JournalEntry, error) {

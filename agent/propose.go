@@ -16,22 +16,6 @@ import (
 	"github.com/beamagents/beamagents/tracing"
 )
 
-// propose asks the model (through the replay cache) for the step's proposal and admits it.
-func (act *activation) propose(step uint32) (*interaction.Value, error) {
-	c, a := act.c, act.c.a
-	req := &model.Request{
-		Model:          a.def.ModelID,
-		Messages:       a.prompt(act.promptInput(step)),
-		ResponseSchema: a.use.provider,
-		SchemaDigest:   a.def.Schema.Digest(),
-		Sampling:       a.def.Sampling,
-		EntityKey:      c.entity,
-		Seq:            act.seq,
-		Step:           step,
-	}
-	return act.admitted(req, model.CacheKey(req), a.use)
-}
-
 // admitted asks the model for req's answer (key is its cache key) and admits it under u.
 func (act *activation) admitted(req *model.Request, key string, u *schemaUse) (*interaction.Value, error) {
 	text, attrs, err := act.ask(req, key, streamed{proposal: u})

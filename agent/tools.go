@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/beamagents/beamagents/agent/internal/bind"
 	"github.com/beamagents/beamagents/interaction"
 )
 
@@ -18,37 +17,22 @@ type ToolShape struct {
 	CaseID string
 }
 
-// ToolShapes lists, sorted by tool name, the argument shape of every tool the agent's
-// bindings call or gate. An executor negotiates each against its own implementation's schema.
-// A tool bound by several cases without a declaration has one shape per case; the first case
-// in stable-id order is listed.
+// ToolShapes lists, sorted by tool name, the argument shape of every tool the agent's intents
+// call or gate: a handler's declared tools, a bindings agent's bound ones. An executor
+// negotiates each against its own implementation's schema. A tool bound by several cases
+// without a declaration has one shape per case; the first case in stable-id order is listed.
 func (a *Agent) ToolShapes() []ToolShape {
 	byTool := map[string]ToolShape{}
-	if a.spec == nil {
-		// A handler's tools are the declared ones: it calls them in code.
-		for name, spec := range a.def.Tools {
-			if spec.Args != nil {
-				byTool[name] = ToolShape{Tool: name, Schema: spec.Args}
-			}
-		}
-	}
-	var bindings map[string]bind.Action
-	if a.spec != nil {
-		bindings = a.spec.Bindings
-	}
-	for _, caseID := range slices.Sorted(maps.Keys(bindings)) {
-		act := bindings[caseID]
-		if act.Kind != bind.ActTool && act.Kind != bind.ActApproval {
+	for _, t := range a.kind.Tools() {
+		if _, seen := byTool[t.Name]; seen {
 			continue
 		}
-		if _, seen := byTool[act.Tool]; seen {
-			continue
+		switch spec, ok := a.def.Tools[t.Name]; {
+		case ok && spec.Args != nil:
+			byTool[t.Name] = ToolShape{Tool: t.Name, Schema: spec.Args}
+		case t.CaseID != "":
+			byTool[t.Name] = ToolShape{Tool: t.Name, Schema: a.def.Schema, CaseID: t.CaseID}
 		}
-		if spec, ok := a.def.Tools[act.Tool]; ok && spec.Args != nil {
-			byTool[act.Tool] = ToolShape{Tool: act.Tool, Schema: spec.Args}
-			continue
-		}
-		byTool[act.Tool] = ToolShape{Tool: act.Tool, Schema: a.def.Schema, CaseID: caseID}
 	}
 	out := make([]ToolShape, 0, len(byTool))
 	for _, name := range slices.Sorted(maps.Keys(byTool)) {

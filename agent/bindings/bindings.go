@@ -26,11 +26,7 @@ type Definition struct {
 // case, and each case bound to a declared tool negotiated against it. Its errors match
 // agent.ErrDefinition.
 func New(def Definition) (*agent.Agent, error) {
-	a, err := bind.Build(def.Definition, bind.Spec{Prompt: def.Prompt, Bindings: def.Bindings, MaxSteps: def.MaxSteps})
-	if err != nil {
-		return nil, err
-	}
-	return a.(*agent.Agent), nil
+	return build(def.Definition, def.Prompt, def.Bindings, def.MaxSteps)
 }
 
 // Action is what one bound proposal case does. Build it with Final, Tool, Approval or

@@ -1,7 +1,14 @@
-// Package bind holds the vocabulary of a bindings agent, shared by the public package
-// agent/bindings, where authors meet it, and package agent, which runs it: the actions a
-// proposal case is bound to, what a prompt builder sees, and the hook through which
-// agent/bindings has package agent build the agent. Nothing here runs an activation.
+// Package bind is the one seam between package agent's activation core and the kinds of
+// agent it runs, and the vocabulary of a bindings agent. Kind is what the core asks of an
+// agent's kind instead of branching on it: the suspension's adapter and journal codec, when
+// the state cells are read, whether signals may be awaited, which tools the intents call,
+// and how the agent is rebuilt with another model; package agent implements it for handler
+// agents, package agent/bindings for bindings agents. Run is what a bindings step needs of
+// the running activation beyond agent.Context's public operations, and Build and RunOf are
+// the hooks, set by package agent, through which agent/bindings builds its agents and reaches
+// a run. The vocabulary (the actions a proposal case is bound to, what a prompt builder
+// sees, the default prompt) is agent/bindings' public API, which aliases it. Nothing here
+// runs an activation.
 package bind
 
 import (
@@ -89,20 +96,3 @@ type StepView struct {
 // PromptBuilder turns a step's input into the model's messages. It must be deterministic: the
 // messages are part of the replay-cache key.
 type PromptBuilder func(in *PromptInput) []model.Message
-
-// Spec is what a bindings agent has beyond what every agent has: its prompt builder (nil
-// selects DefaultPrompt("")), the action of each proposal case, by stable id, and its step
-// budget (0 selects DefaultMaxSteps).
-type Spec struct {
-	Prompt   PromptBuilder
-	Bindings map[string]Action
-	MaxSteps uint32
-}
-
-// DefaultMaxSteps is the step budget of an activation of a bindings agent that sets none.
-const DefaultMaxSteps = 8
-
-// Build is set by package agent when it is initialized: it validates the definition (an
-// agent.Definition, without a Handler) with spec and returns the *agent.Agent. The types are
-// erased because package agent imports this one.
-var Build func(def any, spec Spec) (any, error)

@@ -1,4 +1,4 @@
-package agent
+package bindings
 
 import (
 	"bytes"
@@ -9,16 +9,17 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
 // frozenResumes are the AgentResume snapshots of the frozen bindings suspensions in
-// testdata/suspended.
+// agent/testdata/suspended.
 func frozenResumes(tb testing.TB) [][]byte {
 	tb.Helper()
-	paths, _ := filepath.Glob(filepath.Join("testdata", "suspended", "*.json"))
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "suspended", "*.json"))
 	var out [][]byte
 	for _, p := range paths {
 		raw, err := os.ReadFile(p)
@@ -76,7 +77,7 @@ func TestBindingsJournalKeepsTheResumeForm(t *testing.T) {
 }
 
 func isReason(err error, r records.Reason) bool {
-	e, ok := err.(*Error)
+	e, ok := err.(*agent.Error)
 	return ok && e.Reason == r
 }
 
