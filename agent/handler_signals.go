@@ -168,7 +168,7 @@ func unawaited(sig *pb.AgentEnvelope_Signal, atMs int64) error {
 	return fail(records.ReasonSignalUnawaited, nil, "signal %q (id %q) at event time %d: no wait of the key takes it", sig.GetName(), sig.GetSignalId(), atMs)
 }
 
-// checkSignal admits sig under Deps.VerifyResults. A refused signal is a signal_refused dead
+// checkSignal admits sig under host.Deps.VerifyResults. A refused signal is a signal_refused dead
 // letter: it resumes nothing and is not queued.
 func (c *call) checkSignal(sig *pb.AgentEnvelope_Signal) error {
 	m := c.deps.VerifyResults
