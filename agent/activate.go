@@ -8,60 +8,13 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
-// Deps are the per-worker dependencies of activations: what must not travel inside a
-// pipeline graph.
-type Deps struct {
-	// Keyring signs every emitted intent; without one, an activation that emits an intent
-	// fails with signing_failed, unless AllowUnsigned.
-	Keyring *intent.Keyring
-	// AllowUnsigned emits intents unsigned when there is no Keyring. Consumers verifying in
-	// intent.ModePermissive or intent.ModeOff accept them; intent.ModeRequire refuses them.
-	AllowUnsigned bool
-	// VerifyResults, when set, checks every tool result and approval that answers a pending
-	// intent under its mode against Keyring before it may resume the activation: its
-	// signature and its binding to that exact intent (intent.Mode.CheckResult, CheckApproval).
-	// A refused one is a result_refused or approval_refused dead letter and changes nothing:
-	// the key stays suspended until its deadline. Nil admits them unchecked (intent.ModeOff).
-	VerifyResults *intent.Mode
-	// Recorded, when set, answers each inline tool run the key's replay cache does not hold
-	// from a recorded run instead of running the tool (offline replay): it returns the run's
-	// recorded replay-cache entry. A run it cannot answer fails, journaled like any inline
-	// failure, and the tool is not run: a replay never repeats an inline tool.
-	Recorded func(InlineRun) ([]byte, bool)
-	// LongTermMemory is the store of the handlers' Context.Recall and Remember; without one
-	// they fail with memory_store_failed.
-	LongTermMemory ltm.Store
-}
-
-// InlineRun is one inline tool run, as Deps.Recorded is asked for it.
-type InlineRun struct {
-	Entity   []byte
-	Seq      int64
-	Step     uint32 // the run's position in the activation
-	Tool     string
-	CacheKey string // the run's replay-cache key
-}
-
-// Activate runs the core for one envelope against the key's committed state in store.
-//
-// An activation is atomic: if it fails, the Result holds no writes from it and exactly one
-// dead letter (with the ERROR trace event of a model call a circuit breaker refused), and
-// the returned error is the typed *Error behind that dead letter. Two outcomes are not
-// failures of the input although they emit a dead letter: a queued inbox event whose own
-// activation fails (the event leaves the inbox), and a deadline that fails closed (Fire).
-// Every time the core uses is the envelope's event time.
-func (a *Agent) Activate(ctx context.Context, store Store, env *pb.AgentEnvelope, deps Deps) (*Result, error) {
-	return a.NewBatch(store, deps).Activate(ctx, env)
-}
-
-func (b *Batch) activate(ctx context.Context, env *pb.AgentEnvelope) (*call, error) {
+func (b *batch) activate(ctx context.Context, env *pb.AgentEnvelope) (*call, error) {
 	c := b.newCall(ctx, env.GetEntityKey(), env.GetEventTimeMs())
 	c.input = env
 	if err := checkEnvelope(env); err != nil {
@@ -71,15 +24,15 @@ func (b *Batch) activate(ctx context.Context, env *pb.AgentEnvelope) (*call, err
 	var err error
 	switch p := env.GetPayload().(type) {
 	case *pb.AgentEnvelope_ExportRequest:
-		err = c.atomic(func(v *view, out *Outputs) error { return c.export(v, out, p.ExportRequest) })
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error { return c.export(v, out, p.ExportRequest) })
 	case *pb.AgentEnvelope_ExternalEvent:
-		err = c.atomic(func(v *view, out *Outputs) error { return c.external(v, out, env) })
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error { return c.external(v, out, env) })
 	case *pb.AgentEnvelope_ToolResult:
-		err = c.atomic(func(v *view, out *Outputs) error { return c.toolResult(v, out, p.ToolResult) })
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error { return c.toolResult(v, out, p.ToolResult) })
 	case *pb.AgentEnvelope_Approval_:
-		err = c.atomic(func(v *view, out *Outputs) error { return c.approval(v, out, p.Approval) })
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error { return c.approval(v, out, p.Approval) })
 	case *pb.AgentEnvelope_Signal_:
-		err = c.atomic(func(v *view, out *Outputs) error { return c.signal(v, out, env) })
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error { return c.signal(v, out, env) })
 	}
 	if err == nil {
 		c.drainInbox()
@@ -90,27 +43,20 @@ func (b *Batch) activate(ctx context.Context, env *pb.AgentEnvelope) (*call, err
 	return c, err
 }
 
-// Fire runs the core for one firing of the key's timer: tag TagDeadline or TagTTL, at event
-// time atMs. A firing that no longer applies (the key resumed, or the deadline moved) changes
-// nothing.
-func (a *Agent) Fire(ctx context.Context, store Store, entity []byte, tag string, atMs int64, deps Deps) (*Result, error) {
-	return a.NewBatch(store, deps).Fire(ctx, entity, tag, atMs)
-}
-
-func (b *Batch) fire(ctx context.Context, entity []byte, tag string, atMs int64) (*call, error) {
+func (b *batch) fire(ctx context.Context, entity []byte, tag string, atMs int64) (*call, error) {
 	c := b.newCall(ctx, entity, atMs)
 	var err error
 	switch tag {
-	case TagDeadline:
-		err = c.atomic(func(v *view, out *Outputs) error { return c.deadline(v, out) })
+	case hostapi.TagDeadline:
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error { return c.deadline(v, out) })
 		if err == nil {
 			c.drainInbox()
 		}
-	case TagTTL:
-		err = c.atomic(func(v *view, out *Outputs) error { return c.idle(v) })
+	case hostapi.TagTTL:
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error { return c.idle(v) })
 	default:
 		err = fail(records.ReasonInternalPanic, nil, "unknown timer tag %q", tag)
-		c.res.DeadLetters = append(c.res.DeadLetters, DeadLetter(entity, atMs, err))
+		c.res.DeadLetters = append(c.res.DeadLetters, deadLetterOf(entity, atMs, err))
 	}
 	return c, err
 }
@@ -119,28 +65,28 @@ func (b *Batch) fire(ctx context.Context, entity []byte, tag string, atMs int64)
 type call struct {
 	a      *Agent
 	ctx    context.Context
-	deps   Deps
+	deps   hostapi.Deps
 	entity []byte
 	now    int64
 	cells  cells
-	res    *Result
+	res    *hostapi.Result
 	// input is the envelope being activated (nil for a timer firing); snapshot is the snapshot
 	// being restored. A dead letter of the call carries it, so it can be redriven.
 	input    *pb.AgentEnvelope
 	snapshot *pb.StateSnapshot
 }
 
-func (b *Batch) newCall(ctx context.Context, entity []byte, now int64) *call {
-	return &call{a: b.a, ctx: ctx, deps: b.deps, entity: entity, now: now, cells: cells{batch: b}, res: &Result{}}
+func (b *batch) newCall(ctx context.Context, entity []byte, now int64) *call {
+	return &call{a: b.a, ctx: ctx, deps: b.deps, entity: entity, now: now, cells: cells{batch: b}, res: &hostapi.Result{}}
 }
 
 // atomic runs fn over a fresh view of the committed state. On success the view's changes join
 // the committed overlay and fn's outputs join the result; on failure (an error or a panic)
 // nothing of fn survives but one dead letter and the ERROR events of model calls a circuit
 // breaker refused.
-func (c *call) atomic(fn func(v *view, out *Outputs) error) (err error) {
+func (c *call) atomic(fn func(v *view, out *hostapi.Outputs) error) (err error) {
 	v := newView(&c.cells, c.a.limits)
-	var out Outputs
+	var out hostapi.Outputs
 	err = protect(func() error { return fn(v, &out) })
 	var st statecodec.Stats
 	if err == nil {
@@ -168,8 +114,8 @@ func protect(fn func() error) (err error) {
 	return fn()
 }
 
-func appendOutputs(a, b Outputs) Outputs {
-	if a.empty() {
+func appendOutputs(a, b hostapi.Outputs) hostapi.Outputs {
+	if empty(&a) {
 		return b // the usual call: one atomic step with outputs
 	}
 	a.Intents = append(a.Intents, b.Intents...)
@@ -180,19 +126,19 @@ func appendOutputs(a, b Outputs) Outputs {
 	return a
 }
 
-func (o *Outputs) empty() bool {
+func empty(o *hostapi.Outputs) bool {
 	return len(o.Intents)+len(o.Traces)+len(o.Finals)+len(o.Snapshots)+len(o.DeadLetters) == 0
 }
 
 func (c *call) armTTL(eventMs int64) {
 	if ttl := c.a.limits.IdleTTLMs; ttl > 0 {
-		c.res.Timers = append(c.res.Timers, TimerOp{Tag: TagTTL, Set: true, AtMs: eventMs + ttl})
+		c.res.Timers = append(c.res.Timers, hostapi.TimerOp{Tag: hostapi.TagTTL, Set: true, AtMs: eventMs + ttl})
 	}
 }
 
 // finish completes the result: the committed writes, the cells read, and the deadline timer
 // when the call moved the key's deadline.
-func (c *call) finish() *Result {
+func (c *call) finish() *hostapi.Result {
 	c.res.Writes = c.cells.writes()
 	c.res.Reads = c.cells.reads
 	if c.cells.wrote.has(contCell) {
@@ -200,11 +146,11 @@ func (c *call) finish() *Result {
 		before, _ := c.cells.initial(contCell)
 		opts := statecodec.ContinuationOptions{Schema: c.a.schema}
 		if d0, d1 := deadlineOf(opts, before), deadlineOf(opts, after); d0 != d1 {
-			op := TimerOp{Tag: TagDeadline}
+			op := hostapi.TimerOp{Tag: hostapi.TagDeadline}
 			if d1 != 0 {
 				op.Set, op.AtMs = true, d1
 			}
-			c.res.Timers = append([]TimerOp{op}, c.res.Timers...)
+			c.res.Timers = append([]hostapi.TimerOp{op}, c.res.Timers...)
 		}
 	}
 	return c.res
@@ -232,7 +178,7 @@ func checkEnvelope(env *pb.AgentEnvelope) error {
 
 // external runs a new activation for an external event, or queues the event while the key is
 // suspended.
-func (c *call) external(v *view, out *Outputs, env *pb.AgentEnvelope) error {
+func (c *call) external(v *view, out *hostapi.Outputs, env *pb.AgentEnvelope) error {
 	if err := v.need(contCell); err != nil {
 		return err
 	}
@@ -271,7 +217,7 @@ func (c *call) drainInbox() {
 	for {
 		var next *pb.AgentEnvelope
 		var signals []*pb.AgentEnvelope
-		err := c.atomic(func(v *view, _ *Outputs) error {
+		err := c.atomic(func(v *view, _ *hostapi.Outputs) error {
 			if err := v.need(contCell); err != nil || v.cont != nil {
 				return err
 			}
@@ -302,7 +248,7 @@ func (c *call) drainInbox() {
 		}
 		trigger := c.input
 		c.input = next
-		c.atomic(func(v *view, out *Outputs) error {
+		c.atomic(func(v *view, out *hostapi.Outputs) error {
 			if err := v.need(seqCell, contCell); err != nil {
 				return err
 			}
@@ -313,7 +259,7 @@ func (c *call) drainInbox() {
 }
 
 // export emits the key's state as committed, blobs verbatim: no migration, no reordering.
-func (c *call) export(v *view, out *Outputs, req *pb.AgentEnvelope_StateExportRequest) error {
+func (c *call) export(v *view, out *hostapi.Outputs, req *pb.AgentEnvelope_StateExportRequest) error {
 	snap := &pb.StateSnapshot{StateSchemaVersion: 1, EntityKey: c.entity, SnapshotAtMs: c.now, RequestId: req.GetRequestId()}
 	var raw [numCells][]byte
 	for _, cell := range []cell{seqCell, memoryCell, cacheCell, contCell, pendingCell, inboxCell} {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/records"
@@ -14,7 +15,7 @@ import (
 type activation struct {
 	c   *call
 	v   *view
-	out *Outputs
+	out *hostapi.Outputs
 	tr  *tracer
 	seq int64
 	// journal is the activation's journal: its trigger, budgets and completed operations
@@ -27,7 +28,7 @@ type activation struct {
 	resumed bool
 }
 
-func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope) error {
+func (c *call) startActivation(v *view, out *hostapi.Outputs, trigger *pb.AgentEnvelope) error {
 	act := &activation{c: c, v: v, out: out, seq: v.seq}
 	out.Traces = slices.Grow(out.Traces, 4) // at least its start, a model call and its end
 	act.tr = newTracer(c.a.def.Name, c.entity, v.seq, out)
@@ -41,7 +42,7 @@ func (c *call) startActivation(v *view, out *Outputs, trigger *pb.AgentEnvelope)
 // resumeActivation rebuilds the suspended activation of v's continuation and opens the attempt
 // driven by kind. A result or an approval enters at the step after the suspended one (the
 // step it resumes at); a deadline firing enters at the suspended step itself.
-func (c *call) resumeActivation(v *view, out *Outputs, kind string) (*activation, error) {
+func (c *call) resumeActivation(v *view, out *hostapi.Outputs, kind string) (*activation, error) {
 	act, err := c.suspendedActivation(v, out)
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func (c *call) resumeActivation(v *view, out *Outputs, kind string) (*activation
 
 // suspendedActivation rebuilds the suspended activation of v's continuation without opening
 // an attempt: its journal decoded, its tracer ready.
-func (c *call) suspendedActivation(v *view, out *Outputs) (*activation, error) {
+func (c *call) suspendedActivation(v *view, out *hostapi.Outputs) (*activation, error) {
 	want := c.a.adapter()
 	if a := v.cont.Adapter(); a != want {
 		return nil, fail(records.ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, want)

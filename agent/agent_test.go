@@ -14,6 +14,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/bindings"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/testschema"
@@ -46,7 +47,7 @@ func scenarioAgent(t testing.TB, name string) (*agent.Agent, *model.Scripted) {
 	return newTestAgent(t, m, sc.Limits, false), m
 }
 
-func marshalOutputs(t testing.TB, r *agent.Result) []byte {
+func marshalOutputs(t testing.TB, r *host.Result) []byte {
 	var b bytes.Buffer
 	for _, list := range [][]proto.Message{
 		msgs(r.Intents), msgs(r.Traces), msgs(r.Finals), msgs(r.Snapshots), msgs(r.DeadLetters),
@@ -75,21 +76,21 @@ func msgs[M proto.Message](in []M) []proto.Message {
 // the first run restored, the second run makes no model call at all.
 func TestDeterminismAndReplay(t *testing.T) {
 	a, m := scenarioAgent(t, "tool_round_trip")
-	deps := agent.Deps{Keyring: testKeyring(t)}
+	deps := host.Deps{Keyring: testKeyring(t)}
 	ctx := context.Background()
 
-	first, err := a.Activate(ctx, agent.MapStore{}, ext(1000, "where is A-1?"), deps)
+	first, err := host.Activate(ctx, a, host.MapStore{}, ext(1000, "where is A-1?"), deps)
 	if err != nil || first.ModelCalls != 1 {
 		t.Fatalf("first run: %v, %d model calls", err, first.ModelCalls)
 	}
-	again, _ := a.Activate(ctx, agent.MapStore{}, ext(1000, "where is A-1?"), deps)
+	again, _ := host.Activate(ctx, a, host.MapStore{}, ext(1000, "where is A-1?"), deps)
 	if !bytes.Equal(marshalOutputs(t, first), marshalOutputs(t, again)) {
 		t.Fatal("same input, same state: outputs differ")
 	}
 
-	replay := agent.MapStore{statecodec.CellLLMCache: first.Writes[statecodec.CellLLMCache]}
+	replay := host.MapStore{statecodec.CellLLMCache: first.Writes[statecodec.CellLLMCache]}
 	calls := m.Calls()
-	second, err := a.Activate(ctx, replay, ext(1000, "where is A-1?"), deps)
+	second, err := host.Activate(ctx, a, replay, ext(1000, "where is A-1?"), deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +132,9 @@ func TestDeterminismAndReplay(t *testing.T) {
 // A digest-only cache entry whose fresh answer differs is reported as provider divergence.
 func TestProviderDivergence(t *testing.T) {
 	ctx := context.Background()
-	deps := agent.Deps{Keyring: testKeyring(t)}
+	deps := host.Deps{Keyring: testKeyring(t)}
 	first, _ := scenarioAgent(t, "reply")
-	res, err := first.Activate(ctx, agent.MapStore{}, ext(1000, "hi"), deps)
+	res, err := host.Activate(ctx, first, host.MapStore{}, ext(1000, "hi"), deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestProviderDivergence(t *testing.T) {
 	blob.Entries[0].Response, blob.Entries[0].DigestOnly = nil, true
 	b, _ := proto.Marshal(blob)
 	other, _ := scenarioAgent(t, "named_like_a_binding") // answers step 0 of seq 0 differently
-	res, err = other.Activate(ctx, agent.MapStore{statecodec.CellLLMCache: b}, ext(1000, "hi"), deps)
+	res, err = host.Activate(ctx, other, host.MapStore{statecodec.CellLLMCache: b}, ext(1000, "hi"), deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +167,13 @@ func TestHostileProposalsNeverProduceAnIntent(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sc := loadScenario(t, filepath.Join("testdata", "scenarios", name+".json"))
 			a := newTestAgent(t, sc.script(t), sc.Limits, false)
-			st := agent.MapStore{}
+			st := host.MapStore{}
 			for i := range sc.Inputs {
 				env := &pb.AgentEnvelope{}
 				if err := protojsonUnmarshal(sc.Inputs[i].Envelope, env); err != nil {
 					t.Fatal(err)
 				}
-				res, _ := a.Activate(context.Background(), st, env, agent.Deps{Keyring: testKeyring(t)})
+				res, _ := host.Activate(context.Background(), a, st, env, host.Deps{Keyring: testKeyring(t)})
 				if len(res.Intents) != 0 {
 					t.Fatalf("input %d produced intent %v", i, res.Intents[0])
 				}
@@ -257,30 +258,30 @@ func TestRenderFinal(t *testing.T) {
 // Reads and writes per path: an activation touches only the cells it needs.
 func TestCellAccessPerPath(t *testing.T) {
 	a, _ := scenarioAgent(t, "export_snapshot")
-	deps := agent.Deps{Keyring: testKeyring(t)}
+	deps := host.Deps{Keyring: testKeyring(t)}
 	ctx := context.Background()
-	step := func(st agent.MapStore, env *pb.AgentEnvelope) *agent.Result {
-		res, err := a.Activate(ctx, st, env, deps)
+	step := func(st host.MapStore, env *pb.AgentEnvelope) *host.Result {
+		res, err := host.Activate(ctx, a, st, env, deps)
 		if err != nil {
 			t.Fatal(err)
 		}
 		st.Apply(res)
 		return res
 	}
-	other := agent.MapStore{}
+	other := host.MapStore{}
 	replyOnly, _ := scenarioAgent(t, "reply")
-	reply, err := replyOnly.Activate(ctx, other, ext(1000, "hi"), deps)
+	reply, err := host.Activate(ctx, replyOnly, other, ext(1000, "hi"), deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := agent.MapStore{}
+	st := host.MapStore{}
 	tool := step(st, ext(1000, "I am Ada, where is A-1?")) // remember, then tool call: suspends
 	queued := step(st, ext(1001, "are you there?"))        // waits in the inbox
 	export := step(st, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1002, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}})
 	resume := step(st, toolResult(1003, 0, 1, "ok")) // resume to a reply, then the queued event fails (no script)
 	for _, tc := range []struct {
 		name          string
-		res           *agent.Result
+		res           *host.Result
 		reads, writes []statecodec.Cell
 	}{
 		{"reply", reply, []statecodec.Cell{"continuation.v1", "seq.v1", "memory.v1", "llm_cache.v1"}, []statecodec.Cell{"llm_cache.v1", "seq.v1"}},
@@ -304,14 +305,14 @@ func TestCellAccessPerPath(t *testing.T) {
 // refused.
 func TestSnapshotCarriesTheInbox(t *testing.T) {
 	a, _ := scenarioAgent(t, "export_snapshot")
-	deps := agent.Deps{Keyring: testKeyring(t)}
+	deps := host.Deps{Keyring: testKeyring(t)}
 	ctx := context.Background()
-	step := func(st agent.MapStore, env *pb.AgentEnvelope) *agent.Result {
-		res, _ := a.Activate(ctx, st, env, deps)
+	step := func(st host.MapStore, env *pb.AgentEnvelope) *host.Result {
+		res, _ := host.Activate(ctx, a, st, env, deps)
 		st.Apply(res)
 		return res
 	}
-	st := agent.MapStore{}
+	st := host.MapStore{}
 	step(st, ext(1000, "I am Ada, where is A-1?"))
 	step(st, ext(1001, "are you there?"))
 	export := step(st, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1002, Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}})
@@ -319,8 +320,8 @@ func TestSnapshotCarriesTheInbox(t *testing.T) {
 	if len(snap.GetInbox()) != 1 || string(snap.GetInbox()[0].GetExternalEvent()) != "are you there?" {
 		t.Fatalf("snapshot inbox %v", snap.GetInbox())
 	}
-	restored := agent.MapStore{}
-	res, err := a.Restore(ctx, restored, snap)
+	restored := host.MapStore{}
+	res, err := host.Restore(ctx, a, restored, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,13 +342,13 @@ func TestSnapshotCarriesTheInbox(t *testing.T) {
 	} {
 		bad := proto.CloneOf(snap)
 		bad.Inbox = inbox
-		if _, err := a.Restore(ctx, agent.MapStore{}, bad); !isReason(err, records.ReasonRestoreRefused) {
+		if _, err := host.Restore(ctx, a, host.MapStore{}, bad); !isReason(err, records.ReasonRestoreRefused) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	noSuspension := proto.CloneOf(snap)
 	noSuspension.Continuation, noSuspension.Pending = nil, nil
-	if _, err := a.Restore(ctx, agent.MapStore{}, noSuspension); !isReason(err, records.ReasonRestoreRefused) {
+	if _, err := host.Restore(ctx, a, host.MapStore{}, noSuspension); !isReason(err, records.ReasonRestoreRefused) {
 		t.Errorf("an inbox without a suspension: %v", err)
 	}
 }
@@ -360,11 +361,11 @@ func isReason(err error, r records.Reason) bool {
 
 func TestDeadLetterDetailIsStable(t *testing.T) {
 	err := &agent.Error{Reason: records.ReasonStateCorrupt, Err: errors.New("proto:\u00a0cannot parse \xff")}
-	d := agent.DeadLetter([]byte("k"), 5, err)
+	d := host.DeadLetter([]byte("k"), 5, err)
 	if d.Reason != "state_corrupt" || d.Detail != "state_corrupt: proto: cannot parse \ufffd" || d.EventTimeMs != 5 {
 		t.Fatalf("dead letter %v", d)
 	}
-	if agent.DeadLetter(nil, 0, errors.New("untyped")).Reason != string(records.ReasonInternalPanic) {
+	if host.DeadLetter(nil, 0, errors.New("untyped")).Reason != string(records.ReasonInternalPanic) {
 		t.Fatal("an untyped error must not invent a reason")
 	}
 }

@@ -5,53 +5,53 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
-// Batch runs several inputs of one key, in order, against the key's committed state in a
-// Store: each input is atomic exactly as with Agent.Activate, Agent.Fire and Agent.Restore,
-// and sees what the inputs before it committed. Each cell is read from the store at most
+// batch runs several inputs of one key, in order, against the key's committed state in a
+// Store (host.Batch): each input is atomic and sees what the inputs before it committed. Each cell is read from the store at most
 // once, and the decoded memory and replay cache are kept from one input to the next. Writes
-// and Timers are what the whole batch changed, to commit once. A Batch is not safe for
+// and Timers are what the whole batch changed, to commit once. A batch is not safe for
 // concurrent use.
-type Batch struct {
+type batch struct {
 	a     *Agent
-	store Store
-	deps  Deps
+	store hostapi.Store
+	deps  hostapi.Deps
 
-	cells       [numCells][]byte // as read from the store, or as the batch's inputs wrote them
-	read, wrote cellSet          // cells read from the store; cells written
-	live        liveCells        // decoded values of cells
-	timers      []TimerOp        // the last timer operation of the inputs per tag
-	deferred    bool             // see DeferEncoding
+	cells       [numCells][]byte  // as read from the store, or as the batch's inputs wrote them
+	read, wrote cellSet           // cells read from the store; cells written
+	live        liveCells         // decoded values of cells
+	timers      []hostapi.TimerOp // the last timer operation of the inputs per tag
+	deferred    bool              // see DeferEncoding
 }
 
-// NewBatch starts a batch over the key's committed state in store.
-func (a *Agent) NewBatch(store Store, deps Deps) *Batch {
-	return &Batch{a: a, store: store, deps: deps}
+// newBatch starts a batch over the key's committed state in store (host.NewBatch).
+func (a *Agent) newBatch(store hostapi.Store, deps hostapi.Deps) *batch {
+	return &batch{a: a, store: store, deps: deps}
 }
 
-// Activate runs one envelope (see Agent.Activate).
-func (b *Batch) Activate(ctx context.Context, env *pb.AgentEnvelope) (*Result, error) {
+// Activate runs one envelope (host.Activate).
+func (b *batch) Activate(ctx context.Context, env *pb.AgentEnvelope) (*hostapi.Result, error) {
 	return b.end(b.activate(ctx, env))
 }
 
-// Fire runs one firing of the key's timer (see Agent.Fire).
-func (b *Batch) Fire(ctx context.Context, entity []byte, tag string, atMs int64) (*Result, error) {
+// Fire runs one firing of the key's timer (host.Fire).
+func (b *batch) Fire(ctx context.Context, entity []byte, tag string, atMs int64) (*hostapi.Result, error) {
 	return b.end(b.fire(ctx, entity, tag, atMs))
 }
 
-// Restore restores a snapshot into the key (see Agent.Restore).
-func (b *Batch) Restore(ctx context.Context, snap *pb.StateSnapshot) (*Result, error) {
+// Restore restores a snapshot into the key (host.Restore).
+func (b *batch) Restore(ctx context.Context, snap *pb.StateSnapshot) (*hostapi.Result, error) {
 	return b.end(b.restore(ctx, snap))
 }
 
 // DeferEncoding makes the batch encode its memory and replay cache only when Writes asks for
 // them, instead of after every input that changed them; the results of its inputs then carry
 // no Writes. For a caller that commits once, after many inputs of the key.
-func (b *Batch) DeferEncoding() { b.deferred = true }
+func (b *batch) DeferEncoding() { b.deferred = true }
 
 // Writes returns the cells the batch changed, by state id (an empty value clears the cell);
 // nil when it changed none.
@@ -60,7 +60,7 @@ func (b *Batch) DeferEncoding() { b.deferred = true }
 // cannot fail, since every string in them was checked when it entered them (the runtime's
 // deterministic serialization refuses only invalid UTF-8); should it fail all the same, Writes
 // panics rather than commit a state that was never decided.
-func (b *Batch) Writes() map[statecodec.Cell][]byte {
+func (b *batch) Writes() map[statecodec.Cell][]byte {
 	for c := range numCells {
 		if err := b.live.materialize(c, &b.cells[c]); err != nil {
 			panic(err)
@@ -70,14 +70,14 @@ func (b *Batch) Writes() map[statecodec.Cell][]byte {
 }
 
 // Timers returns the batch's timer operations, the last one per tag, ordered by tag.
-func (b *Batch) Timers() []TimerOp {
+func (b *batch) Timers() []hostapi.TimerOp {
 	ops := slices.Clone(b.timers)
-	slices.SortFunc(ops, func(x, y TimerOp) int { return strings.Compare(x.Tag, y.Tag) })
+	slices.SortFunc(ops, func(x, y hostapi.TimerOp) int { return strings.Compare(x.Tag, y.Tag) })
 	return ops
 }
 
 // end applies a call's result to the batch.
-func (b *Batch) end(c *call, err error) (*Result, error) {
+func (b *batch) end(c *call, err error) (*hostapi.Result, error) {
 	res := c.finish()
 	for i := range numCells {
 		if c.cells.wrote.has(i) {
@@ -87,7 +87,7 @@ func (b *Batch) end(c *call, err error) (*Result, error) {
 		}
 	}
 	for _, op := range res.Timers {
-		if i := slices.IndexFunc(b.timers, func(t TimerOp) bool { return t.Tag == op.Tag }); i >= 0 {
+		if i := slices.IndexFunc(b.timers, func(t hostapi.TimerOp) bool { return t.Tag == op.Tag }); i >= 0 {
 			b.timers[i] = op
 		} else {
 			b.timers = append(b.timers, op)
@@ -97,7 +97,7 @@ func (b *Batch) end(c *call, err error) (*Result, error) {
 }
 
 // committed returns cell c as the batch's previous inputs left it.
-func (b *Batch) committed(c cell) ([]byte, error) {
+func (b *batch) committed(c cell) ([]byte, error) {
 	if (b.read | b.wrote).has(c) {
 		err := b.live.materialize(c, &b.cells[c])
 		return b.cells[c], err

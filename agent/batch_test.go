@@ -11,14 +11,14 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
 // countingStore counts the reads of each cell.
 type countingStore struct {
-	agent.MapStore
+	host.MapStore
 	reads map[statecodec.Cell]int
 }
 
@@ -47,7 +47,7 @@ func TestBatchMatchesInputByInput(t *testing.T) {
 
 func batchMatchesInputByInput(t *testing.T, path string, deferred bool) {
 	sc := loadScenario(t, path)
-	deps := agent.Deps{Keyring: testKeyring(t)}
+	deps := host.Deps{Keyring: testKeyring(t)}
 	if sc.NoKeyring {
 		deps.Keyring = nil
 	}
@@ -55,9 +55,9 @@ func batchMatchesInputByInput(t *testing.T, path string, deferred bool) {
 	one := newTestAgentWith(t, sc.script(t), sc)
 	st := sc.store(t)
 	var want bytes.Buffer
-	wantTimers := map[string]agent.TimerOp{}
+	wantTimers := map[string]host.TimerOp{}
 	for _, in := range sc.Inputs {
-		res := step(t, one.NewBatch(st, deps), in)
+		res := step(t, host.NewBatch(one, st, deps), in)
 		want.Write(marshalOutputs(t, res))
 		for _, op := range res.Timers {
 			wantTimers[op.Tag] = op
@@ -67,7 +67,7 @@ func batchMatchesInputByInput(t *testing.T, path string, deferred bool) {
 
 	all := newTestAgentWith(t, sc.script(t), sc)
 	cs := &countingStore{MapStore: sc.store(t), reads: map[statecodec.Cell]int{}}
-	b := all.NewBatch(cs, deps)
+	b := host.NewBatch(all, cs, deps)
 	if deferred {
 		b.DeferEncoding()
 	}
@@ -83,11 +83,11 @@ func batchMatchesInputByInput(t *testing.T, path string, deferred bool) {
 		t.Error("the batch's outputs differ from the inputs run one by one")
 	}
 	final := maps.Clone(cs.MapStore)
-	final.Apply(&agent.Result{Writes: b.Writes()})
+	final.Apply(&host.Result{Writes: b.Writes()})
 	if !maps.EqualFunc(final, st, bytes.Equal) {
 		t.Errorf("final state: batch %v, one by one %v", slices.Sorted(maps.Keys(final)), slices.Sorted(maps.Keys(st)))
 	}
-	var timers []agent.TimerOp
+	var timers []host.TimerOp
 	for _, tag := range slices.Sorted(maps.Keys(wantTimers)) {
 		timers = append(timers, wantTimers[tag])
 	}
@@ -101,10 +101,10 @@ func batchMatchesInputByInput(t *testing.T, path string, deferred bool) {
 	}
 }
 
-func step(t *testing.T, b *agent.Batch, in input) *agent.Result {
+func step(t *testing.T, b host.Batch, in input) *host.Result {
 	t.Helper()
 	ctx := context.Background()
-	var res *agent.Result
+	var res *host.Result
 	switch {
 	case in.Envelope != nil:
 		env := &pb.AgentEnvelope{}

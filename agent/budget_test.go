@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
@@ -33,20 +34,20 @@ func TestTokenBudgetDecidesTheSameOnReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1_000_000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("two steps")}}
-	deps := agent.Deps{AllowUnsigned: true}
+	deps := host.Deps{AllowUnsigned: true}
 	withBudget := func(m model.Model, budget int64) *agent.Agent {
 		return newTestAgentWith(t, m, &scenario{Limits: agentLimits{MaxTokens: budget}})
 	}
 
 	// Recorded: no budget; the cache keeps both answers and their usage (110 + 110 tokens).
-	recorded := agent.MapStore{}
-	res, err := withBudget(scripted, 0).Activate(ctx, recorded, env, deps)
+	recorded := host.MapStore{}
+	res, err := host.Activate(ctx, withBudget(scripted, 0), recorded, env, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recorded.Apply(res)
-	cacheOnly := func() agent.MapStore {
-		return agent.MapStore{statecodec.CellLLMCache: recorded[statecodec.CellLLMCache]}
+	cacheOnly := func() host.MapStore {
+		return host.MapStore{statecodec.CellLLMCache: recorded[statecodec.CellLLMCache]}
 	}
 	never := refusingModel{t}
 
@@ -59,11 +60,11 @@ func TestTokenBudgetDecidesTheSameOnReplay(t *testing.T) {
 		{"both answers fit", 220, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			called, err := withBudget(scripted, tc.budget).Activate(ctx, agent.MapStore{}, env, deps)
+			called, err := host.Activate(ctx, withBudget(scripted, tc.budget), host.MapStore{}, env, deps)
 			if (err != nil) != tc.fails {
 				t.Fatalf("called: %v", err)
 			}
-			replayed, rerr := withBudget(never, tc.budget).Activate(ctx, cacheOnly(), env, deps)
+			replayed, rerr := host.Activate(ctx, withBudget(never, tc.budget), cacheOnly(), env, deps)
 			if (rerr != nil) != tc.fails {
 				t.Fatalf("replayed: %v", rerr)
 			}
@@ -77,7 +78,7 @@ func TestTokenBudgetDecidesTheSameOnReplay(t *testing.T) {
 				}
 				return
 			}
-			for _, r := range []*agent.Result{called, replayed} {
+			for _, r := range []*host.Result{called, replayed} {
 				if got := tokensTrace(r); got != "110,220" {
 					t.Fatalf("charged %s, want 110,220", got)
 				}
@@ -86,7 +87,7 @@ func TestTokenBudgetDecidesTheSameOnReplay(t *testing.T) {
 	}
 }
 
-func tokensTrace(r *agent.Result) string {
+func tokensTrace(r *host.Result) string {
 	s := ""
 	for _, ev := range r.Outputs.Traces {
 		if ev.GetEventType() == pb.TraceEvent_LLM_CALL {

@@ -9,10 +9,10 @@ import (
 	"github.com/beamagents/beamagents/records"
 )
 
-// DeadLetter builds the dead letter of err for entity at event time atMs (records.DeadLetter):
-// the reason of the *Error inside err (internal_panic for an untyped error), and err's text
-// as the detail.
-func DeadLetter(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord {
+// deadLetterOf builds the dead letter of err for entity at event time atMs (records.DeadLetter,
+// host.DeadLetter): the reason of the *Error inside err (internal_panic for an untyped error),
+// and err's text as the detail.
+func deadLetterOf(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord {
 	reason := records.ReasonInternalPanic
 	var e *Error
 	if errors.As(err, &e) {
@@ -24,7 +24,7 @@ func DeadLetter(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord 
 // deadLetter is the dead letter of err for the call's input: the envelope (or the snapshot
 // being restored) travels with it, so the record can be processed again.
 func (c *call) deadLetter(err error) *pb.ActivationErrorRecord {
-	d := DeadLetter(c.entity, c.now, err)
+	d := deadLetterOf(c.entity, c.now, err)
 	switch {
 	case c.input != nil:
 		records.WithEnvelope(d, c.input)

@@ -6,9 +6,10 @@
 // so the same input on the same state gives the same bytes. It imports no Beam.
 //
 // Inputs are AgentEnvelopes (external event, tool result, approval, export request) and
-// firings of the key's one timer family (tags TagDeadline and TagTTL). Outputs are signed
-// ToolIntents, TraceEvents with OpenTelemetry GenAI attributes, FinalReplies, StateSnapshots
-// and dead letters (ActivationErrorRecords whose reason is one of records.Reasons).
+// firings of the key's one timer family (tags host.TagDeadline and host.TagTTL). Outputs are
+// signed ToolIntents, TraceEvents with OpenTelemetry GenAI attributes, FinalReplies,
+// StateSnapshots and dead letters (ActivationErrorRecords whose reason is one of
+// records.Reasons).
 //
 // # For authors
 //
@@ -27,20 +28,18 @@
 // An agent of bindings (a proposal schema whose cases are bound to actions) is built by
 // package agent/bindings and runs on the same mechanism. docs/agents.md states the API.
 //
-// # For shells
+// # For hosts
 //
 // The code that runs agents (package agent/drive, the Beam DoFns of package transforms,
-// offline replay) uses the rest, which an author never needs: Agent's entry points
-// (Activate, Fire, Restore, NewBatch; Name, Schema, Limits, HasModel, EmitsIntents,
-// ToolShapes; the model swaps WithModel, for a launcher's choice of model, and AnsweredBy,
-// for answers from a record), a Batch over a Store (MapStore in memory) and its Result with Outputs and
-// TimerOps, the Deps of a run (the keyring signing intents, the verification of results, the
-// long-term memory store), the
-// registry's Build and Registered, DeadLetter, and the state cells: their state ids and
-// their field of AgentStateCells are listed in one table here (Cells, CellField,
-// CellInbox); their encodings are package statecodec's. A shell opens a Batch over the
-// key's cells, hands it the inputs of one firing, emits their outputs, writes what the batch
-// changed once and sets its timers.
+// offline replay, the test harness) calls the core through package agent/host, which an
+// author never needs: Activate, Fire, Restore and a Batch over the key's cells in a Store,
+// the Result with its Outputs and TimerOps, the Deps of a run, DeadLetter, the timer tags and
+// the state cells. From this package a host uses what every agent describes of itself (Name,
+// Schema, Limits, HasModel, EmitsIntents, PinsModel, ToolShapes), the model swap WithModel
+// (a launcher's choice of model) and the registry's Build and Registered. The activation is
+// implemented here, since it needs the Context's internals, and lent to package host when
+// this package is initialized. A host opens a Batch over the key's cells, hands it the inputs
+// of one firing, emits their outputs, writes what the batch changed once and sets its timers.
 //
 // Tracing. An activation is one trace. Each attempt on it (the external event that starts
 // it, each tool result or approval that resumes it, each deadline firing) is one span,
@@ -72,7 +71,7 @@
 //     Beam commits state and outputs of a bundle together, so a bundle retried after a
 //     failure before commit calls the model again; nothing of the failed attempt was ever
 //     observed.
-//   - Answers are checked before they act. With Deps.VerifyResults a tool result or an
+//   - Answers are checked before they act. With host.Deps.VerifyResults a tool result or an
 //     approval resumes a suspension only if it verifies under that mode and is bound to the
 //     pending intent of its id (intent.Mode.CheckResult, CheckApproval), and a signal only if
 //     it verifies (Mode.CheckSignal); a refused one is a result_refused, approval_refused or
@@ -87,8 +86,8 @@
 //     of the agent's kind (agent/internal/bind.Kind); a bindings step reaches the activation
 //     only through agent/internal/bind.Run, never through an export of this package.
 //   - Lazy state. An input reads only the cells its path needs, each at most once, and
-//     writes only the cells that changed (Result.Reads, Result.Writes); a Batch reads each
-//     cell from its Store at most once whatever the number of inputs, and keeps the decoded
+//     writes only the cells that changed (host.Result.Reads and Writes); a host.Batch reads
+//     each cell from its Store at most once whatever the number of inputs, and keeps the decoded
 //     memory and replay cache from one input to the next (each input works on a
 //     copy-on-write clone, so a failed input leaves them as committed).
 //

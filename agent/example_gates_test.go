@@ -7,6 +7,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -57,15 +58,15 @@ func ExampleToolDecl_needsApproval() {
 		panic(err)
 	}
 	kr, _ := intent.NewKeyring("k1", map[string][]byte{"k1": bytes.Repeat([]byte{1}, 32)})
-	deps, state, key := agent.Deps{Keyring: kr}, agent.MapStore{}, []byte("customer-1")
+	deps, state, key := host.Deps{Keyring: kr}, host.MapStore{}, []byte("customer-1")
 
-	res, _ := a.Activate(context.Background(), state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1000,
+	res, _ := host.Activate(context.Background(), a, state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1000,
 		Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("refund A-1")}}, deps)
 	state.Apply(res)
 	ti := res.Intents[0]
 	fmt.Println(ti.GetKind(), ti.GetToolName(), ti.GetArgsJson())
 
-	res, _ = a.Activate(context.Background(), state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 2000,
+	res, _ = host.Activate(context.Background(), a, state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 2000,
 		Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{IntentId: ti.GetIntentId(), Approver: "ops", Note: "over the monthly limit"}}}, deps)
 	fmt.Println(len(res.Intents), res.Finals[0].GetMessage())
 	// Output:

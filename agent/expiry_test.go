@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/model"
@@ -52,16 +53,16 @@ func TestFlushOnExpiry(t *testing.T) {
 		{"failing store", closed, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			deps := agent.Deps{AllowUnsigned: true, LongTermMemory: tc.store}
-			st := agent.MapStore{}
+			deps := host.Deps{AllowUnsigned: true, LongTermMemory: tc.store}
+			st := host.MapStore{}
 			for i, text := range []string{"first", "second"} {
-				res, err := a.Activate(ctx, st, ext(int64(1000*i), text), deps)
+				res, err := host.Activate(ctx, a, st, ext(int64(1000*i), text), deps)
 				if err != nil {
 					t.Fatal(err)
 				}
 				st.Apply(res)
 			}
-			res, err := a.Fire(ctx, st, []byte(entity), agent.TagTTL, 3000, deps)
+			res, err := host.Fire(ctx, a, st, []byte(entity), host.TagTTL, 3000, deps)
 			if !tc.ok {
 				if !errors.Is(err, &agent.Error{Reason: records.ReasonMemoryStoreFailed}) || len(res.DeadLetters) != 1 || len(res.Writes) != 0 {
 					t.Fatalf("Fire: %v, %d dead letters, writes %v; want memory_store_failed and nothing written", err, len(res.DeadLetters), res.Writes)

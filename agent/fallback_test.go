@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
@@ -40,9 +40,9 @@ func TestFallbackAnswerIsRecorded(t *testing.T) {
 	m := fixedModel{resp: &model.Response{Text: []byte(text), Model: "small-2026", AnsweredBy: "small",
 		Passed: []model.Pass{{Model: "large", Code: model.CodeCircuitOpen}}, Usage: model.Usage{InputTokens: 3, OutputTokens: 4}}}
 	a := newTestAgent(t, m, agentLimits{}, false)
-	store := agent.MapStore{}
+	store := host.MapStore{}
 	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1_000_000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
-	res, err := a.Activate(context.Background(), store, env, agent.Deps{AllowUnsigned: true})
+	res, err := host.Activate(context.Background(), a, store, env, host.Deps{AllowUnsigned: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestBreakerRefusalDeadLetters(t *testing.T) {
 	refused := &model.Error{Code: model.CodeCircuitOpen, Detail: "the circuit breaker of openai http://127.0.0.1:1/v1 m is open"}
 	a := newTestAgent(t, fixedModel{err: refused}, agentLimits{}, false)
 	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1_000_000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
-	res, err := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	res, err := host.Activate(context.Background(), a, host.MapStore{}, env, host.Deps{AllowUnsigned: true})
 	if !errors.Is(err, model.ErrCircuitOpen) || len(res.DeadLetters) != 1 || len(res.Writes) != 0 {
 		t.Fatalf("%v %v %d writes", err, res.DeadLetters, len(res.Writes))
 	}
@@ -99,8 +99,9 @@ func TestBreakerRefusalDeadLetters(t *testing.T) {
 
 	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
 		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
-	ok, err := newTestAgent(t, fixedModel{resp: &model.Response{Text: []byte(text)}}, agentLimits{}, false).
-		Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	ok, err := host.Activate(
+		context.Background(), newTestAgent(t, fixedModel{resp: &model.Response{Text: []byte(text)}}, agentLimits{}, false),
+		host.MapStore{}, env, host.Deps{AllowUnsigned: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +110,13 @@ func TestBreakerRefusalDeadLetters(t *testing.T) {
 		t.Fatalf("refusal %v is not under the activation's root %v", ev, start)
 	}
 
-	again, _ := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	again, _ := host.Activate(context.Background(), a, host.MapStore{}, env, host.Deps{AllowUnsigned: true})
 	if !proto.Equal(again.Traces[0], ev) || !proto.Equal(again.DeadLetters[0], d) {
 		t.Fatal("a retried refusal emits other bytes")
 	}
 
 	down := newTestAgent(t, fixedModel{err: &model.Error{Code: model.CodeUnavailable}}, agentLimits{}, false)
-	res, err = down.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+	res, err = host.Activate(context.Background(), down, host.MapStore{}, env, host.Deps{AllowUnsigned: true})
 	if !errors.Is(err, model.ErrUnavailable) || len(res.DeadLetters) != 1 || len(res.Traces) != 0 {
 		t.Fatalf("unavailable: %v, %d dead letters, %d traces", err, len(res.DeadLetters), len(res.Traces))
 	}

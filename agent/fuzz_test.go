@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model"
@@ -25,8 +25,8 @@ func FuzzActivate(f *testing.F) {
 	f.Add(e, []byte(`{"schema":"x"}`+"\n"))
 	kr := testKeyring(f)
 	suspendedAgent := newTestAgent(f, sc.script(f), sc.Limits, false)
-	suspended := agent.MapStore{}
-	res, err := suspendedAgent.Activate(context.Background(), suspended, ext(1000, "where is A-1?"), agent.Deps{Keyring: kr})
+	suspended := host.MapStore{}
+	res, err := host.Activate(context.Background(), suspendedAgent, suspended, ext(1000, "where is A-1?"), host.Deps{Keyring: kr})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -43,18 +43,18 @@ func FuzzActivate(f *testing.F) {
 			t.Fatal(err)
 		}
 		a := newTestAgent(t, m, agentLimits{}, false)
-		for _, base := range []agent.MapStore{{}, suspended} {
-			st := agent.MapStore{}
+		for _, base := range []host.MapStore{{}, suspended} {
+			st := host.MapStore{}
 			for k, v := range base {
 				st[k] = v
 			}
-			res, err := a.Activate(context.Background(), st, env, agent.Deps{Keyring: kr})
+			res, err := host.Activate(context.Background(), a, st, env, host.Deps{Keyring: kr})
 			check(t, res, err, kr)
 		}
 	})
 }
 
-func check(t *testing.T, res *agent.Result, err error, kr *intent.Keyring) {
+func check(t *testing.T, res *host.Result, err error, kr *intent.Keyring) {
 	t.Helper()
 	if err != nil {
 		traces := 0 // besides the ERROR events of calls a circuit breaker refused

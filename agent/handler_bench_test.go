@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -15,15 +16,15 @@ import (
 // lookup (a TOOL intent, suspension), then the tool result that resumes the activation to a
 // final reply after a second model call.
 func roundTrip(b *testing.B, a *agent.Agent, resultStep uint32) {
-	deps := agent.Deps{Keyring: testKeyring(b)}
+	deps := host.Deps{Keyring: testKeyring(b)}
 	ctx := context.Background()
-	st := agent.MapStore{}
-	res, err := a.Activate(ctx, st, ext(1000, "where is A-1?"), deps)
+	st := host.MapStore{}
+	res, err := host.Activate(ctx, a, st, ext(1000, "where is A-1?"), deps)
 	if err != nil || len(res.Intents) != 1 {
 		b.Fatal(err)
 	}
 	st.Apply(res)
-	if res, err = a.Activate(ctx, st, toolResult(2000, 0, resultStep, `{"status":"packed"}`), deps); err != nil || len(res.Finals) != 1 {
+	if res, err = host.Activate(ctx, a, st, toolResult(2000, 0, resultStep, `{"status":"packed"}`), deps); err != nil || len(res.Finals) != 1 {
 		b.Fatal(err)
 	}
 }
@@ -73,10 +74,10 @@ func BenchmarkJournalReplay(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			deps := agent.Deps{Keyring: testKeyring(b)}
+			deps := host.Deps{Keyring: testKeyring(b)}
 			ctx := context.Background()
-			st := agent.MapStore{}
-			res, err := a.Activate(ctx, st, ext(1000, "go"), deps)
+			st := host.MapStore{}
+			res, err := host.Activate(ctx, a, st, ext(1000, "go"), deps)
 			if err != nil || len(res.Intents) != 1 {
 				b.Fatal(err)
 			}
@@ -85,7 +86,7 @@ func BenchmarkJournalReplay(b *testing.B) {
 			b.ReportAllocs()
 			start := time.Now()
 			for b.Loop() {
-				res, err := a.Activate(ctx, st, resume, deps)
+				res, err := host.Activate(ctx, a, st, resume, deps)
 				if err != nil || len(res.Finals) != 1 || len(res.Writes[statecodec.CellContinuation]) != 0 {
 					b.Fatal(err)
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -173,7 +174,7 @@ func TestRunToolsGates(t *testing.T) {
 }
 
 // gateDo delivers a step's input to key "k".
-func gateDo(t *testing.T, h *agenttest.Harness, do string) *agent.Result {
+func gateDo(t *testing.T, h *agenttest.Harness, do string) *host.Result {
 	t.Helper()
 	f := strings.SplitN(do, " ", 3)
 	if f[0] == "send" {
@@ -356,7 +357,7 @@ func FuzzAdmitCall(f *testing.F) {
 	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("x")}}
 	f.Fuzz(func(t *testing.T, s string) {
 		input, first, again, firstErr, againErr = s, agent.ToolCall{}, agent.ToolCall{}, nil, nil
-		if _, err := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{}); (err == nil) != (firstErr == nil) {
+		if _, err := host.Activate(context.Background(), a, host.MapStore{}, env, host.Deps{}); (err == nil) != (firstErr == nil) {
 			t.Fatalf("activation %v, admission %v", err, firstErr)
 		}
 		if firstErr == nil && (againErr != nil || again.ArgsJSON != first.ArgsJSON) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Recall reads the long-term memory entry key of namespace for the activation's entity from
-// Deps.LongTermMemory (package ltm). The read is journaled: a resumed run sees what the first
+// host.Deps.LongTermMemory (package ltm). The read is journaled: a resumed run sees what the first
 // run read and does not reach the store.
 func (hc *Context) Recall(namespace, key string) ([]byte, bool, error) {
 	e, replayed, err := hc.begin(pb.JournalEntry_LTM_RECALL, key, []byte(namespace))
@@ -31,7 +31,7 @@ func (hc *Context) Recall(namespace, key string) ([]byte, bool, error) {
 }
 
 // Remember writes value under key of namespace for the activation's entity to
-// Deps.LongTermMemory, stamped with the activation's seq. It takes effect once in a run; the
+// host.Deps.LongTermMemory, stamped with the activation's seq. It takes effect once in a run; the
 // write happens when the operation runs, not when the activation commits, so an activation
 // that fails afterwards or is retried writes again with the same seq, which the store takes
 // as a rewrite. A write the store refuses as stale (a later activation of the key already

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/ltm/backend"
@@ -49,13 +50,13 @@ func TestHandlerLongTermMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := agent.Deps{AllowUnsigned: true, LongTermMemory: s}
+	deps := host.Deps{AllowUnsigned: true, LongTermMemory: s}
 	key := []byte("customer-1")
-	state := agent.MapStore{}
-	step := func(env *pb.AgentEnvelope) *agent.Result {
+	state := host.MapStore{}
+	step := func(env *pb.AgentEnvelope) *host.Result {
 		t.Helper()
 		env.EntityKey = key
-		res, err := a.Activate(ctx, state, env, deps)
+		res, err := host.Activate(ctx, a, state, env, deps)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,9 +146,9 @@ func TestHandlerLongTermMemoryFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			state := agent.MapStore{}
-			res, err := a.Activate(ctx, state, &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1000,
-				Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("x")}}, agent.Deps{AllowUnsigned: true, LongTermMemory: tc.store})
+			state := host.MapStore{}
+			res, err := host.Activate(ctx, a, state, &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1000,
+				Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("x")}}, host.Deps{AllowUnsigned: true, LongTermMemory: tc.store})
 			if !errors.Is(err, &agent.Error{Reason: records.ReasonMemoryStoreFailed}) {
 				t.Fatalf("Activate: %v, want memory_store_failed", err)
 			}

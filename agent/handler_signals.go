@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
@@ -105,7 +106,7 @@ func (act *activation) takeQueued(name string, w *wait) (*pb.AgentEnvelope_Signa
 // when the key is idle or the signal comes at or after the deadline of the wait for it. A
 // signal whose id the suspended activation already took, or that is already queued, is
 // dropped: nothing changes and nothing is emitted.
-func (c *call) signal(v *view, out *Outputs, env *pb.AgentEnvelope) error {
+func (c *call) signal(v *view, out *hostapi.Outputs, env *pb.AgentEnvelope) error {
 	sig := env.GetSignal()
 	if err := c.checkSignal(sig); err != nil {
 		return err
@@ -167,7 +168,7 @@ func unawaited(sig *pb.AgentEnvelope_Signal, atMs int64) error {
 	return fail(records.ReasonSignalUnawaited, nil, "signal %q (id %q) at event time %d: no wait of the key takes it", sig.GetName(), sig.GetSignalId(), atMs)
 }
 
-// checkSignal admits sig under Deps.VerifyResults. A refused signal is a signal_refused dead
+// checkSignal admits sig under host.Deps.VerifyResults. A refused signal is a signal_refused dead
 // letter: it resumes nothing and is not queued.
 func (c *call) checkSignal(sig *pb.AgentEnvelope_Signal) error {
 	m := c.deps.VerifyResults
@@ -184,7 +185,7 @@ func (c *call) checkSignal(sig *pb.AgentEnvelope_Signal) error {
 // ended, each with its own envelope and event time.
 func (c *call) unawaitedLetters(signals []*pb.AgentEnvelope) {
 	for _, env := range signals {
-		d := DeadLetter(c.entity, env.GetEventTimeMs(), unawaited(env.GetSignal(), env.GetEventTimeMs()))
+		d := deadLetterOf(c.entity, env.GetEventTimeMs(), unawaited(env.GetSignal(), env.GetEventTimeMs()))
 		records.WithEnvelope(d, env)
 		c.res.DeadLetters = append(c.res.DeadLetters, d)
 	}

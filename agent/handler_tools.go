@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
@@ -173,7 +174,7 @@ func (act *activation) inline(e *pb.JournalEntry, pos uint32, args []byte, fn In
 	} else {
 		if c.deps.Recorded != nil {
 			var ok bool
-			if rec, ok = c.deps.Recorded(InlineRun{Entity: c.entity, Seq: act.seq, Step: pos, Tool: e.GetName(), CacheKey: key}); !ok {
+			if rec, ok = c.deps.Recorded(hostapi.InlineRun{Entity: c.entity, Seq: act.seq, Step: pos, Tool: e.GetName(), CacheKey: key}); !ok {
 				rec = inlineRecord(nil, errNotRecorded)
 			}
 		} else {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/model"
 )
 
@@ -43,22 +44,22 @@ func BenchmarkWaitRoundTrips(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			deps := agent.Deps{Keyring: testKeyring(b)}
+			deps := host.Deps{Keyring: testKeyring(b)}
 			ctx := context.Background()
 			start := waitEvent(1000, "go").env
 			b.ReportAllocs()
 			for b.Loop() {
-				st := agent.MapStore{}
-				res, err := a.Activate(ctx, st, start, deps)
+				st := host.MapStore{}
+				res, err := host.Activate(ctx, a, st, start, deps)
 				if err != nil {
 					b.Fatal(err)
 				}
 				st.Apply(res)
 				ans := tc.answer()
 				if ans.env != nil {
-					res, err = a.Activate(ctx, st, ans.env, deps)
+					res, err = host.Activate(ctx, a, st, ans.env, deps)
 				} else {
-					res, err = a.Fire(ctx, st, []byte(entity), agent.TagDeadline, ans.atMs, deps)
+					res, err = host.Fire(ctx, a, st, []byte(entity), host.TagDeadline, ans.atMs, deps)
 				}
 				if err != nil || len(res.Finals) != 1 {
 					b.Fatalf("%v, %d finals", err, len(res.Finals))

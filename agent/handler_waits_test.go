@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 )
@@ -102,16 +103,16 @@ func waitSignal(t int64, name, id, payload string) waitStep {
 func waitFire(atMs int64) waitStep { return waitStep{atMs: atMs} }
 
 // runWaits runs steps on st and returns every output rendered, in emission order.
-func runWaits(t *testing.T, a *agent.Agent, st agent.MapStore, steps []waitStep) []string {
+func runWaits(t *testing.T, a *agent.Agent, st host.MapStore, steps []waitStep) []string {
 	t.Helper()
 	var out []string
 	for _, s := range steps {
-		var res *agent.Result
+		var res *host.Result
 		var err error
 		if s.env != nil {
-			res, err = a.Activate(context.Background(), st, s.env, agent.Deps{Keyring: testKeyring(t)})
+			res, err = host.Activate(context.Background(), a, st, s.env, host.Deps{Keyring: testKeyring(t)})
 		} else {
-			res, err = a.Fire(context.Background(), st, []byte(entity), agent.TagDeadline, s.atMs, agent.Deps{Keyring: testKeyring(t)})
+			res, err = host.Fire(context.Background(), a, st, []byte(entity), host.TagDeadline, s.atMs, host.Deps{Keyring: testKeyring(t)})
 		}
 		var ae *agent.Error
 		if err != nil && !errors.As(err, &ae) {
@@ -131,7 +132,7 @@ func runWaits(t *testing.T, a *agent.Agent, st agent.MapStore, steps []waitStep)
 		}
 		st.Apply(res)
 	}
-	for _, c := range agent.Cells() {
+	for _, c := range host.Cells() {
 		if b, ok := st[c]; ok {
 			out = append(out, fmt.Sprintf("state %s = %s", c, renderCell(c, b)))
 		}
@@ -159,7 +160,7 @@ func TestWaitRaceArrivalOrders(t *testing.T) {
 			run := func(order ...waitStep) []string {
 				a := newTestAgentWith(t, sc.script(t), sc)
 				steps := append(append(slices.Clone(tc.before), order...), tc.after...)
-				return runWaits(t, a, agent.MapStore{}, steps)
+				return runWaits(t, a, host.MapStore{}, steps)
 			}
 			early := run(tc.late, waitFire(tc.deadline))
 			late := run(waitFire(tc.deadline), tc.late)
@@ -189,15 +190,15 @@ func TestRestoredKeyContinuesItsWait(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := &scenario{Handler: tc.handler}
 			a := newTestAgentWith(t, sc.script(t), sc)
-			orig := agent.MapStore{}
+			orig := host.MapStore{}
 			runWaits(t, a, orig, tc.start)
-			res, err := a.Activate(context.Background(), orig, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1001500,
-				Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: "r"}}}, agent.Deps{})
+			res, err := host.Activate(context.Background(), a, orig, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1001500,
+				Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: "r"}}}, host.Deps{})
 			if err != nil || len(res.Snapshots) != 1 {
 				t.Fatalf("export: %v", err)
 			}
-			restored := agent.MapStore{}
-			rres, err := a.Restore(context.Background(), restored, res.Snapshots[0])
+			restored := host.MapStore{}
+			rres, err := host.Restore(context.Background(), a, restored, res.Snapshots[0])
 			if err != nil {
 				t.Fatalf("restore: %v", err)
 			}
@@ -221,11 +222,11 @@ func TestApprovedRunsTheEditedArguments(t *testing.T) {
 	a := newTestAgentWith(t, sc.script(t), sc)
 	edited := `{"assist.refund.order_id":"A-1","assist.refund.amount":"200"}`
 	for _, tc := range []struct{ edit, want string }{{"", `"500"`}, {edited, `"200"`}} {
-		st := agent.MapStore{}
+		st := host.MapStore{}
 		runWaits(t, a, st, []waitStep{waitEvent(1000000, "refund A-1")})
-		res, err := a.Activate(context.Background(), st, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1001000,
+		res, err := host.Activate(context.Background(), a, st, &pb.AgentEnvelope{EntityKey: []byte(entity), EventTimeMs: 1001000,
 			Payload: &pb.AgentEnvelope_Approval_{Approval: &pb.AgentEnvelope_Approval{IntentId: intent.ID([]byte(entity), 0, 1), Approved: true,
-				Approver: "ops", ArgsJson: tc.edit}}}, agent.Deps{Keyring: testKeyring(t)})
+				Approver: "ops", ArgsJson: tc.edit}}}, host.Deps{Keyring: testKeyring(t)})
 		if err != nil || len(res.Intents) != 1 {
 			t.Fatalf("approval: %v, %d intents", err, len(res.Intents))
 		}

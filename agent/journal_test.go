@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	goldenv1 "github.com/beamagents/beamagents/golden/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -18,12 +19,12 @@ import (
 
 // suspendedHandler runs the handler_tool scenario's first input: a handler activation
 // suspended on its lookup intent, and the result that resumes it.
-func suspendedHandler(tb testing.TB) (*agent.Agent, agent.MapStore, *pb.AgentEnvelope) {
+func suspendedHandler(tb testing.TB) (*agent.Agent, host.MapStore, *pb.AgentEnvelope) {
 	tb.Helper()
 	sc := loadScenario(tb, "testdata/scenarios/handler_tool.json")
 	a := newTestAgentWith(tb, sc.script(tb), sc)
-	st := agent.MapStore{}
-	res, err := a.Activate(context.Background(), st, ext(1000000, "where is A-1?"), agent.Deps{Keyring: testKeyring(tb)})
+	st := host.MapStore{}
+	res, err := host.Activate(context.Background(), a, st, ext(1000000, "where is A-1?"), host.Deps{Keyring: testKeyring(tb)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -32,14 +33,14 @@ func suspendedHandler(tb testing.TB) (*agent.Agent, agent.MapStore, *pb.AgentEnv
 }
 
 // withSnapshot returns st with its continuation's snapshot replaced.
-func withSnapshot(tb testing.TB, st agent.MapStore, snap []byte) agent.MapStore {
+func withSnapshot(tb testing.TB, st host.MapStore, snap []byte) host.MapStore {
 	tb.Helper()
 	cont := &pb.Continuation{}
 	if err := proto.Unmarshal(st[statecodec.CellContinuation], cont); err != nil {
 		tb.Fatal(err)
 	}
 	cont.Snapshot = snap
-	out := agent.MapStore{}
+	out := host.MapStore{}
 	for k, v := range st {
 		out[k] = v
 	}
@@ -65,7 +66,7 @@ func FuzzHandlerJournal(f *testing.F) {
 	f.Add([]byte{0x08, 0x02})
 	kr := testKeyring(f)
 	f.Fuzz(func(t *testing.T, snap []byte) {
-		res, err := a.Activate(context.Background(), withSnapshot(t, st, snap), resume, agent.Deps{Keyring: kr})
+		res, err := host.Activate(context.Background(), a, withSnapshot(t, st, snap), resume, host.Deps{Keyring: kr})
 		check(t, res, err, kr)
 		var ae *agent.Error
 		if err != nil && (!errorsAs(err, &ae) || !slices.Contains(records.Reasons, ae.Reason)) {
@@ -103,7 +104,7 @@ func TestGoldenHandlerJournal(t *testing.T) {
 func TestHandlerJournalRefusals(t *testing.T) {
 	a, st, resume := suspendedHandler(t)
 	future, _ := proto.Marshal(&pb.HandlerJournal{JournalVersion: 2})
-	bindings := agent.MapStore{}
+	bindings := host.MapStore{}
 	for k, v := range st {
 		bindings[k] = v
 	}
@@ -113,7 +114,7 @@ func TestHandlerJournalRefusals(t *testing.T) {
 	bindings[statecodec.CellContinuation], _ = proto.Marshal(cont)
 	for _, tc := range []struct {
 		name string
-		st   agent.MapStore
+		st   host.MapStore
 		want records.Reason
 	}{
 		{"future journal", withSnapshot(t, st, future), records.ReasonStateVersionUnsupported},
@@ -121,7 +122,7 @@ func TestHandlerJournalRefusals(t *testing.T) {
 		{"not a journal", withSnapshot(t, st, []byte{0xff}), records.ReasonStateCorrupt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := a.Activate(context.Background(), tc.st, resume, agent.Deps{Keyring: testKeyring(t)})
+			res, err := host.Activate(context.Background(), a, tc.st, resume, host.Deps{Keyring: testKeyring(t)})
 			var ae *agent.Error
 			if !errorsAs(err, &ae) || ae.Reason != tc.want || len(res.Writes) != 0 {
 				t.Fatalf("got %v with %d writes, want %s and none", err, len(res.Writes), tc.want)
@@ -136,13 +137,13 @@ func TestHandlerJournalRefusals(t *testing.T) {
 func TestHandlerReplayIsByteIdentical(t *testing.T) {
 	a, st, resume := suspendedHandler(t)
 	kr := testKeyring(t)
-	first, err := a.Activate(context.Background(), copyStore(st), resume, agent.Deps{Keyring: kr})
+	first, err := host.Activate(context.Background(), a, copyStore(st), resume, host.Deps{Keyring: kr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	replay := copyStore(st)
 	replay[statecodec.CellLLMCache] = first.Writes[statecodec.CellLLMCache]
-	again, err := a.Activate(context.Background(), replay, resume, agent.Deps{Keyring: kr})
+	again, err := host.Activate(context.Background(), a, replay, resume, host.Deps{Keyring: kr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +169,8 @@ func TestHandlerReplayIsByteIdentical(t *testing.T) {
 	}
 }
 
-func copyStore(st agent.MapStore) agent.MapStore {
-	out := agent.MapStore{}
+func copyStore(st host.MapStore) host.MapStore {
+	out := host.MapStore{}
 	for k, v := range st {
 		out[k] = v
 	}

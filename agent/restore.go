@@ -6,24 +6,16 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
 
-// Restore writes a StateSnapshot into a key that has no state yet: the counter, memory,
-// replay cache, continuation, pending intents and inbox, blobs verbatim (no migration, exactly as an
-// export carries them), so a key exported here or by another runtime sharing the wire format
-// continues where it was. A key that already has state is left untouched and the restore
-// becomes a restore_refused dead letter. A restored suspension gets its deadline timer.
-func (a *Agent) Restore(ctx context.Context, store Store, snap *pb.StateSnapshot) (*Result, error) {
-	return a.NewBatch(store, Deps{}).Restore(ctx, snap)
-}
-
-func (b *Batch) restore(ctx context.Context, snap *pb.StateSnapshot) (*call, error) {
+func (b *batch) restore(ctx context.Context, snap *pb.StateSnapshot) (*call, error) {
 	c := b.newCall(ctx, snap.GetEntityKey(), snap.GetSnapshotAtMs())
 	c.snapshot = snap
-	return c, c.atomic(func(v *view, _ *Outputs) error { return c.restore(v, snap) })
+	return c, c.atomic(func(v *view, _ *hostapi.Outputs) error { return c.restore(v, snap) })
 }
 
 func (c *call) restore(v *view, snap *pb.StateSnapshot) error {

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
@@ -13,7 +14,7 @@ import (
 
 // toolResult resolves a pending TOOL intent and resumes the activation once nothing is
 // pending.
-func (c *call) toolResult(v *view, out *Outputs, r *pb.ToolResult) error {
+func (c *call) toolResult(v *view, out *hostapi.Outputs, r *pb.ToolResult) error {
 	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (act *activation) recordResult(id string, r *pb.ToolResult) error {
 
 // approval records the decision on a pending APPROVAL intent and resumes the activation with
 // it (approved, the agent emits the gated tool intent at the next step).
-func (c *call) approval(v *view, out *Outputs, ap *pb.AgentEnvelope_Approval) error {
+func (c *call) approval(v *view, out *hostapi.Outputs, ap *pb.AgentEnvelope_Approval) error {
 	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (act *activation) keepWaiting() error {
 
 // deadline handles the deadline firing: escalate (re-emit the pending intents with the next
 // attempt and a later deadline) up to the bound, then fail closed.
-func (c *call) deadline(v *view, out *Outputs) error {
+func (c *call) deadline(v *view, out *hostapi.Outputs) error {
 	if err := v.need(contCell, pendingCell); err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ func (c *call) deadline(v *view, out *Outputs) error {
 		reason = records.ReasonApprovalTimeout
 		timeoutErr = fail(reason, nil, "activation %d still awaited signal %q at its deadline", act.seq, signal)
 	}
-	out.DeadLetters = append(out.DeadLetters, DeadLetter(c.entity, c.now, timeoutErr))
+	out.DeadLetters = append(out.DeadLetters, deadLetterOf(c.entity, c.now, timeoutErr))
 	act.tr.emit(pb.TraceEvent_ERROR, v.cont.StepIndex(), c.now, map[string]string{
 		tracing.AttrErrorType: string(reason), tracing.AttrReason: string(reason), tracing.AttrPendingIntents: itoa(int64(len(pending))),
 	})

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
@@ -34,7 +35,7 @@ var update = flag.Bool("update", false, "rewrite testdata/scenarios/*.golden fro
 // inputs (envelopes and timer firings) for the entity key "k". In the scenario text,
 // ${intent:SEQ:STEP} stands for the intent id of that step of the key, and in raw model
 // output ${digest} for the proposal schema's digest. With verify_results the core checks
-// results and approvals in that mode (agent.Deps.VerifyResults); an input's sign signs its
+// results and approvals in that mode (host.Deps.VerifyResults); an input's sign signs its
 // result or approval for the pending intent it names, with the test keyring ("keyring") or a
 // key of the same id the keyring does not hold ("other_key"), or with the test keyring for
 // another call that carries the same intent id ("other_intent"). A signal is signed for
@@ -158,9 +159,9 @@ func (sc *scenario) script(t testing.TB) *model.Scripted {
 	return m
 }
 
-func (sc *scenario) store(t *testing.T) agent.MapStore {
+func (sc *scenario) store(t *testing.T) host.MapStore {
 	t.Helper()
-	st := agent.MapStore{}
+	st := host.MapStore{}
 	for cell, raw := range sc.State {
 		var b []byte
 		var r struct {
@@ -205,7 +206,7 @@ func cellMessage(cell statecodec.Cell) proto.Message {
 		return &pb.LlmCacheBlob{}
 	case statecodec.CellContinuation:
 		return &pb.Continuation{}
-	case agent.CellInbox:
+	case host.CellInbox:
 		return &pb.AgentInbox{}
 	}
 	return nil
@@ -245,10 +246,10 @@ func runScenario(t *testing.T, sc *scenario) ([]byte, []records.Reason) {
 
 // runScenarioFrom runs the scenario's inputs from input from on state st; after, when set, is
 // called with the state after each input.
-func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, after func(i int, st agent.MapStore)) ([]byte, []records.Reason) {
+func runScenarioFrom(t *testing.T, sc *scenario, st host.MapStore, from int, after func(i int, st host.MapStore)) ([]byte, []records.Reason) {
 	t.Helper()
 	a := newTestAgentWith(t, sc.script(t), sc)
-	deps := agent.Deps{Keyring: testKeyring(t)}
+	deps := host.Deps{Keyring: testKeyring(t)}
 	if sc.NoKeyring {
 		deps.Keyring = nil
 	}
@@ -265,7 +266,7 @@ func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, af
 		if i < from {
 			continue
 		}
-		var res *agent.Result
+		var res *host.Result
 		var err error
 		switch {
 		case in.Envelope != nil:
@@ -277,17 +278,17 @@ func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, af
 				signAnswer(t, st, env, in.Sign)
 			}
 			fmt.Fprintf(&out, "== input %d: %s at %d\n", i, payloadName(env), env.GetEventTimeMs())
-			res, err = a.Activate(context.Background(), st, env, deps)
+			res, err = host.Activate(context.Background(), a, st, env, deps)
 		case in.Restore != nil:
 			snap := &pb.StateSnapshot{}
 			if err := protojson.Unmarshal(in.Restore, snap); err != nil {
 				t.Fatalf("input %d: %v", i, err)
 			}
 			fmt.Fprintf(&out, "== input %d: restore seq %d\n", i, snap.GetSeq())
-			res, err = a.Restore(context.Background(), st, snap)
+			res, err = host.Restore(context.Background(), a, st, snap)
 		case in.Timer != nil:
 			fmt.Fprintf(&out, "== input %d: timer %s at %d\n", i, in.Timer.Tag, in.Timer.AtMs)
-			res, err = a.Fire(context.Background(), st, []byte(entity), in.Timer.Tag, in.Timer.AtMs, deps)
+			res, err = host.Fire(context.Background(), a, st, []byte(entity), in.Timer.Tag, in.Timer.AtMs, deps)
 		default:
 			t.Fatalf("input %d is empty", i)
 		}
@@ -312,7 +313,7 @@ func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, af
 		}
 	}
 	out.WriteString("== final state\n")
-	for _, c := range agent.Cells() {
+	for _, c := range host.Cells() {
 		if b, ok := st[c]; ok {
 			fmt.Fprintf(&out, "%s = %s\n", c, renderCell(c, b))
 		}
@@ -322,7 +323,7 @@ func runScenarioFrom(t *testing.T, sc *scenario, st agent.MapStore, from int, af
 
 // signAnswer signs env's result or approval for the pending intent it names, with the test
 // keyring ("keyring") or with a key of the same id that the keyring does not hold ("other_key").
-func signAnswer(t *testing.T, st agent.MapStore, env *pb.AgentEnvelope, with string) {
+func signAnswer(t *testing.T, st host.MapStore, env *pb.AgentEnvelope, with string) {
 	t.Helper()
 	kr := testKeyring(t)
 	other := false
@@ -374,7 +375,7 @@ func payloadName(env *pb.AgentEnvelope) string {
 	return "no payload"
 }
 
-func renderResult(w *bytes.Buffer, r *agent.Result) {
+func renderResult(w *bytes.Buffer, r *host.Result) {
 	for _, m := range r.Intents {
 		fmt.Fprintf(w, "intent %s\n", compact(m))
 	}

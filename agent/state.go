@@ -6,14 +6,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
-
-// CellInbox is the state id of the inbox cell: external events that arrived while the key was
-// suspended, encoded as beam_agents.v1.AgentInbox. Like statecodec's ids it is stable API.
-const CellInbox statecodec.Cell = "inbox.v1"
 
 // cell is one of a key's state cells, by its position in cellTable.
 type cell uint8
@@ -29,7 +26,7 @@ const (
 )
 
 // cellTable is the one place that maps a cell to its state id, its codec and its field of
-// AgentStateCells (the combined encoding of a key's cells). Its order is the order of Cells.
+// AgentStateCells (the combined encoding of a key's cells). Its order is the order of cellIDs.
 var cellTable = [numCells]struct {
 	id     statecodec.Cell
 	field  func(*pb.AgentStateCells) *[]byte
@@ -62,11 +59,11 @@ var cellTable = [numCells]struct {
 		func(v *view) ([]byte, error) { return v.pending.Encode() },
 	},
 	inboxCell: {
-		CellInbox, func(m *pb.AgentStateCells) *[]byte { return &m.Inbox },
+		hostapi.CellInbox, func(m *pb.AgentStateCells) *[]byte { return &m.Inbox },
 		func(v *view, b []byte) error {
 			v.inbox = &pb.AgentInbox{}
 			if err := proto.Unmarshal(b, v.inbox); err != nil {
-				return &statecodec.Error{Code: statecodec.CodeCorrupt, Cell: CellInbox, Err: err}
+				return &statecodec.Error{Code: statecodec.CodeCorrupt, Cell: hostapi.CellInbox, Err: err}
 			}
 			return nil
 		},
@@ -90,8 +87,8 @@ func cellOf(id statecodec.Cell) (cell, bool) {
 	return 0, false
 }
 
-// Cells lists every state cell an agent uses, in a fixed order.
-func Cells() []statecodec.Cell {
+// cellIDs lists every state cell an agent uses, in a fixed order (host.Cells).
+func cellIDs() []statecodec.Cell {
 	ids := make([]statecodec.Cell, numCells)
 	for c := range numCells {
 		ids[c] = cellTable[c].id
@@ -99,79 +96,19 @@ func Cells() []statecodec.Cell {
 	return ids
 }
 
-// CellField returns the field of m, the combined encoding of a key's cells, that holds cell
-// id; nil for an id that is not one of Cells.
-func CellField(m *pb.AgentStateCells, id statecodec.Cell) *[]byte {
+// cellField returns the field of m, the combined encoding of a key's cells, that holds cell
+// id; nil for an id that is not one of cellIDs (host.CellField).
+func cellField(m *pb.AgentStateCells, id statecodec.Cell) *[]byte {
 	if c, ok := cellOf(id); ok {
 		return cellTable[c].field(m)
 	}
 	return nil
 }
 
-// Store gives the core read access to one key's committed state cells. Read returns the
-// cell's bytes, empty for a cell never written. The core reads a cell only when the input
-// needs it, at most once per call.
-type Store interface {
-	Read(cell statecodec.Cell) ([]byte, error)
-}
-
-// MapStore is a Store over a map, for tests and tools; Apply commits a Result's writes.
-type MapStore map[statecodec.Cell][]byte
-
-// Read returns the cell's bytes.
-func (m MapStore) Read(c statecodec.Cell) ([]byte, error) { return m[c], nil }
-
-// Apply writes r's cells: an empty value clears the cell.
-func (m MapStore) Apply(r *Result) {
-	for c, b := range r.Writes {
-		if len(b) == 0 {
-			delete(m, c)
-			continue
-		}
-		m[c] = b
-	}
-}
-
-// Timer tags of the key's single event-time timer family.
-const (
-	TagDeadline = "deadline" // the suspension's deadline (and its escalations)
-	TagTTL      = "ttl"      // the idle-key garbage collection
-)
-
-// TimerOp sets or clears one tagged timer of the key.
-type TimerOp struct {
-	Tag  string
-	Set  bool  // false clears the timer
-	AtMs int64 // event time of the firing, when Set
-}
-
-// Outputs are an activation's emitted messages, in emission order.
-type Outputs struct {
-	Intents     []*pb.ToolIntent
-	Traces      []*pb.TraceEvent
-	Finals      []*pb.FinalReply
-	Snapshots   []*pb.StateSnapshot
-	DeadLetters []*pb.ActivationErrorRecord
-}
-
-// Result is what one call of the core decided. Writes holds only the cells that changed (an
-// empty value clears the cell); a failed activation contributes no writes and one dead letter
-// (with the ERROR trace events of model calls a circuit breaker refused).
-type Result struct {
-	Outputs
-	Writes map[statecodec.Cell][]byte
-	Timers []TimerOp
-	// Reads lists the cells the call read, in order; ModelCalls counts calls that reached the
-	// model (cache hits excluded); Stats sums what the cell codecs repaired and evicted.
-	Reads      []statecodec.Cell
-	ModelCalls int
-	Stats      statecodec.Stats
-}
-
 // cells is the state of one key as seen by a call: committed bytes (each read at most once),
 // overlaid with what the call's successful activations wrote.
 type cells struct {
-	batch   *Batch
+	batch   *batch
 	overlay [numCells][]byte
 	wrote   cellSet
 	read    cellSet

@@ -14,7 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -60,7 +60,7 @@ func TestSuspensionsOfTheStepLoopResume(t *testing.T) {
 		for _, s := range list {
 			n++
 			t.Run(fmt.Sprintf("%s/after_%d", name, s.After), func(t *testing.T) {
-				st := agent.MapStore{}
+				st := host.MapStore{}
 				for c, b := range s.Cells {
 					st[statecodec.Cell(c)] = b
 				}
@@ -90,7 +90,7 @@ func TestSuspensionsOfTheStepLoopResume(t *testing.T) {
 // a bindings agent.
 func writeSuspensions(t *testing.T, sc *scenario, path string) {
 	var list []suspension
-	runScenarioFrom(t, sc, sc.store(t), 0, func(i int, st agent.MapStore) {
+	runScenarioFrom(t, sc, sc.store(t), 0, func(i int, st host.MapStore) {
 		cont := &pb.Continuation{}
 		if b, ok := st[statecodec.CellContinuation]; !ok || proto.Unmarshal(b, cont) != nil || cont.GetAdapter() != "beamagents.agent.v1" {
 			return

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
@@ -52,7 +53,7 @@ func TestToolNamesNoProviderCanCarry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := a.Activate(context.Background(), agent.MapStore{}, &pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}, agent.Deps{Keyring: testKeyring(t)})
+			res, err := host.Activate(context.Background(), a, host.MapStore{}, &pb.AgentEnvelope{EntityKey: []byte("k"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}, host.Deps{Keyring: testKeyring(t)})
 			if !errors.Is(err, model.ErrToolName) || !errors.Is(err, &agent.Error{Reason: records.ReasonInternalPanic}) {
 				t.Fatalf("Activate: %v", err)
 			}

@@ -3,6 +3,7 @@ package agent
 import (
 	"strconv"
 
+	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/tracing"
 )
@@ -21,10 +22,10 @@ type tracer struct {
 	span   []byte // this attempt's span
 	parent []byte // this attempt's parent span: none for the root
 	agent  string
-	out    *Outputs
+	out    *hostapi.Outputs
 }
 
-func newTracer(agent string, entity []byte, seq int64, out *Outputs) *tracer {
+func newTracer(agent string, entity []byte, seq int64, out *hostapi.Outputs) *tracer {
 	id := tracing.TraceID(entity, seq)
 	root := tracing.SpanID(entity, seq, tracing.RoleActivation, 0)
 	return &tracer{entity: entity, seq: seq, id: id[:], root: root[:], agent: agent, out: out}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
@@ -75,7 +76,7 @@ func TestStructDeclaredToolCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.Activate(context.Background(), agent.MapStore{}, externalEvent("refund A-1"), agent.Deps{Keyring: testKeyring(t)})
+	res, err := host.Activate(context.Background(), a, host.MapStore{}, externalEvent("refund A-1"), host.Deps{Keyring: testKeyring(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestStructDeclaredToolCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = b.Activate(context.Background(), agent.MapStore{}, externalEvent("refund A-1"), agent.Deps{Keyring: testKeyring(t)})
+	res, err = host.Activate(context.Background(), b, host.MapStore{}, externalEvent("refund A-1"), host.Deps{Keyring: testKeyring(t)})
 	if !errors.Is(err, &agent.Error{Reason: records.ReasonProposalRefused}) || !errors.Is(err, &negotiate.Error{Code: negotiate.CodeCanonicalize, Rule: negotiate.Rule(interaction.RuleIntegerRange)}) || len(res.Intents) != 0 {
 		t.Fatalf("an amount over its maximum: %v %v", err, res.Intents)
 	}
@@ -144,7 +145,7 @@ func TestCodeWrittenArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := a.Activate(context.Background(), agent.MapStore{}, externalEvent("go"), agent.Deps{Keyring: testKeyring(t)})
+			res, err := host.Activate(context.Background(), a, host.MapStore{}, externalEvent("go"), host.Deps{Keyring: testKeyring(t)})
 			if tc.want == "" {
 				if !errors.Is(err, &agent.Error{Reason: records.ReasonProposalRefused}) || len(res.Intents) != 0 || len(res.DeadLetters) != 1 {
 					t.Fatalf("refused call: %v, %d intents", err, len(res.Intents))

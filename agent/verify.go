@@ -5,7 +5,7 @@ import (
 	"github.com/beamagents/beamagents/records"
 )
 
-// checkResult admits r as the answer to the pending intent ti under Deps.VerifyResults. A
+// checkResult admits r as the answer to the pending intent ti under host.Deps.VerifyResults. A
 // refused result is a result_refused dead letter: the activation does not resume.
 func (c *call) checkResult(r *pb.ToolResult, ti *pb.ToolIntent) error {
 	m := c.deps.VerifyResults
@@ -19,7 +19,7 @@ func (c *call) checkResult(r *pb.ToolResult, ti *pb.ToolIntent) error {
 }
 
 // checkApproval admits ap as the decision on the pending APPROVAL intent ti under
-// Deps.VerifyResults. A refused decision is an approval_refused dead letter: the gated tool is
+// host.Deps.VerifyResults. A refused decision is an approval_refused dead letter: the gated tool is
 // not released and the key keeps waiting for its deadline.
 func (c *call) checkApproval(ap *pb.AgentEnvelope_Approval, ti *pb.ToolIntent) error {
 	m := c.deps.VerifyResults

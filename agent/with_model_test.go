@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 )
@@ -47,7 +47,7 @@ func TestWithModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1_000_000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("hi")}}
-			res, err := b.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{AllowUnsigned: true})
+			res, err := host.Activate(context.Background(), b, host.MapStore{}, env, host.Deps{AllowUnsigned: true})
 			if err != nil || len(res.Outputs.Finals) != 1 {
 				t.Fatalf("activation: %v, %d finals", err, len(res.Outputs.Finals))
 			}

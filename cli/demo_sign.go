@@ -11,6 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/records"
@@ -27,7 +28,7 @@ func signDemoAnswers(ctx context.Context, name string, envelopes []byte, kr *int
 		return nil, err
 	}
 	require := intent.ModeRequire
-	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr, VerifyResults: &require}}, OutputsOnly: true}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr, VerifyResults: &require}}, OutputsOnly: true}
 	lines := bytes.Split(envelopes, []byte("\n"))
 	envs := make([]*pb.AgentEnvelope, len(lines))
 	for i, line := range lines {

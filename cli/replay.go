@@ -14,6 +14,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/pipeline"
@@ -304,8 +305,8 @@ func writeReplay(dir string, keys []replay.Key, dead [][]byte) error {
 // replayDeps are the replay's signing and verification: the keyring, and the verification of
 // results and approvals resolved as run resolves it (resultsMode), so a replay admits exactly
 // the answers its recorded run admitted.
-func replayDeps(o *transforms.Options) (agent.Deps, error) {
-	var deps agent.Deps
+func replayDeps(o *transforms.Options) (host.Deps, error) {
+	var deps host.Deps
 	if err := resultsMode(o); err != nil {
 		return deps, err
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -31,7 +32,7 @@ func init() {
 }
 
 func deadLetter(err error) []byte {
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(nil, 0, &agent.Error{Reason: records.ReasonEnvelopeInvalid, Err: err}))
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(host.DeadLetter(nil, 0, &agent.Error{Reason: records.ReasonEnvelopeInvalid, Err: err}))
 	return b
 }
 

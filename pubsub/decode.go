@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -51,7 +52,7 @@ func (f *decodeFn) ProcessElement(ctx context.Context, raw []byte, keyed func([]
 		}
 		r, _ := proto.MarshalOptions{Deterministic: true}.Marshal(rejected(m, string(reason), err))
 		rejectedOut(r)
-		rec, _ := proto.MarshalOptions{Deterministic: true}.Marshal(agent.DeadLetter(d.Envelope.GetEntityKey(), d.EventMs, err))
+		rec, _ := proto.MarshalOptions{Deterministic: true}.Marshal(host.DeadLetter(d.Envelope.GetEntityKey(), d.EventMs, err))
 		dead(rec)
 		return
 	}

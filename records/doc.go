@@ -21,7 +21,7 @@
 //     ReadFrames, one record at a time.
 //   - Dead letters: the record of a failure (DeadLetter), the input it carries (WithEnvelope,
 //     WithRawRecord), and its reason, one of the closed vocabulary Reasons (Reason…
-//     constants; agent.DeadLetter takes it from an *agent.Error).
+//     constants; host.DeadLetter takes it from an *agent.Error).
 //   - Whole files: ReadCapped, WriteAtomic, TempName.
 //
 // # Invariants

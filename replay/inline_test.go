@@ -10,6 +10,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
@@ -70,7 +71,7 @@ func TestReplayAnswersModelAndInlineFromTheRecord(t *testing.T) {
 	recorded := map[int64][][]byte{}
 	var snaps []*pb.StateSnapshot
 	var traces []*pb.TraceEvent
-	d := &drive.Driver{Core: drive.Core{Agent: launched, Deps: agent.Deps{AllowUnsigned: true}, OrderResolutionMs: 1}}
+	d := &drive.Driver{Core: drive.Core{Agent: launched, Deps: host.Deps{AllowUnsigned: true}, OrderResolutionMs: 1}}
 	for _, in := range inputs {
 		d.Run(context.Background(), in.Entity, in.Values, func(kind int64, b []byte) {
 			recorded[kind] = append(recorded[kind], b)
@@ -96,7 +97,7 @@ func TestReplayAnswersModelAndInlineFromTheRecord(t *testing.T) {
 
 	runs.Store(0)
 	m := replay.NewModel(snaps, traces)
-	keys, err := replay.Run(context.Background(), a, agent.Deps{AllowUnsigned: true}, m, inputs, recorded)
+	keys, err := replay.Run(context.Background(), a, host.Deps{AllowUnsigned: true}, m, inputs, recorded)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestReplayAnswersModelAndInlineFromTheRecord(t *testing.T) {
 
 	// Without the record of an inline run, the replay reports a miss and still runs nothing.
 	m = replay.NewModel(nil, traces)
-	keys, err = replay.Run(context.Background(), a, agent.Deps{AllowUnsigned: true}, m, inputs[:1], recorded)
+	keys, err = replay.Run(context.Background(), a, host.Deps{AllowUnsigned: true}, m, inputs[:1], recorded)
 	if err != nil {
 		t.Fatal(err)
 	}

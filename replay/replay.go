@@ -12,6 +12,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
@@ -120,9 +121,9 @@ func (m *Model) Generate(_ context.Context, req *model.Request) (*model.Response
 	return resp, nil
 }
 
-// Inline answers an inline tool run from the caches (agent.Deps.Recorded): a replay never
+// Inline answers an inline tool run from the caches (host.Deps.Recorded): a replay never
 // runs an inline tool again.
-func (m *Model) Inline(run agent.InlineRun) ([]byte, bool) {
+func (m *Model) Inline(run host.InlineRun) ([]byte, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec, ok := m.responses[run.CacheKey]
@@ -195,7 +196,7 @@ type Input struct {
 // tool. Requests name the model id the recorded run asked (its LLM_CALL traces), or a's when
 // the traces name none or several, so a run launched with a model of its own choosing
 // (`run --model openai --model_name M`) replays under the cache keys it wrote.
-func Run(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) ([]Key, error) {
+func Run(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inputs []Input, recorded map[int64][][]byte) ([]Key, error) {
 	return RunWith(ctx, a, deps, m, inputs, recorded, Ending{})
 }
 
@@ -225,7 +226,7 @@ func InputEnd(inputs []Input) int64 {
 }
 
 // RunWith is Run for a recorded run that ended as end says.
-func RunWith(ctx context.Context, a *agent.Agent, deps agent.Deps, m *Model, inputs []Input, recorded map[int64][][]byte, end Ending) ([]Key, error) {
+func RunWith(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inputs []Input, recorded map[int64][][]byte, end Ending) ([]Key, error) {
 	answered, err := a.WithModel(m, m.modelID(), false)
 	if err != nil {
 		return nil, err

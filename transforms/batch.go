@@ -9,8 +9,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/internal/inorder"
 	"github.com/beamagents/beamagents/internal/keysched"
 	"github.com/beamagents/beamagents/records"
@@ -155,7 +155,7 @@ func (f *runBatchFn) ProcessElement(ctx context.Context, ts beam.EventTime, key 
 	}
 	e := emitters{intents, traces, finals, snapshots, dead}
 	if f.groups == nil {
-		timed := func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(ctx, activate) }
+		timed := func(activate func() *host.Result) *host.Result { return f.rt.m.timed(ctx, activate) }
 		f.runKeys(ctx, []keyInput{in}, f.counts, timed, func(o batchOutput) bool { e.emit(o); return true })
 		return nil
 	}
@@ -172,7 +172,7 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 	f.group, f.groupN = nil, 0
 	return f.groups.Go(func(yield func(batchOutput) bool) {
 		st := &groupStats{counts: tally{}}
-		clock := func(activate func() *agent.Result) *agent.Result {
+		clock := func(activate func() *host.Result) *host.Result {
 			res, us := clocked(activate)
 			st.latencies = append(st.latencies, us)
 			return res
@@ -186,11 +186,11 @@ func (f *runBatchFn) startGroup(ctx context.Context, e emitters) error {
 // yielding the outputs and adding to counts RunAgent's metrics but those of Beam state and
 // timers, which the fast path has none of. Once yield refuses an output (the bundle has
 // failed), the key running goes on without yielding and no later key runs.
-func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally, around func(func() *agent.Result) *agent.Result, yield func(batchOutput) bool) {
+func (f *runBatchFn) runKeys(ctx context.Context, keys []keyInput, counts tally, around func(func() *host.Result) *host.Result, yield func(batchOutput) bool) {
 	core := f.rt.core(nil)
 	core.Around, core.OrderResolutionMs = around, f.Options.OrderResolutionMs
 	d := drive.Driver{Core: core, OutputsOnly: true,
-		Observe: func(r *agent.Result) { count(r, counts.add) }}
+		Observe: func(r *host.Result) { count(r, counts.add) }}
 	ok := true
 	for _, in := range keys {
 		st := d.Run(ctx, in.key, in.values, func(kind int64, b []byte) {

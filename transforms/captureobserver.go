@@ -4,6 +4,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statedir"
@@ -94,7 +95,7 @@ func (o captureObserver) record(f *firing, l layout, buffer [][]byte) {
 	store := layoutStore{f.sp, l}
 	req := &pb.AgentEnvelope{EntityKey: f.key, EventTimeMs: max(f.now, 1),
 		Payload: &pb.AgentEnvelope_ExportRequest{ExportRequest: &pb.AgentEnvelope_StateExportRequest{}}}
-	res, err := f.rt.agent.NewBatch(store, f.rt.deps).Activate(f.ctx, req)
+	res, err := host.NewBatch(f.rt.agent, store, f.rt.deps).Activate(f.ctx, req)
 	if err != nil || len(res.Snapshots) != 1 {
 		for _, d := range res.DeadLetters {
 			f.emit(mtime.FromMilliseconds(f.now), records.OutDeadLetter, drive.Marshal(d))

@@ -21,6 +21,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -82,7 +83,7 @@ func TestDifferentialHandlers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 250}}
+		return &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 250}}
 	}
 	// The restored keys' suspensions are recorded by the handler with its own prompt; the
 	// executions run it with another, so each of their resumptions is nondeterministic.
@@ -181,7 +182,7 @@ func differentialEnding(t *testing.T, seed uint64, n int, park bool) diffStats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 250}}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 250}}
 	set, err := gen.Build(ctx, d)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/scenario"
@@ -158,7 +159,7 @@ func differentialWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 250}}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 250}}
 	stats := compareExecutions(t, waitsAgent, nil, ref, d, set, nil)
 	t.Logf("%d keys, %d records; outputs: %v; dead letters: %v", len(set.Keys), stats.records, stats.outputs, stats.reasons)
 	for _, name := range []string{pipeline.IntentsName, pipeline.FinalsName, pipeline.DeadLettersName} {

@@ -7,7 +7,7 @@
 //
 // RunAgent only hands one input or firing of a key to the one step of package agent/drive
 // (drive.Core.Step, which the fast path and the in-memory driver also run), over an
-// agent.Batch of the key's cells, then emits the outputs, writes the cells the step changed
+// host.Batch of the key's cells, then emits the outputs, writes the cells the step changed
 // once, changes the ordering buffer and sets or clears its timers; every decision is in the
 // core. Its one output carries (kind, bytes) pairs that a fused ParDo splits into
 // intents, traces, final replies, snapshots and dead letters, each a PCollection<[]byte> of
@@ -64,7 +64,7 @@
 // the old worker is run again from the committed state on the new one, and dropped if the
 // key comes back (TestKeyMovesWhileItsStepRuns). docs/drive.md has the details.
 //
-// Long-term memory (Options.MemoryStore, agent.Deps.LongTermMemory) is a reference in the
+// Long-term memory (Options.MemoryStore, host.Deps.LongTermMemory) is a reference in the
 // options, never an opened store in the graph: the first RunAgent instance set up in a worker
 // process opens the store it names (ltm/backend), every instance in the process using that
 // reference shares it, and the last one torn down closes it.
@@ -90,7 +90,7 @@
 //   - Scope "RunAgent" and the DoFn type transforms.runAgentFn: the step's unique name is
 //     "RunAgent/transforms.runAgentFn". Renaming the package or type renames the transform.
 //   - State ids: "agent_state.v1", one Beam value cell of []byte holding AgentStateCells
-//     (every logical cell of statecodec and agent.CellInbox, byte for byte); "order_buffer.v1",
+//     (every logical cell of statecodec and host.CellInbox, byte for byte); "order_buffer.v1",
 //     a bag of []byte frames. Coders are Beam's standard bytes coder, never a Go-specific or
 //     proto coder.
 //   - Timer family "agent.v1" with the tags above (and "await:<n>", unique to each step run

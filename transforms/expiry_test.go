@@ -14,6 +14,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/scenario"
 	"github.com/beamagents/beamagents/ltm"
@@ -91,7 +92,7 @@ func TestExpiryFlushThenRecall(t *testing.T) {
 		t.Fatal(err)
 	}
 	driverStore := open(filepath.Join(dir, "driver.db"))
-	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr, LongTermMemory: driverStore}, OrderResolutionMs: 250}}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr, LongTermMemory: driverStore}, OrderResolutionMs: 250}}
 	want := driveSet(t, d, set)
 
 	stream, batch := t.TempDir(), t.TempDir()
@@ -140,7 +141,9 @@ func TestExpiryFlushThenRecall(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(got, ref, func(a, b ltm.Entry) bool { return a.Key == b.Key && string(a.Value) == string(b.Value) && a.Seq == b.Seq }) || len(ref) != 1 {
+			if !slices.EqualFunc(got, ref, func(a, b ltm.Entry) bool {
+				return a.Key == b.Key && string(a.Value) == string(b.Value) && a.Seq == b.Seq
+			}) || len(ref) != 1 {
 				t.Errorf("%s: %s's long-term entries %+v, the driver's store %+v", name, key, got, ref)
 			}
 		}

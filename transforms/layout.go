@@ -6,7 +6,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -60,7 +60,7 @@ func (l *combined) read(sp state.Provider, cell statecodec.Cell) ([]byte, error)
 	if err := l.load(sp); err != nil {
 		return nil, err
 	}
-	f := agent.CellField(l.cells, cell)
+	f := host.CellField(l.cells, cell)
 	if f == nil {
 		return nil, fmt.Errorf("unknown cell %s", cell)
 	}
@@ -75,7 +75,7 @@ func (l *combined) write(sp state.Provider, changed map[statecodec.Cell][]byte) 
 		return 0, 0, err
 	}
 	for cell, b := range changed {
-		*agent.CellField(l.cells, cell) = b
+		*host.CellField(l.cells, cell) = b
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(l.cells)
 	if err != nil {
@@ -90,7 +90,7 @@ func (l *combined) write(sp state.Provider, changed map[statecodec.Cell][]byte) 
 
 func (l *combined) reads() int { return l.nreads }
 
-// layoutStore is the agent.Store of one firing over a layout.
+// layoutStore is the host.Store of one firing over a layout.
 type layoutStore struct {
 	sp     state.Provider
 	layout layout

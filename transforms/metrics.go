@@ -8,7 +8,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/progress"
 	"github.com/beamagents/beamagents/tracing"
@@ -34,7 +34,7 @@ func newMeters() *meters {
 }
 
 // result counts what one core call produced.
-func (m *meters) result(ctx context.Context, res *agent.Result) {
+func (m *meters) result(ctx context.Context, res *host.Result) {
 	count(res, func(name string, n int64) {
 		beam.NewCounter(MetricsNamespace, name).Inc(ctx, n)
 		noteProgress(name, n)
@@ -55,7 +55,7 @@ func noteProgress(name string, n int64) {
 
 // count adds what one core call did to the counters, through add. The records it produced
 // (intents, final replies) are counted from the outputs (pipeline.CountRecords).
-func count(res *agent.Result, add func(name string, n int64)) {
+func count(res *host.Result, add func(name string, n int64)) {
 	for name, n := range res.Stats.All() {
 		add("state."+name, n)
 	}
@@ -94,14 +94,14 @@ func (t tally) flush(ctx context.Context) {
 }
 
 // timed runs one core call and records its wall time.
-func (m *meters) timed(ctx context.Context, call func() *agent.Result) *agent.Result {
+func (m *meters) timed(ctx context.Context, call func() *host.Result) *host.Result {
 	res, us := clocked(call)
 	m.latency.Update(ctx, us)
 	return res
 }
 
 // clocked runs one core call and returns its wall time in microseconds.
-func clocked(call func() *agent.Result) (*agent.Result, int64) {
+func clocked(call func() *host.Result) (*host.Result, int64) {
 	start := time.Now()
 	res := call()
 	return res, time.Since(start).Microseconds()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/keysched"
 	"github.com/beamagents/beamagents/internal/progress"
@@ -48,7 +49,7 @@ type Options struct {
 	// loaded on each worker at setup; empty means intents cannot be signed.
 	Keyring string
 	// MemoryStore is the reference of the long-term memory store the agent's Recall and
-	// Remember reach (agent.Deps.LongTermMemory): one backend.Open takes (sqlite:PATH,
+	// Remember reach (host.Deps.LongTermMemory): one backend.Open takes (sqlite:PATH,
 	// redis://…, bigtable:…), or a secret reference (env:VAR, file:PATH, gcpsm:…) holding one,
 	// as a Redis reference with its password should be given. Each worker process opens it
 	// once, at the first setup, and shares it; empty means no store, and every Recall or
@@ -58,14 +59,14 @@ type Options struct {
 	// event-time ordering resolution, default DefaultOrderMs.
 	Ordering          Ordering
 	OrderResolutionMs int64
-	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (agent.Deps),
+	// AllowUnsignedIntents emits intents unsigned when there is no Keyring (host.Deps),
 	// which consumers verifying in intent.ModePermissive or intent.ModeOff accept and
 	// intent.ModeRequire refuses. Without it, every intent of a run without a Keyring is a
 	// signing_failed dead letter.
 	AllowUnsignedIntents bool
 	// VerifyResults, when set and not intent.ModeOff, is how tool results and approvals are
 	// verified against Keyring, which it needs, before they may resume an activation
-	// (agent.Deps.VerifyResults); nil admits them unchecked. A refused one is a
+	// (host.Deps.VerifyResults); nil admits them unchecked. A refused one is a
 	// result_refused or approval_refused dead letter.
 	VerifyResults *intent.Mode
 
@@ -323,7 +324,7 @@ func (fr *frame) call(ctx context.Context, ts beam.EventTime, sp state.Provider,
 // runtime is what a DoFn instance builds at setup: the agent, its dependencies, counters.
 type runtime struct {
 	agent *agent.Agent
-	deps  agent.Deps
+	deps  host.Deps
 	park  bool // Options.AtEnd is AtEndPark, the input ending at endMs
 	// memory is the resolved reference of deps.LongTermMemory, held until close.
 	memory string
@@ -343,7 +344,7 @@ func newRuntime(o Options) (*runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{agent: a, deps: agent.Deps{AllowUnsigned: o.AllowUnsignedIntents}}
+	rt := &runtime{agent: a, deps: host.Deps{AllowUnsigned: o.AllowUnsignedIntents}}
 	if o.AtEnd == AtEndPark && o.InputEndMs != nil {
 		rt.park, rt.endMs = true, *o.InputEndMs
 	}
@@ -381,7 +382,7 @@ func (rt *runtime) close() {
 	}
 }
 
-// verifyMode is Options.VerifyResults as agent.Deps takes it: nil for off, else a copy of the
+// verifyMode is Options.VerifyResults as host.Deps takes it: nil for off, else a copy of the
 // mode, which needs a keyring.
 func verifyMode(m *intent.Mode, keyring bool) (*intent.Mode, error) {
 	switch {
@@ -451,7 +452,7 @@ func (f *firing) timer(t timers.Context) error {
 // core is the step's core, each activation timed for the latency metric.
 func (f *firing) core() drive.Core {
 	c := f.rt.core(f.frame)
-	c.Around = func(activate func() *agent.Result) *agent.Result { return f.rt.m.timed(f.ctx, activate) }
+	c.Around = func(activate func() *host.Result) *host.Result { return f.rt.m.timed(f.ctx, activate) }
 	return c
 }
 
@@ -519,8 +520,8 @@ func (f *firing) rebuffer(e *drive.Effects) error {
 	return f.buffer.Add(f.sp, add)
 }
 
-func (f *firing) batch() *agent.Batch {
-	return f.rt.agent.NewBatch(layoutStore{f.sp, f.layout}, f.rt.deps)
+func (f *firing) batch() host.Batch {
+	return host.NewBatch(f.rt.agent, layoutStore{f.sp, f.layout}, f.rt.deps)
 }
 
 func (rt *runtime) core(fr *frame) drive.Core {
@@ -544,7 +545,7 @@ func (f *firing) commit(writes map[statecodec.Cell][]byte) error {
 }
 
 // setTimers applies Beam timer operations, never earlier than at.
-func (f *firing) setTimers(ops []agent.TimerOp, at int64) {
+func (f *firing) setTimers(ops []host.TimerOp, at int64) {
 	for _, op := range ops {
 		if op.Set {
 			f.frame.timer.Set(f.tp, toTime(max(op.AtMs, at)), timers.WithTag(op.Tag))

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -349,10 +350,10 @@ func TestExportSnapshotEqualsStateWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, kr := keyringRef(t)
-	st := agent.MapStore{}
+	st := host.MapStore{}
 	var want *pb.StateSnapshot
 	for _, env := range envs {
-		res, err := a.Activate(context.Background(), st, env, agent.Deps{Keyring: kr})
+		res, err := host.Activate(context.Background(), a, st, env, host.Deps{Keyring: kr})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/internal/keysched"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -76,9 +76,9 @@ func newInstanceID() string {
 func runSteps(ctx context.Context, c drive.Core, key []byte, bl *drive.Backlog) func(*stepJob) {
 	return func(j *stepJob) {
 		d := &j.Data
-		b := c.Agent.NewBatch(layoutStore{layout: &combined{raw: d.cell, haveRaw: true}}, c.Deps)
+		b := host.NewBatch(c.Agent, layoutStore{layout: &combined{raw: d.cell, haveRaw: true}}, c.Deps)
 		b.DeferEncoding()
-		c.Around = func(activate func() *agent.Result) *agent.Result {
+		c.Around = func(activate func() *host.Result) *host.Result {
 			res, us := clocked(activate)
 			d.latencies = append(d.latencies, us)
 			return res

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
@@ -62,7 +62,7 @@ func newSeparateCellsFn(o Options) *separateCellsFn {
 	v := func(c statecodec.Cell) state.Value[[]byte] { return state.MakeValueState[[]byte](string(c)) }
 	return &separateCellsFn{Options: o,
 		Seq: v(statecodec.CellSeq), Memory: v(statecodec.CellMemory), Cache: v(statecodec.CellLLMCache),
-		Continuation: v(statecodec.CellContinuation), Pending: v(statecodec.CellPending), Inbox: v(agent.CellInbox),
+		Continuation: v(statecodec.CellContinuation), Pending: v(statecodec.CellPending), Inbox: v(host.CellInbox),
 		Buffer: state.MakeBagState[[]byte](OrderBufferID), Timer: timers.InEventTime(TimerFamilyID)}
 }
 
@@ -74,7 +74,7 @@ func (f *separateCellsFn) Setup() (err error) {
 func (f *separateCellsFn) frame() *frame {
 	return &frame{rt: f.rt, layout: &separate{cells: map[statecodec.Cell]*state.Value[[]byte]{
 		statecodec.CellSeq: &f.Seq, statecodec.CellMemory: &f.Memory, statecodec.CellLLMCache: &f.Cache,
-		statecodec.CellContinuation: &f.Continuation, statecodec.CellPending: &f.Pending, agent.CellInbox: &f.Inbox,
+		statecodec.CellContinuation: &f.Continuation, statecodec.CellPending: &f.Pending, host.CellInbox: &f.Inbox,
 	}}, obs: noObserver{}, bundle: &keysched.Bundle{}, buffer: &f.Buffer, timer: f.Timer, ordering: f.Options.Ordering, resolution: f.Options.OrderResolutionMs}
 }
 
@@ -103,7 +103,7 @@ func (l *separate) read(sp state.Provider, cell statecodec.Cell) ([]byte, error)
 }
 
 func (l *separate) write(sp state.Provider, changed map[statecodec.Cell][]byte) (writes, n int, err error) {
-	for _, cell := range agent.Cells() {
+	for _, cell := range host.Cells() {
 		b, ok := changed[cell]
 		if !ok {
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/adapters/eino"
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
@@ -85,7 +86,7 @@ func TestRewrittenArgumentsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(`{}`)}}
-	res, _ := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{})
+	res, _ := host.Activate(context.Background(), a, host.MapStore{}, env, host.Deps{})
 	if len(res.DeadLetters) != 1 || res.DeadLetters[0].GetReason() != string(records.ReasonProposalRefused) || len(res.Intents) != 0 {
 		t.Fatalf("dead letters %v, %d intents", res.DeadLetters, len(res.Intents))
 	}

@@ -12,6 +12,7 @@ import (
 	lc "github.com/beamagents/beamagents/adapters/langchaingo"
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
@@ -31,7 +32,7 @@ func runHandler(t *testing.T, script string, h agent.Handler) (finals, dead []st
 		t.Fatal(err)
 	}
 	env, _ := proto.Marshal(&pb.AgentEnvelope{EntityKey: []byte("k"), EventTimeMs: 1000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("go")}})
-	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{AllowUnsigned: true}, OrderResolutionMs: 1}}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{AllowUnsigned: true}, OrderResolutionMs: 1}}
 	d.Run(context.Background(), []byte("k"), [][]byte{env}, func(kind int64, b []byte) {
 		switch kind {
 		case records.OutFinal:

@@ -1,6 +1,6 @@
 // Package agenttest runs an agent in a plain `go test`: no Beam, no runner, no files. A
-// Harness holds the state of every key in memory and drives the agent's core (agent.Activate
-// and agent.Fire, what the Beam step runs) one input at a time, as a person would: send an
+// Harness holds the state of every key in memory and drives the agent's core (host.Activate
+// and host.Fire, what the Beam step runs) one input at a time, as a person would: send an
 // event, read the intents it emitted, answer a tool, approve or reject, let event time pass a
 // deadline, then look at the replies, the journal and the memory.
 //

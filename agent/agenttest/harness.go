@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/jsontext"
@@ -43,7 +44,7 @@ type Harness struct {
 	t    testing.TB
 	a    *agent.Agent
 	kr   *intent.Keyring
-	deps agent.Deps
+	deps host.Deps
 	now  int64
 	keys map[string]*key
 }
@@ -51,9 +52,9 @@ type Harness struct {
 // key is one entity's committed cells, armed timers and everything emitted for it.
 type key struct {
 	id      []byte
-	state   agent.MapStore
+	state   host.MapStore
 	timers  map[string]int64 // by tag: the event time it fires at
-	out     agent.Outputs
+	out     host.Outputs
 	emitted []*pb.ToolIntent // every intent, in emission order
 }
 
@@ -74,7 +75,7 @@ func New(t testing.TB, a *agent.Agent, opts Options) *Harness {
 	}
 	mode := intent.ModeRequire
 	h := &Harness{t: t, a: a, kr: kr, now: opts.StartMs, keys: map[string]*key{},
-		deps: agent.Deps{Keyring: kr, VerifyResults: &mode}}
+		deps: host.Deps{Keyring: kr, VerifyResults: &mode}}
 	if h.now == 0 {
 		h.now = DefaultStartMs
 	}
@@ -92,38 +93,38 @@ func (h *Harness) Now() int64 { return h.now }
 
 // Send delivers an external event to the key at the current event time and returns what the
 // core did with it.
-func (h *Harness) Send(entity string, event []byte) *agent.Result {
+func (h *Harness) Send(entity string, event []byte) *host.Result {
 	h.t.Helper()
 	return h.Deliver(&pb.AgentEnvelope{EntityKey: []byte(entity), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: event}})
 }
 
 // Deliver delivers any envelope (an export request, a hand-made or unsigned answer) to its
 // key; an envelope without an event time gets the current one.
-func (h *Harness) Deliver(env *pb.AgentEnvelope) *agent.Result {
+func (h *Harness) Deliver(env *pb.AgentEnvelope) *host.Result {
 	h.t.Helper()
 	if env.GetEventTimeMs() == 0 {
 		env = proto.CloneOf(env)
 		env.EventTimeMs = h.now
 	}
 	k := h.key(env.GetEntityKey())
-	res, _ := h.a.Activate(context.Background(), k.state, env, h.deps) // a failure is its dead letter
+	res, _ := host.Activate(context.Background(), h.a, k.state, env, h.deps) // a failure is its dead letter
 	k.apply(res)
 	return res
 }
 
 // Answer delivers the successful result of tool intent ti with payload, signed for ti.
-func (h *Harness) Answer(ti *pb.ToolIntent, payload []byte) *agent.Result {
+func (h *Harness) Answer(ti *pb.ToolIntent, payload []byte) *host.Result {
 	h.t.Helper()
 	return h.result(ti, &pb.ToolResult{Status: pb.ToolResult_OK, Payload: payload})
 }
 
 // Fail delivers the failure of tool intent ti with message, signed for ti.
-func (h *Harness) Fail(ti *pb.ToolIntent, message string) *agent.Result {
+func (h *Harness) Fail(ti *pb.ToolIntent, message string) *host.Result {
 	h.t.Helper()
 	return h.result(ti, &pb.ToolResult{Status: pb.ToolResult_ERROR, ErrorMessage: message})
 }
 
-func (h *Harness) result(ti *pb.ToolIntent, r *pb.ToolResult) *agent.Result {
+func (h *Harness) result(ti *pb.ToolIntent, r *pb.ToolResult) *host.Result {
 	h.t.Helper()
 	if ti.GetKind() != pb.ToolIntent_TOOL {
 		h.t.Fatalf("agenttest: intent %s is an %s intent: decide it with Approve or Reject", ti.GetIntentId(), ti.GetKind())
@@ -136,18 +137,18 @@ func (h *Harness) result(ti *pb.ToolIntent, r *pb.ToolResult) *agent.Result {
 }
 
 // Approve delivers approver's approval of APPROVAL intent ti, signed for ti.
-func (h *Harness) Approve(ti *pb.ToolIntent, approver string) *agent.Result {
+func (h *Harness) Approve(ti *pb.ToolIntent, approver string) *host.Result {
 	h.t.Helper()
 	return h.decide(ti, approver, true)
 }
 
 // Reject delivers approver's rejection of APPROVAL intent ti, signed for ti.
-func (h *Harness) Reject(ti *pb.ToolIntent, approver string) *agent.Result {
+func (h *Harness) Reject(ti *pb.ToolIntent, approver string) *host.Result {
 	h.t.Helper()
 	return h.decide(ti, approver, false)
 }
 
-func (h *Harness) decide(ti *pb.ToolIntent, approver string, approved bool) *agent.Result {
+func (h *Harness) decide(ti *pb.ToolIntent, approver string, approved bool) *host.Result {
 	h.t.Helper()
 	if ti.GetKind() != pb.ToolIntent_APPROVAL {
 		h.t.Fatalf("agenttest: intent %s is a %s intent: answer it with Answer or Fail", ti.GetIntentId(), ti.GetKind())
@@ -161,7 +162,7 @@ func (h *Harness) decide(ti *pb.ToolIntent, approver string, approved bool) *age
 
 // Signal delivers the signal name with id and payload to key, now, signed with the harness's
 // keyring (as Deliver, a handler's Await or AwaitBy of that name takes it).
-func (h *Harness) Signal(key, name, id string, payload []byte) *agent.Result {
+func (h *Harness) Signal(key, name, id string, payload []byte) *host.Result {
 	h.t.Helper()
 	sig := &pb.AgentEnvelope_Signal{Name: name, SignalId: id, Payload: payload, Sender: "agenttest", SentAtMs: h.now, EntityKey: []byte(key)}
 	if err := intent.SignSignal(sig, h.kr); err != nil {
@@ -174,13 +175,13 @@ func (h *Harness) Signal(key, name, id string, payload []byte) *agent.Result {
 // earliest first (a suspension's deadline before the idle TTL at the same time, then keys in
 // byte order), each at its own time, as the watermark passing them fires them in a pipeline.
 // It returns the results of the firings in order.
-func (h *Harness) Advance(d time.Duration) []*agent.Result {
+func (h *Harness) Advance(d time.Duration) []*host.Result {
 	h.t.Helper()
 	if d < 0 {
 		h.t.Fatalf("agenttest: Advance(%v): event time does not go back", d)
 	}
 	until := h.now + d.Milliseconds()
-	var out []*agent.Result
+	var out []*host.Result
 	for {
 		k, tag, at, ok := h.nextTimer(until)
 		if !ok {
@@ -188,7 +189,7 @@ func (h *Harness) Advance(d time.Duration) []*agent.Result {
 		}
 		delete(k.timers, tag)
 		h.now = max(h.now, at)
-		res, _ := h.a.Fire(context.Background(), k.state, k.id, tag, at, h.deps) // a failure is its dead letter
+		res, _ := host.Fire(context.Background(), h.a, k.state, k.id, tag, at, h.deps) // a failure is its dead letter
 		k.apply(res)
 		out = append(out, res)
 	}
@@ -200,7 +201,7 @@ func (h *Harness) Advance(d time.Duration) []*agent.Result {
 func (h *Harness) nextTimer(until int64) (k *key, tag string, at int64, ok bool) {
 	for _, name := range slices.Sorted(maps.Keys(h.keys)) {
 		c := h.keys[name]
-		for _, t := range []string{agent.TagDeadline, agent.TagTTL} {
+		for _, t := range []string{host.TagDeadline, host.TagTTL} {
 			when, armed := c.timers[t]
 			if armed && when <= until && (!ok || when < at) {
 				k, tag, at, ok = c, t, when, true
@@ -210,13 +211,13 @@ func (h *Harness) nextTimer(until int64) (k *key, tag string, at int64, ok bool)
 	return k, tag, at, ok
 }
 
-// Timers returns the key's armed timers: event time by tag (agent.TagDeadline, agent.TagTTL).
+// Timers returns the key's armed timers: event time by tag (host.TagDeadline, host.TagTTL).
 func (h *Harness) Timers(entity string) map[string]int64 {
 	return maps.Clone(h.key([]byte(entity)).timers)
 }
 
 // Outputs returns everything emitted for the key so far, in emission order.
-func (h *Harness) Outputs(entity string) agent.Outputs {
+func (h *Harness) Outputs(entity string) host.Outputs {
 	return h.key([]byte(entity)).out
 }
 
@@ -314,21 +315,21 @@ func (h *Harness) Memory(entity string) map[string][]byte {
 }
 
 // State returns a copy of the key's committed cells.
-func (h *Harness) State(entity string) agent.MapStore {
+func (h *Harness) State(entity string) host.MapStore {
 	return maps.Clone(h.key([]byte(entity)).state)
 }
 
 func (h *Harness) key(id []byte) *key {
 	k, ok := h.keys[string(id)]
 	if !ok {
-		k = &key{id: bytes.Clone(id), state: agent.MapStore{}, timers: map[string]int64{}}
+		k = &key{id: bytes.Clone(id), state: host.MapStore{}, timers: map[string]int64{}}
 		h.keys[string(id)] = k
 	}
 	return k
 }
 
 // apply commits res to the key and keeps its outputs and timers.
-func (k *key) apply(res *agent.Result) {
+func (k *key) apply(res *host.Result) {
 	if res == nil {
 		return
 	}

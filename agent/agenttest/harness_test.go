@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
@@ -139,7 +140,7 @@ func TestHarnessAdvancePastDeadlines(t *testing.T) {
 	h := agenttest.New(t, refunds(t, &lookups), agenttest.Options{Model: answers})
 	h.Send("c1", []byte(`"A-1"`))
 	ti := h.Intent("c1", "payments.refund")
-	if at := h.Timers("c1")[agent.TagDeadline]; at != h.Now()+60_000 {
+	if at := h.Timers("c1")[host.TagDeadline]; at != h.Now()+60_000 {
 		t.Fatalf("deadline at %d, now %d", at, h.Now())
 	}
 	if res := h.Advance(59 * time.Second); len(res) != 0 {
@@ -220,7 +221,7 @@ func TestHarnessDrivesWaits(t *testing.T) {
 	}
 	h := agenttest.New(t, a, agenttest.Options{})
 	h.Send("c1", []byte("start"))
-	if at := h.Timers("c1")[agent.TagDeadline]; at != h.Now()+60_000 {
+	if at := h.Timers("c1")[host.TagDeadline]; at != h.Now()+60_000 {
 		t.Fatalf("wake at %d, now %d", at, h.Now())
 	}
 	h.Advance(time.Minute)

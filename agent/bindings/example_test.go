@@ -8,6 +8,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/bindings"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
@@ -52,8 +53,8 @@ func ExampleNew() {
 		panic(err)
 	}
 	kr, _ := intent.NewKeyring("k1", map[string][]byte{"k1": bytes.Repeat([]byte{1}, 32)})
-	res, err := a.Activate(context.Background(), agent.MapStore{}, &pb.AgentEnvelope{EntityKey: []byte("customer-1"), EventTimeMs: 1000,
-		Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("where is A-1?")}}, agent.Deps{Keyring: kr})
+	res, err := host.Activate(context.Background(), a, host.MapStore{}, &pb.AgentEnvelope{EntityKey: []byte("customer-1"), EventTimeMs: 1000,
+		Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("where is A-1?")}}, host.Deps{Keyring: kr})
 	if err != nil {
 		panic(err)
 	}

@@ -16,12 +16,12 @@
 //     a restore_refused dead letter). A restored suspension arms its deadline.
 //   - Envelopes run in event-time order, ties broken by their bytes; two deliveries of the
 //     same bytes both run, one after the other. Arrival order never matters.
-//   - The key's two core timers, the deadline of a suspension (agent.TagDeadline: escalate,
-//     then fail closed) and the idle TTL (agent.TagTTL: drop memory and replay cache), fire at
+//   - The key's two core timers, the deadline of a suspension (host.TagDeadline: escalate,
+//     then fail closed) and the idle TTL (host.TagTTL: drop memory and replay cache), fire at
 //     their own event time between envelopes: a timer at t fires after every envelope with
 //     event time ≤ t and before every envelope after t. Two timers at the same time fire
 //     deadline first. A timer armed by an input fires after it even when it is due at once.
-//   - Every input is atomic (agent.Activate, agent.Fire, agent.Restore) and sees what the
+//   - Every input is atomic (host.Activate, host.Fire, host.Restore) and sees what the
 //     inputs before it committed.
 //   - At the end of a bounded input the watermark passes every time, so the remaining timers
 //     fire in event time until none is armed: suspensions escalate and then fail closed, idle
@@ -43,7 +43,7 @@
 // envelope is appended and an event-time timer "order:<bucket>" is set at its event time
 // rounded up to the resolution (Bucket). A firing of any timer at time T (Core.Firing) takes
 // the buffered envelopes with event time ≤ T (Split, SortDue) and interleaves them with the
-// core timers due by T, each at its own time, in one agent.Batch. The core timers are kept in
+// core timers due by T, each at its own time, in one host.Batch. The core timers are kept in
 // the same buffer (AppendTimers), not only as Beam timers: a Beam firing cannot see the
 // key's other timers, and a runner may deliver several of a key's timers in one bundle, so
 // the buffer is the truth and the Beam timers ("deadline", "ttl", set to the armed times by

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 )
 
 // Driver runs keys in memory exactly as RunAgent runs them with event-time ordering, from
@@ -19,14 +19,14 @@ type Driver struct {
 	OutputsOnly bool
 	// Observe, when set, sees every result of the core before its outputs are emitted (a
 	// shell's metering); it must not change the result.
-	Observe func(*agent.Result)
+	Observe func(*host.Result)
 }
 
 // key is one key's in-memory image of RunAgent's Beam state: the committed cells, the
 // content of the ordering buffer and the armed Beam timers.
 //
 // The cells live in one batch for the whole input, which keeps the decoded memory and replay
-// cache between firings and encodes them once, at the end (agent.Batch.DeferEncoding): every
+// cache between firings and encodes them once, at the end (host.Batch.DeferEncoding): every
 // input is still atomic, and sees what the inputs before it committed, exactly as when each
 // firing commits its own batch. The buffer is held decoded: the envelopes not yet due, sorted
 // into processing order once (a firing at T takes the prefix with event time ≤ T, which is
@@ -36,8 +36,8 @@ type Driver struct {
 type key struct {
 	d       *Driver
 	id      []byte
-	cells   agent.MapStore // the state before the first input: none
-	batch   *agent.Batch
+	cells   host.MapStore // the state before the first input: none
+	batch   host.Batch
 	pending []Buffered  // buffered envelopes
 	sorted  bool        // pending is in processing order
 	core    Timers      // the core timers in the buffer
@@ -48,7 +48,7 @@ type key struct {
 // Stats are what a run of one key did.
 type Stats struct {
 	// Cells is the key's committed state at the end of input.
-	Cells agent.MapStore
+	Cells host.MapStore
 	// Activations counts envelopes handed to the core; Firings, Beam timer firings; ModelCalls,
 	// calls that reached the model (replay-cache hits excluded).
 	Activations, Firings, ModelCalls int
@@ -63,7 +63,7 @@ type beamTimer struct {
 // as RestoreValue makes them, in arrival order) to the end of input and hands every output
 // to emit as (kind, deterministic bytes), in emission order.
 func (d *Driver) Run(ctx context.Context, id []byte, values [][]byte, emit func(kind int64, b []byte)) Stats {
-	k := &key{d: d, id: id, cells: agent.MapStore{}, core: Timers{}}
+	k := &key{d: d, id: id, cells: host.MapStore{}, core: Timers{}}
 	k.batch = d.Batch(k.cells)
 	k.batch.DeferEncoding()
 	for _, v := range values {
@@ -151,7 +151,7 @@ func (k *key) due(atMs int64) []Buffered {
 // onlyIdleLeft reports whether the key's one remaining Beam timer is the idle TTL, with no
 // other core timer armed and no envelope buffered.
 func (k *key) onlyIdleLeft() bool {
-	return len(k.timers) == 1 && k.timers[0].tag == agent.TagTTL && len(k.pending) == 0 && len(k.core) == 1
+	return len(k.timers) == 1 && k.timers[0].tag == host.TagTTL && len(k.pending) == 0 && len(k.core) == 1
 }
 
 func (k *key) set(tag string, at int64) {
@@ -167,7 +167,7 @@ func (k *key) clear(tag string) {
 }
 
 // commit writes what batch b changed into the key's cells: an empty value clears a cell.
-func commit(cells agent.MapStore, b *agent.Batch) {
+func commit(cells host.MapStore, b host.Batch) {
 	for c, v := range b.Writes() {
 		if len(v) == 0 {
 			delete(cells, c)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -42,7 +43,7 @@ func newDriver(t testing.TB, script []byte, resolution int64) *drive.Driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: resolution}}
+	return &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: resolution}}
 }
 
 // runAll runs every key of set through d, values in the given order, and returns the sorted

@@ -6,10 +6,11 @@ import (
 	"slices"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
-// Timers are a key's armed core timers (agent.TagDeadline, agent.TagTTL): event time by tag.
+// Timers are a key's armed core timers (host.TagDeadline, host.TagTTL): event time by tag.
 type Timers map[string]int64
 
 func (t Timers) tags() []string { return slices.Sorted(maps.Keys(t)) }
@@ -18,7 +19,7 @@ func (t Timers) tags() []string { return slices.Sorted(maps.Keys(t)) }
 func (t Timers) Clone() Timers { return maps.Clone(t) }
 
 // apply records a result's timer operations; a timer is never armed before now.
-func (t Timers) apply(ops []agent.TimerOp, now int64) {
+func (t Timers) apply(ops []host.TimerOp, now int64) {
 	for _, op := range ops {
 		if op.Set {
 			t[op.Tag] = max(op.AtMs, now)
@@ -33,7 +34,7 @@ func (t Timers) apply(ops []agent.TimerOp, now int64) {
 // timer (by a binary from before the buffer kept the core timers) still fails closed, and the
 // core ignores a deadline that no longer applies, so a stale Beam firing changes nothing.
 func (t Timers) Woken(tag string, at int64) {
-	if _, ok := t[tag]; !ok && tag == agent.TagDeadline {
+	if _, ok := t[tag]; !ok && tag == host.TagDeadline {
 		t[tag] = at
 	}
 }
@@ -51,8 +52,8 @@ func (t Timers) next(atMs int64) (tag string, at int64, ok bool) {
 
 // Changes lists the Beam timer operations that take a key's timers from before to after, in
 // tag order.
-func Changes(before, after Timers) []agent.TimerOp {
-	var ops []agent.TimerOp
+func Changes(before, after Timers) []host.TimerOp {
+	var ops []host.TimerOp
 	var buf [8]string // a key has few timers: its order bucket, a deadline, an idle TTL
 	tags := buf[:0]
 	for k := range before {
@@ -69,9 +70,9 @@ func Changes(before, after Timers) []agent.TimerOp {
 		a, has := after[tag]
 		switch {
 		case has && (!had || a != b):
-			ops = append(ops, agent.TimerOp{Tag: tag, Set: true, AtMs: a})
+			ops = append(ops, host.TimerOp{Tag: tag, Set: true, AtMs: a})
 		case had && !has:
-			ops = append(ops, agent.TimerOp{Tag: tag})
+			ops = append(ops, host.TimerOp{Tag: tag})
 		}
 	}
 	return ops
@@ -80,9 +81,9 @@ func Changes(before, after Timers) []agent.TimerOp {
 // Core is what a firing calls: the agent and its per-worker dependencies.
 type Core struct {
 	Agent *agent.Agent
-	Deps  agent.Deps
+	Deps  host.Deps
 	// Around, when set, runs each activation call (a shell's metering); nil runs it directly.
-	Around func(activate func() *agent.Result) *agent.Result
+	Around func(activate func() *host.Result) *host.Result
 	// OrderResolutionMs is the event-time ordering resolution; 0 or 1 means every distinct
 	// event time is its own bucket. Outputs do not depend on it.
 	OrderResolutionMs int64
@@ -119,11 +120,11 @@ func (c Core) limit(atMs int64) int64 {
 // (only its idle TTL armed) emits nothing. Neither does a firing whose deadline is not the
 // suspension's (a stale timer the shell's buffer still held after the key parked on its
 // current one): a key parks once.
-func (c Core) park(ctx context.Context, b *agent.Batch, key []byte, timers Timers, sink func(*agent.Result)) {
+func (c Core) park(ctx context.Context, b host.Batch, key []byte, timers Timers, sink func(*host.Result)) {
 	req := &pb.AgentEnvelope{EntityKey: key, EventTimeMs: c.EndMs, Payload: &pb.AgentEnvelope_ExportRequest{
 		ExportRequest: &pb.AgentEnvelope_StateExportRequest{RequestId: ParkedRequestID}}}
 	res, _ := b.Activate(ctx, req)
-	deadline, armed := timers[agent.TagDeadline]
+	deadline, armed := timers[host.TagDeadline]
 	switch {
 	case len(res.DeadLetters) > 0:
 		sink(res)
@@ -136,8 +137,8 @@ func (c Core) park(ctx context.Context, b *agent.Batch, key []byte, timers Timer
 }
 
 // activate runs env in batch b, through Around when set.
-func (c Core) activate(ctx context.Context, b *agent.Batch, env *pb.AgentEnvelope) *agent.Result {
-	run := func() *agent.Result {
+func (c Core) activate(ctx context.Context, b host.Batch, env *pb.AgentEnvelope) *host.Result {
+	run := func() *host.Result {
 		res, _ := b.Activate(ctx, env) // a failure is a dead letter in res
 		return res
 	}
@@ -148,7 +149,7 @@ func (c Core) activate(ctx context.Context, b *agent.Batch, env *pb.AgentEnvelop
 }
 
 // Batch starts the batch of one firing over the key's committed state in store.
-func (c Core) Batch(store agent.Store) *agent.Batch { return c.Agent.NewBatch(store, c.Deps) }
+func (c Core) Batch(store host.Store) host.Batch { return host.NewBatch(c.Agent, store, c.Deps) }
 
 // Firing runs one firing of a key at event time atMs: the due envelopes (in the order
 // SortDue gives) interleaved with the key's core timers that fall due at or before atMs,
@@ -157,7 +158,7 @@ func (c Core) Batch(store agent.Store) *agent.Batch { return c.Agent.NewBatch(st
 // a timer a result arms at or before atMs fires within the same firing. Every input runs in
 // batch b, so each sees what the ones before it committed; every result goes to sink in
 // order; timers ends holding the timers still armed, all after atMs.
-func (c Core) Firing(ctx context.Context, b *agent.Batch, key []byte, due []Buffered, timers Timers, atMs int64, sink func(*agent.Result)) {
+func (c Core) Firing(ctx context.Context, b host.Batch, key []byte, due []Buffered, timers Timers, atMs int64, sink func(*host.Result)) {
 	for i := 0; ; {
 		tag, at, ok := timers.next(c.limit(atMs))
 		if i < len(due) && (!ok || due[i].Env.GetEventTimeMs() <= at) {
@@ -178,9 +179,9 @@ func (c Core) Firing(ctx context.Context, b *agent.Batch, key []byte, due []Buff
 	}
 }
 
-// Restore restores snap into the key in batch b (agent.Batch.Restore) and arms the timers
+// Restore restores snap into the key in batch b (host.Batch.Restore) and arms the timers
 // its result asks for.
-func (c Core) Restore(ctx context.Context, b *agent.Batch, snap *pb.StateSnapshot, timers Timers, sink func(*agent.Result)) {
+func (c Core) Restore(ctx context.Context, b host.Batch, snap *pb.StateSnapshot, timers Timers, sink func(*host.Result)) {
 	res, _ := b.Restore(ctx, snap)
 	for _, op := range res.Timers {
 		if op.Set {

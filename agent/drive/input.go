@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 )
@@ -58,7 +59,7 @@ func DecodeEnvelope(format records.Format, rec []byte) (*pb.AgentEnvelope, []byt
 
 // invalid is the activation error of records' envelope error err (records.CodeEnvelope):
 // reason envelope_invalid, with err's detail and cause, so that the dead letter reads as
-// agent.Activate's refusal of the same envelope. Any other error, nil included, is returned
+// host.Activate's refusal of the same envelope. Any other error, nil included, is returned
 // as it is.
 func invalid(err error) error {
 	var e *records.Error
@@ -74,18 +75,18 @@ func DeadLetter(entity []byte, atMs int64, reason records.Reason, err error, raw
 	if !errors.Is(err, &agent.Error{Reason: reason}) {
 		err = &agent.Error{Reason: reason, Err: err}
 	}
-	return records.WithRawRecord(agent.DeadLetter(entity, atMs, err), raw)
+	return records.WithRawRecord(host.DeadLetter(entity, atMs, err), raw)
 }
 
 // CorruptBuffer is the dead letter of n ordering-buffer entries that do not decode.
 func CorruptBuffer(key []byte, n int) *pb.ActivationErrorRecord {
-	return agent.DeadLetter(key, 0, &agent.Error{Reason: records.ReasonStateCorrupt,
+	return host.DeadLetter(key, 0, &agent.Error{Reason: records.ReasonStateCorrupt,
 		Detail: fmt.Sprintf("%d ordering-buffer entries do not decode", n)})
 }
 
 // Emit serializes a result's outputs deterministically, in a fixed order: intents, traces,
 // finals, snapshots, dead letters.
-func Emit(res *agent.Result, emit func(kind int64, b []byte)) {
+func Emit(res *host.Result, emit func(kind int64, b []byte)) {
 	for _, m := range res.Intents {
 		emit(records.OutIntent, Marshal(m))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 )
@@ -34,7 +35,7 @@ func TestParkedKeyThatSuspendsAgainParksOnce(t *testing.T) {
 	}
 	const t0 = int64(1767225600000)
 	key := []byte("c1")
-	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 1, Park: true, EndMs: t0}}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 1, Park: true, EndMs: t0}}
 	r1 := runKey(t, d, key, envelope(t, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: t0, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("refund A-1")}}))
 	if len(r1.snaps) != 1 || len(r1.intents) != 1 {
 		t.Fatalf("run 1: %d snapshots, %d intents", len(r1.snaps), len(r1.intents))
@@ -51,21 +52,21 @@ func TestParkedKeyThatSuspendsAgainParksOnce(t *testing.T) {
 	// A stale deadline (the restored suspension's, which the resumed activation moved) that
 	// fires after the end, as a shell's buffer may still hold it, parks nothing more.
 	parked := r2.snaps[0]
-	store := agent.MapStore{}
+	store := host.MapStore{}
 	b := d.Batch(store)
-	d.Restore(context.Background(), b, parked, drive.Timers{}, func(*agent.Result) {})
+	d.Restore(context.Background(), b, parked, drive.Timers{}, func(*host.Result) {})
 	stale := parked.GetContinuation().GetDeadlineMs() - 1
 	var out int
-	e := d.Step(context.Background(), b, key, drive.Trigger{Tag: agent.TagDeadline, AtMs: stale},
-		drive.ReadBuffer([][]byte{drive.AppendTimers(nil, drive.Timers{agent.TagDeadline: stale})}, stale))
+	e := d.Step(context.Background(), b, key, drive.Trigger{Tag: host.TagDeadline, AtMs: stale},
+		drive.ReadBuffer([][]byte{drive.AppendTimers(nil, drive.Timers{host.TagDeadline: stale})}, stale))
 	for range e.Outputs {
 		out++
 	}
 	if out != 0 {
 		t.Fatalf("a stale deadline after the end parked the key again: %d outputs", out)
 	}
-	e = d.Step(context.Background(), b, key, drive.Trigger{Tag: agent.TagDeadline, AtMs: stale + 1},
-		drive.ReadBuffer([][]byte{drive.AppendTimers(nil, drive.Timers{agent.TagDeadline: stale + 1})}, stale+1))
+	e = d.Step(context.Background(), b, key, drive.Trigger{Tag: host.TagDeadline, AtMs: stale + 1},
+		drive.ReadBuffer([][]byte{drive.AppendTimers(nil, drive.Timers{host.TagDeadline: stale + 1})}, stale+1))
 	if len(e.Outputs) != 1 {
 		t.Fatalf("the current deadline after the end parks the key: %d outputs", len(e.Outputs))
 	}

@@ -3,7 +3,7 @@ package drive
 import (
 	"context"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -38,7 +38,7 @@ type Effects struct {
 	Outputs []Output
 	// Results are the core's results, in order (for a shell's metering); their outputs are
 	// already in Outputs.
-	Results []*agent.Result
+	Results []*host.Result
 	// Buffer is an arriving envelope to append to the ordering buffer.
 	Buffer *Buffered
 	// ArmTimers are core timers a restore armed, to append to the buffer.
@@ -50,7 +50,7 @@ type Effects struct {
 	// element (empty when nothing is left), which BagOps hands to a shell.
 	Bag []byte
 	// TimerOps are the Beam timer operations, in order.
-	TimerOps []agent.TimerOp
+	TimerOps []host.TimerOp
 	// Activations counts the envelopes handed to the core.
 	Activations int
 	// Firing says the trigger was a timer firing that the shell counts as one.
@@ -65,7 +65,7 @@ type Output struct {
 
 func (e *Effects) emit(kind int64, b []byte) { e.Outputs = append(e.Outputs, Output{kind, b}) }
 
-func (e *Effects) sink(r *agent.Result) {
+func (e *Effects) sink(r *host.Result) {
 	e.Results = append(e.Results, r)
 	Emit(r, e.emit)
 }
@@ -77,7 +77,7 @@ func (e *Effects) sink(r *agent.Result) {
 // applied at once; a firing runs the backlog's due envelopes and core timers (Core.Firing).
 // With arrival order each envelope runs as it arrives and only the core's own timers wake
 // the key. backlog is read only for a firing with event-time ordering.
-func (c Core) Step(ctx context.Context, b *agent.Batch, key []byte, t Trigger, backlog *Backlog) Effects {
+func (c Core) Step(ctx context.Context, b host.Batch, key []byte, t Trigger, backlog *Backlog) Effects {
 	var e Effects
 	if t.Value != nil {
 		c.element(ctx, b, key, t, &e)
@@ -91,10 +91,10 @@ func (c Core) Step(ctx context.Context, b *agent.Batch, key []byte, t Trigger, b
 			// suspension, and consumed by this firing) parks a suspended key; the idle TTL
 			// does nothing and is not armed again. No timer is cleared: on Prism a cleared
 			// timer comes back as a firing at time 0, which would fire as a timeout.
-			if t.Tag == agent.TagDeadline {
+			if t.Tag == host.TagDeadline {
 				c.park(ctx, b, key, Timers{}, e.sink)
 			}
-		case t.Tag == agent.TagDeadline || t.Tag == agent.TagTTL:
+		case t.Tag == host.TagDeadline || t.Tag == host.TagTTL:
 			res, _ := b.Fire(ctx, key, t.Tag, t.AtMs)
 			e.sink(res)
 			e.TimerOps = b.Timers()
@@ -105,7 +105,7 @@ func (c Core) Step(ctx context.Context, b *agent.Batch, key []byte, t Trigger, b
 	return e
 }
 
-func (c Core) element(ctx context.Context, b *agent.Batch, key []byte, t Trigger, e *Effects) {
+func (c Core) element(ctx context.Context, b host.Batch, key []byte, t Trigger, e *Effects) {
 	in := DecodeInput(key, t.Value)
 	switch {
 	case in.Dead != nil:
@@ -128,14 +128,14 @@ func (c Core) element(ctx context.Context, b *agent.Batch, key []byte, t Trigger
 	default:
 		e.Buffer = &Buffered{Env: in.Env, Raw: t.Value}
 		bucket := Bucket(in.Env.GetEventTimeMs(), c.OrderResolutionMs)
-		e.TimerOps = []agent.TimerOp{{Tag: OrderTag(bucket), Set: true, AtMs: bucket}}
+		e.TimerOps = []host.TimerOp{{Tag: OrderTag(bucket), Set: true, AtMs: bucket}}
 	}
 }
 
 // firing runs the backlog's due envelopes and core timers at t.AtMs. The ordering timer of a
 // bucket the firing has reached would find nothing left to do and is cleared; a bucket after
 // t.AtMs (a core timer fired inside it) may still hold envelopes, which its own timer runs.
-func (c Core) firing(ctx context.Context, b *agent.Batch, key []byte, t Trigger, bl *Backlog, e *Effects) {
+func (c Core) firing(ctx context.Context, b host.Batch, key []byte, t Trigger, bl *Backlog, e *Effects) {
 	if bl.Bad > 0 {
 		e.emit(records.OutDeadLetter, Marshal(CorruptBuffer(key, bl.Bad)))
 	}
@@ -143,7 +143,7 @@ func (c Core) firing(ctx context.Context, b *agent.Batch, key []byte, t Trigger,
 	var any bool
 	for _, d := range bl.Due {
 		if bk := Bucket(d.Env.GetEventTimeMs(), c.OrderResolutionMs); bk <= t.AtMs && (!any || bk != cleared) && OrderTag(bk) != t.Tag {
-			e.TimerOps = append(e.TimerOps, agent.TimerOp{Tag: OrderTag(bk)})
+			e.TimerOps = append(e.TimerOps, host.TimerOp{Tag: OrderTag(bk)})
 			cleared, any = bk, true
 		}
 	}

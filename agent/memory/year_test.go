@@ -15,6 +15,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/agent/memory"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
@@ -99,7 +100,7 @@ func yearSummary(req *model.Request) *model.Response {
 }
 
 // stepDigest is SHA-256 over an input's outputs and the key's cells after it.
-func stepDigest(t *testing.T, res *agent.Result, state agent.MapStore) [32]byte {
+func stepDigest(t *testing.T, res *host.Result, state host.MapStore) [32]byte {
 	t.Helper()
 	h := sha256.New()
 	var msgs []proto.Message
@@ -123,7 +124,7 @@ func stepDigest(t *testing.T, res *agent.Result, state agent.MapStore) [32]byte 
 		fmt.Fprintf(h, "%d:", len(b))
 		h.Write(b)
 	}
-	for _, c := range agent.Cells() {
+	for _, c := range host.Cells() {
 		fmt.Fprintf(h, "%s=%d:", c, len(state[c]))
 		h.Write(state[c])
 	}
@@ -162,7 +163,7 @@ func TestYearOfTraffic(t *testing.T) {
 		}
 		state := rec.State(key)
 		digests[i] = stepDigest(t, res, state)
-		for _, c := range agent.Cells() {
+		for _, c := range host.Cells() {
 			largest[c] = max(largest[c], len(state[c]))
 		}
 		mem := rec.Memory(key)
@@ -200,7 +201,7 @@ func TestYearOfTraffic(t *testing.T) {
 		eventBytes += len(ev.body)
 	}
 	final := rec.State(key)
-	for _, c := range agent.Cells() {
+	for _, c := range host.Cells() {
 		t.Logf("%s: largest %d bytes, after the year %d bytes", c, largest[c], len(final[c]))
 	}
 	t.Logf("messages of %d bytes on average; %d bytes of traffic in all", eventBytes/n, eventBytes)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
@@ -68,7 +68,7 @@ func TestDevicesWithTheTestKit(t *testing.T) {
 	if len(out.Intents) != 4 || len(out.DeadLetters) != 1 || out.DeadLetters[0].GetReason() != string(records.ReasonActivationTimeout) {
 		t.Fatalf("%d intents, dead letters %v", len(out.Intents), out.DeadLetters)
 	}
-	if _, armed := h.Timers(key)[agent.TagDeadline]; armed || len(h.Pending(key)) != 0 {
+	if _, armed := h.Timers(key)[host.TagDeadline]; armed || len(h.Pending(key)) != 0 {
 		t.Fatal("the key still waits after failing closed")
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -36,13 +36,13 @@ func TestDemoTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 	kr := keyring(t)
-	stores := map[string]agent.MapStore{}
+	stores := map[string]host.MapStore{}
 	type step struct {
 		key                         string
 		calls, intents, finals, dls int
 	}
 	var got []step
-	var res []*agent.Result
+	var res []*host.Result
 	sc := bufio.NewScanner(bytes.NewReader(devices.Envelopes))
 	for sc.Scan() {
 		env := &pb.AgentEnvelope{}
@@ -51,9 +51,9 @@ func TestDemoTraffic(t *testing.T) {
 		}
 		k := string(env.GetEntityKey())
 		if stores[k] == nil {
-			stores[k] = agent.MapStore{}
+			stores[k] = host.MapStore{}
 		}
-		r, _ := a.Activate(context.Background(), stores[k], env, agent.Deps{Keyring: kr})
+		r, _ := host.Activate(context.Background(), a, stores[k], env, host.Deps{Keyring: kr})
 		stores[k].Apply(r)
 		res = append(res, r)
 		got = append(got, step{k, r.ModelCalls, len(r.Intents), len(r.Finals), len(r.DeadLetters)})

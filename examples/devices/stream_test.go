@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
@@ -93,7 +94,7 @@ func anomalyTurns(n int, _ []byte) llmtest.Reply {
 func TestStreamedToolCallsMatchTheWholeCall(t *testing.T) {
 	for _, api := range []string{llmtest.OpenAI, llmtest.Anthropic} {
 		t.Run(api, func(t *testing.T) {
-			run := func(stream bool) (*agent.Result, *llmtest.Server, *paced) {
+			run := func(stream bool) (*host.Result, *llmtest.Server, *paced) {
 				srv := llmtest.New(api, anomalyTurns)
 				t.Cleanup(srv.Close)
 				var m model.Model = providerModel(t, api, srv)
@@ -103,7 +104,7 @@ func TestStreamedToolCallsMatchTheWholeCall(t *testing.T) {
 					p = &paced{ToolStreamer: m.(model.ToolStreamer), srv: srv}
 					m = p
 				}
-				res, err := anomalyAgent(t, m, stream).Activate(context.Background(), agent.MapStore{}, anomalyEvent(), agent.Deps{Keyring: keyring(t)})
+				res, err := host.Activate(context.Background(), anomalyAgent(t, m, stream), host.MapStore{}, anomalyEvent(), host.Deps{Keyring: keyring(t)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -178,7 +179,7 @@ func TestRefusedToolCallArgumentsCancelTheStream(t *testing.T) {
 				defer srv.Close()
 				srv.Step = make(chan struct{}, 1024)
 				p := &paced{ToolStreamer: providerModel(t, api, srv), srv: srv}
-				res, err := anomalyAgent(t, p, true).Activate(context.Background(), agent.MapStore{}, anomalyEvent(), agent.Deps{Keyring: keyring(t)})
+				res, err := host.Activate(context.Background(), anomalyAgent(t, p, true), host.MapStore{}, anomalyEvent(), host.Deps{Keyring: keyring(t)})
 				var ae *agent.Error
 				if !errors.As(err, &ae) || ae.Reason != records.ReasonProposalRefused {
 					t.Fatalf("err %v; want proposal_refused", err)

@@ -18,17 +18,18 @@ import (
 // root is the module's root, from this package's directory.
 const root = "../.."
 
-// agentExportBound bounds package agent's exported identifiers. Its API serves three
+// agentExportBound bounds package agent's exported identifiers. Its API serves two
 // audiences: authors of handler agents (Definition, Limits, Handler, Trigger, Context and
 // its operations, the durable waits (Sleep, Until, ToolsBy, Await, AwaitBy) and long-term
-// memory (Recall, Remember) among them, the
-// operations' types and errors: about 60), framework adapters (FromContext, AdmitCall,
-// RunCalls, ToolMessage, Outcome) and the shells that run agents (Agent's activation entry
-// points, Batch, Store and MapStore, Result, Deps, the state cells and timer tags,
-// DeadLetter, the registry: about 30). The bindings agent lives in agent/bindings, the
-// dead-letter reasons in records and typed tools in effector/tool; a new concept belongs in a
-// package of its own, not in agent: the bound is today's count.
-const agentExportBound = 98
+// memory (Recall, Remember) among them, the operations' types and errors, New and Register:
+// about 60) and framework adapters (FromContext, AdmitCall, RunCalls, ToolMessage, Outcome),
+// plus what an Agent says of itself and the registry's Build and Registered. The hosts that
+// run agents (the DoFns, the driver, replay, the harness) call the core through agent/host
+// (Activate, Fire, Restore, Batch, Store, Result, Deps, the cells and timer tags, DeadLetter),
+// so an author reading this package meets none of it. The bindings agent lives in
+// agent/bindings, the dead-letter reasons in records and typed tools in effector/tool; a new
+// concept belongs in a package of its own, not in agent: the bound is today's count.
+const agentExportBound = 72
 
 // Package agent's exported identifiers stay under agentExportBound.
 func TestAgentExportBound(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 	"github.com/beamagents/beamagents/ltm"
@@ -89,8 +90,8 @@ func BenchmarkHandlerActivation(b *testing.B) {
 		b.Run(be.name, func(b *testing.B) {
 			s := be.open(b)
 			b.Cleanup(func() { s.Close() })
-			deps := agent.Deps{AllowUnsigned: true, LongTermMemory: s}
-			stNone, stLTM := agent.MapStore{}, agent.MapStore{}
+			deps := host.Deps{AllowUnsigned: true, LongTermMemory: s}
+			stNone, stLTM := host.MapStore{}, host.MapStore{}
 			var tNone, tLTM time.Duration
 			b.ReportAllocs()
 			for i := int64(0); b.Loop(); i++ {
@@ -119,8 +120,8 @@ func handlerAgent(b *testing.B, h agent.Handler) *agent.Agent {
 }
 
 // activate runs one activation to its final reply and commits it.
-func activate(b *testing.B, ctx context.Context, a *agent.Agent, st agent.MapStore, env *pb.AgentEnvelope, deps agent.Deps) {
-	res, err := a.Activate(ctx, st, env, deps)
+func activate(b *testing.B, ctx context.Context, a *agent.Agent, st host.MapStore, env *pb.AgentEnvelope, deps host.Deps) {
+	res, err := host.Activate(ctx, a, st, env, deps)
 	if err != nil || len(res.Finals) != 1 {
 		b.Fatalf("activation: %v (%d dead letters)", err, len(res.DeadLetters))
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/effector/tool"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -76,9 +77,9 @@ func TestPresentedToolThroughTheProvider(t *testing.T) {
 					t.Fatal(err)
 				}
 				kr, _ := intent.NewKeyring("k1", map[string][]byte{"k1": bytes.Repeat([]byte{9}, 32)})
-				st := agent.MapStore{}
+				st := host.MapStore{}
 				key := []byte("customer-1")
-				res, err := a.Activate(context.Background(), st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("refund A-1")}}, agent.Deps{Keyring: kr})
+				res, err := host.Activate(context.Background(), a, st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("refund A-1")}}, host.Deps{Keyring: kr})
 				if err != nil {
 					t.Fatalf("%v (refusals %v)", err, srv.Refusals())
 				}
@@ -99,9 +100,9 @@ func TestPresentedToolThroughTheProvider(t *testing.T) {
 				if strings.Contains(first, "payments.refund.args.order_id") || strings.Contains(first, "payments.refund.args.amount.cents") {
 					t.Errorf("the request shows stable ids:\n%s", first)
 				}
-				res, err = a.Activate(context.Background(), st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 2000, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
+				res, err = host.Activate(context.Background(), a, st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 2000, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
 					IntentId: res.Intents[0].GetIntentId(), EntityKey: key, Seq: 0, Status: pb.ToolResult_OK, Payload: []byte(`{"ref":"R-1"}`),
-				}}}, agent.Deps{Keyring: kr})
+				}}}, host.Deps{Keyring: kr})
 				if err != nil {
 					t.Fatalf("%v (refusals %v)", err, srv.Refusals())
 				}

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
@@ -33,12 +33,12 @@ func TestReplayMakesOneRequest(t *testing.T) {
 			}
 			env := &pb.AgentEnvelope{EntityKey: []byte("customer-1"), EventTimeMs: 1767225600000,
 				Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("Hi, can you help me?")}}
-			first, err := a.Activate(context.Background(), agent.MapStore{}, env, agent.Deps{})
+			first, err := host.Activate(context.Background(), a, host.MapStore{}, env, host.Deps{})
 			if err != nil || len(first.Finals) != 1 {
 				t.Fatalf("first: %v, %d finals", err, len(first.Finals))
 			}
-			replay := agent.MapStore{statecodec.CellLLMCache: first.Writes[statecodec.CellLLMCache]}
-			second, err := a.Activate(context.Background(), replay, env, agent.Deps{})
+			replay := host.MapStore{statecodec.CellLLMCache: first.Writes[statecodec.CellLLMCache]}
+			second, err := host.Activate(context.Background(), a, replay, env, host.Deps{})
 			if err != nil {
 				t.Fatal(err)
 			}

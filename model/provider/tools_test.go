@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -159,10 +160,10 @@ func TestDevicesAgentOverHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			kr, _ := intent.NewKeyring("k1", map[string][]byte{"k1": bytes.Repeat([]byte{9}, 32)})
-			st := agent.MapStore{}
+			st := host.MapStore{}
 			key := []byte("dev-9007199254740993")
 			for i, ev := range []string{`{"device_id":"9007199254740993","milli_c":20000}`, `{"device_id":"9007199254740993","milli_c":91000}`} {
-				res, err := a.Activate(context.Background(), st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: int64(1000 + i), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(ev)}}, agent.Deps{Keyring: kr})
+				res, err := host.Activate(context.Background(), a, st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: int64(1000 + i), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(ev)}}, host.Deps{Keyring: kr})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -179,9 +180,9 @@ func TestDevicesAgentOverHTTP(t *testing.T) {
 					}
 					checkDeclared(t, api.name, srv.Requests()[0])
 					id := res.Intents[0].GetIntentId()
-					res, err = a.Activate(context.Background(), st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 5000, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
+					res, err = host.Activate(context.Background(), a, st, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 5000, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
 						IntentId: id, EntityKey: key, Seq: 1, Status: pb.ToolResult_OK, Payload: []byte(`{"ticket":"T-9"}`),
-					}}}, agent.Deps{Keyring: kr})
+					}}}, host.Deps{Keyring: kr})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -372,7 +372,7 @@ func (x *AgentInbox) GetEnvelopes() []*AgentEnvelope {
 
 // AgentStateCells is the combined keyed-state cell "agent_state.v1": every state cell of one
 // key in a single Beam value cell, each field holding exactly the bytes its own cell id would
-// hold (see statecodec and agent.CellInbox). An absent field is a cell never written.
+// hold (see statecodec and host.CellInbox). An absent field is a cell never written.
 type AgentStateCells struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Cell seq.v1.

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/devices"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -148,15 +149,15 @@ func demoEnvelopes(tb testing.TB) []*pb.AgentEnvelope {
 
 // activateAll feeds envs to a, one store per key, and returns each envelope's result; a
 // failed activation's error is also its dead letter, compared with the rest.
-func activateAll(a *agent.Agent, kr *intent.Keyring, envs []*pb.AgentEnvelope) []*agent.Result {
-	stores := map[string]agent.MapStore{}
-	var res []*agent.Result
+func activateAll(a *agent.Agent, kr *intent.Keyring, envs []*pb.AgentEnvelope) []*host.Result {
+	stores := map[string]host.MapStore{}
+	var res []*host.Result
 	for _, env := range envs {
 		k := string(env.GetEntityKey())
 		if stores[k] == nil {
-			stores[k] = agent.MapStore{}
+			stores[k] = host.MapStore{}
 		}
-		r, _ := a.Activate(context.Background(), stores[k], env, agent.Deps{Keyring: kr})
+		r, _ := host.Activate(context.Background(), a, stores[k], env, host.Deps{Keyring: kr})
 		stores[k].Apply(r)
 		res = append(res, r)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/model"
@@ -70,7 +71,7 @@ func newBenchKey(agentName string) (*benchKey, error) {
 	if a, err = a.WithModel(scriptModel{}, "", false); err != nil {
 		return nil, err
 	}
-	bk := &benchKey{d: &drive.Driver{Core: drive.Core{Agent: a, Deps: agent.Deps{Keyring: kr}, OrderResolutionMs: 1}}}
+	bk := &benchKey{d: &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 1}}}
 	k := key(ToolSuspendResume)
 	for _, env := range []*pb.AgentEnvelope{reading(k, t0, quietMilliC), reading(k, t0+1000, toolMilliC)} {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
@@ -395,7 +396,7 @@ func (r *run) replay() error {
 				inputs = append(inputs, in)
 			}
 		}
-		keys, err := replay.Run(context.Background(), a, agent.Deps{Keyring: r.kr}, m, inputs, p.out.raw)
+		keys, err := replay.Run(context.Background(), a, host.Deps{Keyring: r.kr}, m, inputs, p.out.raw)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package agent_test
+package host_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/bindings"
+	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
@@ -20,8 +21,8 @@ import (
 // exampleAgent builds the examples' agent, with a scripted model for activation 0 of key
 // "customer-1", and a keyring to sign its intents.
 func exampleAgent() (*agent.Agent, *intent.Keyring) {
-	// The proposal schema: what the model may answer (testdata/proto/assist.proto).
-	files, err := prototest.Compile(filepath.Join("testdata", "proto"), "assist.proto")
+	// The proposal schema: what the model may answer (agent/testdata/proto/assist.proto).
+	files, err := prototest.Compile(filepath.Join("..", "testdata", "proto"), "assist.proto")
 	if err != nil {
 		panic(err)
 	}
@@ -65,17 +66,17 @@ func exampleAgent() (*agent.Agent, *intent.Keyring) {
 
 func Example() {
 	a, kr := exampleAgent()
-	deps := agent.Deps{Keyring: kr}
-	state := agent.MapStore{}
+	deps := host.Deps{Keyring: kr}
+	state := host.MapStore{}
 	key := []byte("customer-1")
 
-	res, _ := a.Activate(context.Background(), state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1000,
+	res, _ := host.Activate(context.Background(), a, state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 1000,
 		Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("where is A-1?")}}, deps)
 	state.Apply(res)
 	ti := res.Intents[0]
 	fmt.Println(ti.GetKind(), ti.GetToolName(), ti.GetArgsJson(), intent.Verify(ti, kr))
 
-	res, _ = a.Activate(context.Background(), state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 2000,
+	res, _ = host.Activate(context.Background(), a, state, &pb.AgentEnvelope{EntityKey: key, EventTimeMs: 2000,
 		Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{IntentId: ti.GetIntentId(), Status: pb.ToolResult_OK, Payload: []byte(`{"status":"packed"}`)}}}, deps)
 	state.Apply(res)
 	fmt.Print(res.Finals[0].GetActionJson())
@@ -86,12 +87,12 @@ func Example() {
 
 // A batch runs the inputs of one firing against the key's state, each as its own atomic
 // activation; what they changed is committed once.
-func ExampleAgent_NewBatch() {
+func ExampleNewBatch() {
 	a, kr := exampleAgent()
-	state := agent.MapStore{}
+	state := host.MapStore{}
 	key := []byte("customer-1")
 	ti := intent.ID(key, 0, 0) // the intent the first input emits
-	b := a.NewBatch(state, agent.Deps{Keyring: kr})
+	b := host.NewBatch(a, state, host.Deps{Keyring: kr})
 	for _, env := range []*pb.AgentEnvelope{
 		{EntityKey: key, EventTimeMs: 1000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("where is A-1?")}},
 		{EntityKey: key, EventTimeMs: 2000, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{IntentId: ti, Status: pb.ToolResult_OK, Payload: []byte(`{"status":"packed"}`)}}},
@@ -101,7 +102,7 @@ func ExampleAgent_NewBatch() {
 	}
 	// The suspension came and went within the batch: the key ends with its counter and its
 	// replay cache, no deadline timer, and the idle TTL of the last input.
-	state.Apply(&agent.Result{Writes: b.Writes()})
+	state.Apply(&host.Result{Writes: b.Writes()})
 	fmt.Println(slices.Sorted(maps.Keys(state)))
 	for _, op := range b.Timers() {
 		fmt.Println(op.Tag, op.Set, op.AtMs)
