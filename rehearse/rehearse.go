@@ -74,13 +74,7 @@ func Run(ctx context.Context, a *agent.Agent, inputs []replay.Input, baseline ma
 	refused := replay.ByEntity(map[int64][][]byte{records.OutDeadLetter: o.Refused})
 	r := &Report{}
 	for _, in := range inputs {
-		k := newKey(in.Entity, base[string(in.Entity)])
-		for _, dl := range refused[string(in.Entity)][records.OutDeadLetter] {
-			k.emit(records.OutDeadLetter, dl)
-		}
-		g.start(k)
-		d.Run(ctx, in.Entity, in.Values, k.emit)
-		r.Keys = append(r.Keys, k.report())
+		r.Keys = append(r.Keys, g.key(ctx, d, in, base[string(in.Entity)], refused[string(in.Entity)][records.OutDeadLetter]))
 	}
 	r.Summary = summarize(r.Keys)
 	return r, nil
@@ -107,6 +101,31 @@ func recorded(baseline map[int64][][]byte) (*replay.Model, error) {
 	return replay.NewModel(snaps, traces), nil
 }
 
+// maxPasses bounds the runs of one key whose tool calls moved (key.moved).
+const maxPasses = 8
+
+// key rehearses one key. A tool call or approval the candidate makes at another step than the
+// baseline (another intent id) is answered by the baseline's answer to the same call: the key
+// runs again with the answers addressed to the candidate's intents, until no call moves. A
+// rerun asks the live model nothing new (g.memo) and spends what its first run spent.
+func (g *gate) key(ctx context.Context, d *drive.Driver, in replay.Input, base map[int64][][]byte, refused [][]byte) Key {
+	values := in.Values
+	calls, tokens := g.calls, g.tokens
+	for pass := 1; ; pass++ {
+		k := newKey(in.Entity, base)
+		for _, dl := range refused {
+			k.emit(records.OutDeadLetter, dl)
+		}
+		g.start(k, calls, tokens)
+		d.Run(ctx, in.Entity, values, k.emit)
+		moved := k.moved(values)
+		if moved == nil || pass == maxPasses {
+			return k.report()
+		}
+		values = moved
+	}
+}
+
 // gate is the candidate's model and inline-tool recorder: the baseline first, then the live
 // model within the budget, else the key stops. Keys run one after another (start).
 type gate struct {
@@ -117,12 +136,20 @@ type gate struct {
 	k      *key
 	calls  int
 	tokens int64
+	memo   map[string]answer // live answers by cache key, for a key's reruns
 }
 
-func (g *gate) start(k *key) {
+// answer is one live call's outcome.
+type answer struct {
+	resp *model.Response
+	err  error
+}
+
+// start starts a run of key k with the live calls and tokens spent before it.
+func (g *gate) start(k *key, calls int, tokens int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.k = k
+	g.k, g.calls, g.tokens = k, calls, tokens
 }
 
 // Generate answers req from the baseline, else live within the budget, else stops the key.
@@ -147,8 +174,19 @@ func (g *gate) Generate(ctx context.Context, req *model.Request) (*model.Respons
 	k.note(d, len(k.outputs))
 	g.calls++
 	k.liveCalls++
-	resp, err = g.o.Live.Generate(ctx, req)
+	key := model.CacheKey(req)
+	a, ok := g.memo[key]
+	if !ok {
+		a.resp, a.err = g.o.Live.Generate(ctx, req)
+		if g.memo == nil {
+			g.memo = map[string]answer{}
+		}
+		g.memo[key] = a
+	}
+	resp, err = a.resp, a.err
 	if resp != nil {
+		cp := *resp
+		resp = &cp
 		n := resp.Usage.InputTokens + resp.Usage.OutputTokens
 		g.tokens += n
 		k.liveTokens += n
@@ -226,6 +264,69 @@ func (k *key) emit(kind int64, b []byte) {
 	}
 }
 
+// moved returns values with the baseline's answers (tool results, approval decisions) to a
+// call the candidate made under another intent id readdressed to the candidate's intent: the
+// same kind, tool and arguments, each baseline intent answering one candidate intent, in
+// emission order. Nil when nothing is readdressed.
+func (k *key) moved(values [][]byte) [][]byte {
+	var base, cand []*pb.ToolIntent
+	for _, b := range k.base[records.OutIntent] {
+		if ti := (&pb.ToolIntent{}); proto.Unmarshal(b, ti) == nil {
+			base = append(base, ti)
+		}
+	}
+	for _, o := range k.outputs {
+		if ti := (&pb.ToolIntent{}); o.Kind == records.OutIntent && proto.Unmarshal(o.Bytes, ti) == nil {
+			cand = append(cand, ti)
+		}
+	}
+	ids := func(tis []*pb.ToolIntent) map[string]bool {
+		m := map[string]bool{}
+		for _, ti := range tis {
+			m[ti.GetIntentId()] = true
+		}
+		return m
+	}
+	baseIDs, candIDs := ids(base), ids(cand)
+	to := map[string]*pb.ToolIntent{} // a baseline intent id -> the candidate's intent
+	taken := map[string]bool{}
+	for _, ci := range cand {
+		if baseIDs[ci.GetIntentId()] || taken[ci.GetIntentId()] {
+			continue
+		}
+		for _, bi := range base {
+			if !candIDs[bi.GetIntentId()] && to[bi.GetIntentId()] == nil && bi.GetKind() == ci.GetKind() &&
+				bi.GetToolName() == ci.GetToolName() && bi.GetArgsJson() == ci.GetArgsJson() {
+				to[bi.GetIntentId()], taken[ci.GetIntentId()] = ci, true
+				break
+			}
+		}
+	}
+	if len(to) == 0 {
+		return nil
+	}
+	out, changed := slices.Clone(values), false
+	for i, v := range values {
+		env := drive.DecodeInput(k.entity, v).Env
+		switch p := env.GetPayload().(type) {
+		case *pb.AgentEnvelope_ToolResult:
+			if ci := to[p.ToolResult.GetIntentId()]; ci != nil {
+				p.ToolResult.IntentId, p.ToolResult.Seq = ci.GetIntentId(), ci.GetSeq()
+				out[i], changed = drive.Marshal(env), true
+			}
+		case *pb.AgentEnvelope_Approval_:
+			if ci := to[p.Approval.GetIntentId()]; ci != nil {
+				p.Approval.IntentId = ci.GetIntentId()
+				out[i], changed = drive.Marshal(env), true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return out
+}
+
 // made reports whether the baseline emitted a tool intent of the key with ti's tool and
 // arguments.
 func (k *key) made(ti *pb.ToolIntent) bool {
@@ -242,6 +343,14 @@ func (k *key) made(ti *pb.ToolIntent) bool {
 // first output compared differently) and its counts.
 func (k *key) report() Key {
 	r := Key{Entity: k.entity, Stop: k.stop, Answered: k.answered, Inlined: k.inlined, LiveCalls: k.liveCalls, LiveTokens: k.liveTokens}
+	for _, o := range k.outputs {
+		if kind, ok := records.KindOf(o.Kind); ok {
+			if r.Produced == nil {
+				r.Produced = map[string]int{}
+			}
+			r.Produced[kind.Name]++
+		}
+	}
 	diff, differs := replay.Diff(k.outputs, k.base, compared)
 	switch {
 	case len(k.events) > 0 && (!differs || diff.Recorded || k.events[0].at <= diff.Index):

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/agent/drive"
@@ -168,13 +171,13 @@ func TestRehearse(t *testing.T) {
 		{name: "changed prompt, two live calls", base: supportBase, candidate: terse,
 			opts:      rehearse.Options{Live: loopback(t), LiveCalls: 2},
 			divergent: 5, live: 2,
-			byKind:    map[rehearse.Kind]int{rehearse.KindModelRequest: 5},
-			stopped:   map[rehearse.Stop]int{rehearse.StopUnanswered: 3}},
+			byKind:  map[rehearse.Kind]int{rehearse.KindModelRequest: 5},
+			stopped: map[rehearse.Stop]int{rehearse.StopUnanswered: 3}},
 		{name: "changed prompt, token budget", base: supportBase, candidate: terse,
 			opts:      rehearse.Options{Live: loopback(t), LiveCalls: 10, LiveTokens: 50},
 			divergent: 5, live: 1,
-			byKind:    map[rehearse.Kind]int{rehearse.KindModelRequest: 5},
-			stopped:   map[rehearse.Stop]int{rehearse.StopUnanswered: 4}},
+			byKind:  map[rehearse.Kind]int{rehearse.KindModelRequest: 5},
+			stopped: map[rehearse.Stop]int{rehearse.StopUnanswered: 4}},
 		{name: "new tool", base: devicesBase, candidate: devicesPaging(t), divergent: 1,
 			byKind:   map[rehearse.Kind]int{rehearse.KindTool: 1},
 			stopped:  map[rehearse.Stop]int{rehearse.StopNewEffect: 1},
@@ -271,5 +274,76 @@ func TestThresholds(t *testing.T) {
 		if err := s.Over(tc.th); (err != nil) != tc.over || err != nil && !errors.Is(err, rehearse.ErrThresholds) {
 			t.Errorf("%+v: %v", tc.th, err)
 		}
+	}
+}
+
+// dispatcher is a handler agent that dispatches on every event and replies with the result;
+// with note, it first writes a memory entry, which moves the dispatch one step later (another
+// intent id).
+func dispatcher(t *testing.T, note bool) *agent.Agent {
+	t.Helper()
+	a, err := agent.New(agent.Definition{Name: "dispatcher", Handler: func(hc *agent.Context, tr agent.Trigger) error {
+		if note {
+			if err := hc.Put("seen", tr.Event); err != nil {
+				return err
+			}
+		}
+		res, err := hc.Tool("ops.dispatch", `{"site":"`+string(tr.Event)+`"}`)
+		if err != nil {
+			return err
+		}
+		return hc.Reply("dispatched: " + string(res.GetPayload()))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// A call the candidate makes at another step than the baseline is answered by the baseline's
+// result all the same: the key diverges at the moved call and goes on to its reply.
+func TestRehearseMovedCall(t *testing.T) {
+	base := dispatcher(t, false)
+	event := &pb.AgentEnvelope{EntityKey: []byte("site-1"), EventTimeMs: 1000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("north")}}
+	var intentID string
+	d := &drive.Driver{Core: drive.Core{Agent: base, Deps: agent.Deps{AllowUnsigned: true}, OrderResolutionMs: 1, Park: true, EndMs: 1000}}
+	d.Run(context.Background(), event.EntityKey, [][]byte{drive.Marshal(event)}, func(kind int64, b []byte) {
+		ti := &pb.ToolIntent{}
+		if kind == records.OutIntent && proto.Unmarshal(b, ti) == nil {
+			intentID = ti.GetIntentId()
+		}
+	})
+	result := &pb.AgentEnvelope{EntityKey: event.EntityKey, EventTimeMs: 2000, Payload: &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{
+		IntentId: intentID, EntityKey: event.EntityKey, Status: pb.ToolResult_OK, Payload: []byte("T-1"), CompletedAtMs: 1999}}}
+	var lines []byte
+	for _, env := range []*pb.AgentEnvelope{event, result} {
+		b, err := protojson.Marshal(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(append(lines, b...), '\n')
+	}
+	p := record(t, base, lines)
+	for _, tc := range []struct {
+		name      string
+		candidate *agent.Agent
+		divergent int
+	}{
+		{"same step", dispatcher(t, false), 0},
+		{"moved", dispatcher(t, true), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := rehearse.Run(context.Background(), tc.candidate, p.inputs, p.baseline, rehearse.Options{Ending: p.ending})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := r.Keys[0]
+			if r.Summary.Divergent != tc.divergent || k.Stop != "" || k.Produced["finals"] != 1 || k.Produced["dead_letters"] != 0 {
+				t.Fatalf("%+v", k)
+			}
+			if tc.divergent > 0 && (k.Divergence.Kind != rehearse.KindTool || k.Divergence.Step != 1) {
+				t.Fatalf("divergence %s", k.Divergence)
+			}
+		})
 	}
 }

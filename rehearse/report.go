@@ -71,6 +71,9 @@ type Key struct {
 	// DroppedTools the reverse (left empty for a stopped key).
 	NewTools     []string `json:"new_tools,omitempty"`
 	DroppedTools []string `json:"dropped_tools,omitempty"`
+	// Produced counts the candidate's outputs up to its stop by kind (the files' stems:
+	// intents, traces, finals, snapshots, dead_letters).
+	Produced map[string]int `json:"produced,omitempty"`
 }
 
 // Summary is the whole rehearsal's account.
