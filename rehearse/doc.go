@@ -10,9 +10,11 @@
 //     Options.LiveTokens, both zero by default); otherwise it is left unanswered and the key
 //     stops there (StopUnanswered).
 //   - A tool call the baseline made with the same arguments is answered by the baseline's
-//     result (the recorded result envelope); an inline tool run by its recorded run. A call
-//     the baseline did not make is never executed: the key stops there (StopNewEffect).
-//     Intents are emitted unsigned and go nowhere but the report.
+//     result (the recorded result envelope), an approval by its decision, also when the
+//     candidate makes it at another step: the key reruns with the answer addressed to the
+//     candidate's intent. An inline tool run is answered by its recorded run. A call the
+//     baseline did not make is never executed: the key stops there (StopNewEffect). Intents
+//     are emitted unsigned and go nowhere but the report.
 //   - Every restored snapshot is decoded and migrated by the candidate first (CheckState): a
 //     state the candidate cannot read fails the whole rehearsal with ErrState.
 //
