@@ -380,10 +380,6 @@ func (a *Agent) EmitsIntents() bool {
 // that chooses none refuses to run an agent that asks a model and has none.
 func (a *Agent) HasModel() bool { return a.def.Model != nil }
 
-// Model returns the agent's own model (Definition.Model), nil when it has none: a rehearsal
-// asks it the requests its recorded answers do not cover.
-func (a *Agent) Model() model.Model { return a.def.Model }
-
 // Limits returns the agent's resolved limits.
 func (a *Agent) Limits() Limits { return a.limits }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -49,9 +48,9 @@ func runRehearse(e *env, args []string) int {
 	fs.StringVar(&f.baseline, "baseline", "", "the baseline run's output directory: its typed record files, whose snapshots' replay caches answer unchanged requests")
 	fs.StringVar(&f.restore, "restore", "", "optional StateSnapshot files: the state at the period's start, decoded and migrated by the candidate")
 	fs.StringVar(&f.atEnd, "at_end", string(transforms.AtEndPark), "what the baseline run's --at_end was: park or fail")
-	fs.IntVar(&f.liveCalls, "live_calls", 0, "model requests the baseline did not make that may go to the live model (0: none; the key stops unanswered)")
+	fs.IntVar(&f.liveCalls, "live_calls", 0, "model requests the baseline did not make that may go to the live model, --model (0: none; the key stops unanswered)")
 	fs.Int64Var(&f.liveTokens, "live_tokens", 0, "stop making live calls once this many tokens were spent (0: no token bound; --live_calls still bounds the calls)")
-	fs.StringVar(&f.live.Provider, "model", hosted.Scripted, "the live model: "+strings.Join(hosted.Providers(), ", ")+" (scripted asks the candidate's own model)")
+	fs.StringVar(&f.live.Provider, "model", hosted.Scripted, "the live model of --live_calls: openai or anthropic (scripted: none)")
 	fs.StringVar(&f.live.Name, "model_name", "", "the live model's id; requests name it (default: the baseline's model id)")
 	fs.StringVar(&f.live.BaseURL, "model_base_url", "", "the live model's API base URL")
 	fs.StringVar(&f.live.APIKey, "model_api_key", "", "the live model's API key: a reference, env:VAR or file:PATH")
@@ -74,6 +73,7 @@ func runRehearse(e *env, args []string) int {
 		when(f.live.Hosted(), baseURL("model_base_url", f.live.Provider, f.live.BaseURL)),
 		keyRef("model_api_key", f.live.APIKey, false),
 		atLeast("live_calls", f.liveCalls, 0),
+		when(f.liveCalls > 0, oneOf("model", f.live.Provider, hosted.OpenAI, hosted.Anthropic)), // a live call needs a hosted model
 		atLeast("live_tokens", f.liveTokens, 0),
 		atLeast("max_divergent_keys", f.maxKeys, -1),
 		inputGlob(ctx, "input", f.input, envelopeType),
@@ -150,7 +150,7 @@ func rehearseRun(ctx context.Context, f rehearseFlags) (*rehearse.Report, error)
 	if err != nil {
 		return nil, err
 	}
-	live, err := liveModel(a, f)
+	live, err := liveModel(f)
 	if err != nil {
 		return nil, err
 	}
@@ -176,14 +176,11 @@ func refusedInputs(dead [][]byte) ([][]byte, error) {
 	return dead, nil
 }
 
-// liveModel is the model asked the requests the baseline did not make: the hosted one the
-// flags name, else the candidate's own; none when no live call is allowed.
-func liveModel(a *agent.Agent, f rehearseFlags) (model.Model, error) {
+// liveModel is the hosted model asked the requests the baseline did not make; none when no
+// live call is allowed.
+func liveModel(f rehearseFlags) (model.Model, error) {
 	if f.liveCalls == 0 {
 		return nil, nil
-	}
-	if !f.live.Hosted() {
-		return a.Model(), nil
 	}
 	m, err := hosted.New(f.live)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/beamagents/beamagents/internal/testkit/llmtest"
+	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/rehearse"
 )
 
@@ -24,11 +25,27 @@ func TestChangesDoc(t *testing.T) {
 	if len(blocks) != len(want) {
 		t.Fatalf("docs/changes.md has %d sh blocks, this test reads %d", len(blocks), len(want))
 	}
+	// The live model answers the changed prompt with the baseline's calls: the lookup, the
+	// dispatch (the recorded arguments), then a reply. It calls the tools by the names they
+	// were declared to it under (OpenAI's names have no dots).
+	model := llmtest.New(llmtest.OpenAI, func(n int, _ []byte) llmtest.Reply {
+		r := llmtest.Reply{Text: "Dispatched a technician.", InputTokens: 100, OutputTokens: 10}
+		switch n {
+		case 0:
+			r.Text, r.ToolCalls = "", []llmtest.ToolCall{{ID: "c1", Name: "devices_lookup", Arguments: `{"device_id":9007199254740993}`}}
+		case 1:
+			r.Text, r.ToolCalls = "", []llmtest.ToolCall{{ID: "c2", Name: "devices_dispatch",
+				Arguments: `{"device_id":9007199254740993,"reason":"boiler sensor reads 91.0 °C, 31 °C over the band"}`}}
+		}
+		return r
+	})
+	defer model.Close()
 	dir := t.TempDir()
 	for i, block := range blocks {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"MODEL_NAME=devices-scripted-1", "MODEL_BASE_URL="+model.BaseURL(), "MODEL_API_KEY=sk-local")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -71,10 +88,16 @@ func TestChangesDoc(t *testing.T) {
 	}
 	divergedAt(changed, rehearse.KindModelRequest, rehearse.StopUnanswered)
 	live := read("live.jsonl")
-	if s := live.Summary; s.Divergent != 1 || len(s.Stopped) != 0 || s.LiveCalls != 3 || s.LiveTokens != 214+18+263+41+318+29 {
-		t.Errorf("live budget: %+v", s)
+	if s := live.Summary; s.Divergent != 1 || len(s.Stopped) != 0 || s.LiveCalls != 3 || s.LiveTokens != 330 || s.Inlined != 1 ||
+		len(s.DroppedTools)+len(s.NewTools) != 0 || len(model.Requests()) != 3 {
+		t.Errorf("live budget: %+v; the model saw %d requests", s, len(model.Requests()))
 	}
 	divergedAt(live, rehearse.KindModelRequest, "")
+	for _, k := range live.Keys {
+		if string(k.Entity) == device && (k.Produced[records.FinalsName] != 1 || k.Produced[records.DeadLettersName] != 0) {
+			t.Errorf("live budget: key %s produced %v, want its reply", k.Entity, k.Produced)
+		}
+	}
 
 	args := func(extra ...string) []string {
 		return append([]string{"rehearse", "--agent", "devices", "--agent_config", filepath.Join(dir, "candidate.json"),
@@ -113,10 +136,16 @@ func TestChangesDoc(t *testing.T) {
 			t.Fatalf("exit %d\n%s", code, stderr)
 		}
 	})
-	t.Run("bad flag", func(t *testing.T) {
-		code, _, stderr := execCLI(t, nil, args("--live_calls", "-1")...)
-		if code != 2 || !strings.Contains(stderr, "--live_calls") {
-			t.Fatalf("exit %d\n%s", code, stderr)
+	t.Run("bad flags", func(t *testing.T) {
+		for flag, extra := range map[string][]string{
+			"live_calls": {"--live_calls", "-1"},
+			"model":      {"--live_calls", "1"}, // and no hosted model
+			"baseline":   {"--baseline", dir},
+		} {
+			code, _, stderr := execCLI(t, nil, args(extra...)...)
+			if code != 2 || !strings.Contains(stderr, "--"+flag+":") {
+				t.Errorf("%v: exit %d\n%s", extra, code, stderr)
+			}
 		}
 	})
 }
