@@ -239,3 +239,31 @@ func list(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// summarize totals the keys' records.
+func summarize(keys []Key) Summary {
+	s := Summary{Keys: len(keys), ByKind: map[Kind]int{}, Stopped: map[Stop]int{}}
+	newTools, dropped := map[string]bool{}, map[string]bool{}
+	for _, k := range keys {
+		if k.Divergence != nil {
+			s.Divergent++
+			s.ByKind[k.Divergence.Kind]++
+		}
+		if k.Stop != "" {
+			s.Stopped[k.Stop]++
+		}
+		s.Answered += k.Answered
+		s.Inlined += k.Inlined
+		s.LiveCalls += k.LiveCalls
+		s.LiveTokens += k.LiveTokens
+		for _, t := range k.NewTools {
+			newTools[t] = true
+		}
+		for _, t := range k.DroppedTools {
+			dropped[t] = true
+		}
+	}
+	s.NewTools = slices.Sorted(maps.Keys(newTools))
+	s.DroppedTools = slices.Sorted(maps.Keys(dropped))
+	return s
+}
