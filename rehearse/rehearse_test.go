@@ -39,7 +39,7 @@ type period struct {
 	ending   replay.Ending
 }
 
-func record(t *testing.T, a *agent.Agent, envelopes []byte) period {
+func record(t *testing.T, a *agent.Agent, envelopes []byte, restores ...*pb.StateSnapshot) period {
 	t.Helper()
 	var p period
 	index := map[string]int{}
@@ -51,6 +51,9 @@ func record(t *testing.T, a *agent.Agent, envelopes []byte) period {
 			p.inputs = append(p.inputs, replay.Input{Entity: key})
 		}
 		p.inputs[i].Values = append(p.inputs[i].Values, v)
+	}
+	for _, snap := range restores {
+		add(snap.GetEntityKey(), drive.RestoreValue(snap))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(envelopes))
 	last := int64(0)
@@ -77,7 +80,7 @@ func record(t *testing.T, a *agent.Agent, envelopes []byte) period {
 	for _, in := range p.inputs {
 		d.Run(context.Background(), in.Entity, in.Values, func(kind int64, b []byte) { p.baseline[kind] = append(p.baseline[kind], b) })
 	}
-	if len(p.baseline[records.OutIntent]) == 0 || len(p.baseline[records.OutSnapshot]) < len(p.inputs) {
+	if len(p.baseline[records.OutSnapshot]) < len(p.inputs) {
 		t.Fatalf("baseline: %d intents, %d snapshots", len(p.baseline[records.OutIntent]), len(p.baseline[records.OutSnapshot]))
 	}
 	return p
@@ -124,9 +127,11 @@ func devicesPaging(t *testing.T) *agent.Agent {
 	return a
 }
 
-func build(t *testing.T, f func([]byte) (*agent.Agent, error)) *agent.Agent {
+func build(t *testing.T, f func([]byte) (*agent.Agent, error)) *agent.Agent { return build2(t, f, "") }
+
+func build2(t *testing.T, f func([]byte) (*agent.Agent, error), config string) *agent.Agent {
 	t.Helper()
-	a, err := f(nil)
+	a, err := f([]byte(config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +157,20 @@ func TestRehearse(t *testing.T) {
 	supportBase := record(t, build(t, support.New), support.Envelopes)
 	devicesBase := record(t, build(t, devices.New), devices.Envelopes)
 	terse := supportWith(t, "You are a terse support agent.")
+	// A second period of device 17, from the state the first one exported: two readings.
+	var restores []*pb.StateSnapshot
+	for _, b := range devicesBase.baseline[records.OutSnapshot] {
+		s := &pb.StateSnapshot{}
+		if err := proto.Unmarshal(b, s); err != nil {
+			t.Fatal(err)
+		}
+		if string(s.GetEntityKey()) == "dev-17" {
+			restores = append(restores, s)
+		}
+	}
+	later := record(t, build(t, devices.New), []byte(
+		`{"entityKey":"ZGV2LTE3","eventTimeMs":"1767312000000","externalEvent":"eyJkZXZpY2VfaWQiOiIxNyIsIm1pbGxpX2MiOi0xODEwMH0="}`+"\n"+
+			`{"entityKey":"ZGV2LTE3","eventTimeMs":"1767312060000","externalEvent":"eyJkZXZpY2VfaWQiOiIxNyIsIm1pbGxpX2MiOi0xNzAwMH0="}`+"\n"), restores...)
 	for _, tc := range []struct {
 		name      string
 		base      period
@@ -162,9 +181,12 @@ func TestRehearse(t *testing.T) {
 		stopped   map[rehearse.Stop]int
 		live      int
 		newTools  []string
+		quiet     bool // no model call: quiet readings only
 	}{
 		{name: "support unchanged", base: supportBase, candidate: build(t, support.New)},
 		{name: "devices unchanged", base: devicesBase, candidate: build(t, devices.New)},
+		{name: "from restored state, unchanged", base: later, candidate: build(t, devices.New), quiet: true},
+		{name: "from restored state, another prompt", base: later, candidate: build2(t, devices.New, `{"prompt":"Be brief."}`), quiet: true},
 		{name: "changed prompt", base: supportBase, candidate: terse, divergent: 5,
 			byKind:  map[rehearse.Kind]int{rehearse.KindModelRequest: 5},
 			stopped: map[rehearse.Stop]int{rehearse.StopUnanswered: 5}},
@@ -200,7 +222,7 @@ func TestRehearse(t *testing.T) {
 			if tc.live > 0 && s.LiveTokens != int64(tc.live)*120 {
 				t.Errorf("live tokens %d, want %d", s.LiveTokens, tc.live*120)
 			}
-			if tc.divergent == 0 && s.Answered == 0 {
+			if tc.divergent == 0 && !tc.quiet && s.Answered == 0 {
 				t.Errorf("no request answered from the baseline")
 			}
 			for _, k := range r.Keys {
