@@ -136,9 +136,9 @@ func (m *Model) Inline(run host.InlineRun) ([]byte, bool) {
 	return slices.Clone(rec), true
 }
 
-// modelID is the one model id the recorded run's LLM_CALL traces asked, or "" when they name
+// ModelID is the one model id the recorded run's LLM_CALL traces asked, or "" when they name
 // none or several.
-func (m *Model) modelID() string {
+func (m *Model) ModelID() string {
 	if len(m.modelIDs) != 1 {
 		return ""
 	}
@@ -227,13 +227,13 @@ func InputEnd(inputs []Input) int64 {
 
 // RunWith is Run for a recorded run that ended as end says.
 func RunWith(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inputs []Input, recorded map[int64][][]byte, end Ending) ([]Key, error) {
-	answered, err := a.WithModel(m, m.modelID(), false)
+	answered, err := a.WithModel(m, m.ModelID(), false)
 	if err != nil {
 		return nil, err
 	}
 	deps.Recorded = m.Inline
 	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1, Park: end.Park, EndMs: end.EndMs}}
-	rec := byEntity(recorded)
+	rec := ByEntity(recorded)
 	var keys []Key
 	for _, in := range inputs {
 		before := len(m.Misses())
@@ -252,31 +252,64 @@ func RunWith(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inpu
 // compare finds the first output of got not in want (a multiset), else the first of want
 // left over.
 func compare(got []Output, want map[int64][][]byte) string {
+	d, ok := Diff(got, want, nil)
+	switch {
+	case !ok:
+		return ""
+	case d.Recorded:
+		return "recorded output not produced: " + Describe(d.Output)
+	}
+	return "first different output: " + Describe(d.Output)
+}
+
+// Difference is the first difference of a key's outputs from the recorded ones.
+type Difference struct {
+	Output Output // as compared (after the caller's normalization)
+	// Index is Output's position in the outputs compared; -1 when Recorded.
+	Index int
+	// Recorded says Output is a recorded output left over, which the run did not produce.
+	Recorded bool
+}
+
+// Diff finds the first output of got not in want (a multiset), else the first of want left
+// over (in the order of records.Kinds, then recorded order). norm, when not nil, maps every
+// output of both sides to the form compared, or drops it from the comparison (false): a
+// rehearsal compares intents without their signatures, and no traces.
+func Diff(got []Output, want map[int64][][]byte, norm func(Output) (Output, bool)) (Difference, bool) {
+	if norm == nil {
+		norm = func(o Output) (Output, bool) { return o, true }
+	}
 	left := map[int64]map[string]int{}
-	for kind, recs := range want {
-		left[kind] = map[string]int{}
-		for _, r := range recs {
-			left[kind][string(r)]++
-		}
-	}
-	for _, o := range got {
-		if left[o.Kind][string(o.Bytes)] == 0 {
-			return "first different output: " + describe(o)
-		}
-		left[o.Kind][string(o.Bytes)]--
-	}
+	var order []Output
 	for _, k := range records.Kinds() {
+		left[k.Out] = map[string]int{}
 		for _, r := range want[k.Out] {
-			if left[k.Out][string(r)] > 0 {
-				return "recorded output not produced: " + describe(Output{k.Out, r})
+			if o, ok := norm(Output{k.Out, r}); ok {
+				left[o.Kind][string(o.Bytes)]++
+				order = append(order, o)
 			}
 		}
 	}
-	return ""
+	for i, o := range got {
+		o, ok := norm(o)
+		if !ok {
+			continue
+		}
+		if left[o.Kind][string(o.Bytes)] == 0 {
+			return Difference{Output: o, Index: i}, true
+		}
+		left[o.Kind][string(o.Bytes)]--
+	}
+	for _, o := range order {
+		if left[o.Kind][string(o.Bytes)] > 0 {
+			return Difference{Output: o, Index: -1, Recorded: true}, true
+		}
+	}
+	return Difference{}, false
 }
 
-// describe names an output record briefly.
-func describe(o Output) string {
+// Describe names an output record briefly.
+func Describe(o Output) string {
 	m := newMessage(o.Kind)
 	if err := proto.Unmarshal(o.Bytes, m); err != nil {
 		return fmt.Sprintf("%s (undecodable)", kindName(o.Kind))
@@ -311,8 +344,9 @@ func kindName(kind int64) string {
 	return "?"
 }
 
-// byEntity groups recorded outputs by their entity key.
-func byEntity(recorded map[int64][][]byte) map[string]map[int64][][]byte {
+// ByEntity groups recorded outputs by their entity key; a record that does not decode is left
+// out.
+func ByEntity(recorded map[int64][][]byte) map[string]map[int64][][]byte {
 	out := map[string]map[int64][][]byte{}
 	for kind, recs := range recorded {
 		for _, r := range recs {
