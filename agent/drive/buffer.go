@@ -14,15 +14,15 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
-// OrderTagPrefix starts the tag of an ordering timer; the rest is the bucket's event time.
-const OrderTagPrefix = "order:"
+// orderTagPrefix starts the tag of an ordering timer; the rest is the bucket's event time.
+const orderTagPrefix = "order:"
 
 // OrderTag is the timer tag of the ordering bucket bucketMs.
-func OrderTag(bucketMs int64) string { return OrderTagPrefix + strconv.FormatInt(bucketMs, 10) }
+func OrderTag(bucketMs int64) string { return orderTagPrefix + strconv.FormatInt(bucketMs, 10) }
 
-// Bucket rounds an event time up to the ordering resolution: the watermark passing the bucket
+// bucketOf rounds an event time up to the ordering resolution: the watermark passing the bucket
 // proves every envelope up to it has arrived.
-func Bucket(eventMs, resolutionMs int64) int64 {
+func bucketOf(eventMs, resolutionMs int64) int64 {
 	if resolutionMs <= 1 {
 		return eventMs
 	}
@@ -47,8 +47,8 @@ type frame struct {
 
 const timerMark = 0x00
 
-// AppendFrame appends one envelope's frame to b.
-func AppendFrame(b []byte, eventMs int64, env []byte) []byte {
+// appendFrame appends one envelope's frame to b.
+func appendFrame(b []byte, eventMs int64, env []byte) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(eventMs))
 	b = binary.AppendUvarint(b, uint64(len(env)))
 	return append(b, env...)
@@ -82,17 +82,17 @@ func parseFrames(elem []byte, out []frame) ([]frame, error) {
 	return out, nil
 }
 
-// Buffered is one due envelope: decoded, and its bytes (the tie-breaker of the order).
-type Buffered struct {
+// bufferedEnv is one due envelope: decoded, and its bytes (the tie-breaker of the order).
+type bufferedEnv struct {
 	Env *pb.AgentEnvelope
 	Raw []byte
 }
 
-// Split reads the buffer's elements at a firing at atMs. It returns the envelopes with event
+// splitBuffer reads the buffer's elements at a firing at atMs. It returns the envelopes with event
 // time ≤ atMs in processing order (event time, then bytes), the envelopes left behind packed
 // as one element (without timers; nil when none), the armed timers, and the count of elements
 // or frames that could not be read (impossible unless the state was corrupted).
-func Split(elems [][]byte, atMs int64) (due []Buffered, rest []byte, timers Timers, bad int) {
+func splitBuffer(elems [][]byte, atMs int64) (due []bufferedEnv, rest []byte, timers Timers, bad int) {
 	var frames []frame
 	for _, e := range elems {
 		var err error
@@ -107,7 +107,7 @@ func Split(elems [][]byte, atMs int64) (due []Buffered, rest []byte, timers Time
 			continue
 		}
 		if f.eventMs > atMs {
-			rest = AppendFrame(rest, f.eventMs, f.data)
+			rest = appendFrame(rest, f.eventMs, f.data)
 			continue
 		}
 		env := &pb.AgentEnvelope{}
@@ -115,15 +115,15 @@ func Split(elems [][]byte, atMs int64) (due []Buffered, rest []byte, timers Time
 			bad++
 			continue
 		}
-		due = append(due, Buffered{Env: env, Raw: f.data})
+		due = append(due, bufferedEnv{Env: env, Raw: f.data})
 	}
-	SortDue(due)
+	sortDue(due)
 	return due, rest, timers, bad
 }
 
-// SortDue sorts envelopes into processing order: event time, ties broken by their bytes.
-func SortDue(due []Buffered) {
-	slices.SortFunc(due, func(a, b Buffered) int {
+// sortDue sorts envelopes into processing order: event time, ties broken by their bytes.
+func sortDue(due []bufferedEnv) {
+	slices.SortFunc(due, func(a, b bufferedEnv) int {
 		if c := cmp.Compare(a.Env.GetEventTimeMs(), b.Env.GetEventTimeMs()); c != 0 {
 			return c
 		}
@@ -136,7 +136,7 @@ func SortDue(due []Buffered) {
 // Effects carry the buffer's new content (Effects.Bag).
 func ReadBuffer(elems [][]byte, atMs int64) *Backlog {
 	bl := &Backlog{raw: true}
-	bl.Due, bl.rest, bl.Timers, bl.Bad = Split(elems, atMs)
+	bl.Due, bl.rest, bl.Timers, bl.Bad = splitBuffer(elems, atMs)
 	return bl
 }
 
@@ -150,7 +150,7 @@ func (bl *Backlog) Bag() []byte { return AppendTimers(bl.rest, bl.Timers) }
 func (e *Effects) BagOps() (clearFirst bool, add []byte) {
 	switch {
 	case e.Buffer != nil:
-		return false, AppendFrame(nil, e.Buffer.Env.GetEventTimeMs(), e.Buffer.Raw)
+		return false, appendFrame(nil, e.Buffer.Env.GetEventTimeMs(), e.Buffer.Raw)
 	case len(e.ArmTimers) > 0:
 		return false, AppendTimers(nil, e.ArmTimers)
 	case e.Rewrite:
@@ -182,7 +182,7 @@ func Rebased(read, now [][]byte, rewritten []byte) (bag []byte, ok bool) {
 // Envelopes returns the envelopes a raw buffer holds, whatever their time, in processing
 // order, as their bytes; what does not decode is left out.
 func Envelopes(elems [][]byte) [][]byte {
-	due, _, _, _ := Split(elems, math.MaxInt64)
+	due, _, _, _ := splitBuffer(elems, math.MaxInt64)
 	out := make([][]byte, len(due))
 	for i, d := range due {
 		out[i] = d.Raw

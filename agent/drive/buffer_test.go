@@ -15,11 +15,11 @@ func TestBucket(t *testing.T) {
 		{1000, 1000, 1000}, {1001, 1000, 2000}, {1, 1000, 1000}, {0, 1000, 0},
 		{-1, 1000, 0}, {-1001, 1000, -1000}, {1234, 1, 1234}, {1234, 0, 1234},
 	} {
-		if got := Bucket(tc.event, tc.res); got != tc.want {
-			t.Errorf("Bucket(%d, %d) = %d, want %d", tc.event, tc.res, got, tc.want)
+		if got := bucketOf(tc.event, tc.res); got != tc.want {
+			t.Errorf("bucketOf(%d, %d) = %d, want %d", tc.event, tc.res, got, tc.want)
 		}
-		if got := Bucket(tc.event, tc.res); got < tc.event {
-			t.Errorf("Bucket(%d, %d) = %d is before the event", tc.event, tc.res, got)
+		if got := bucketOf(tc.event, tc.res); got < tc.event {
+			t.Errorf("bucketOf(%d, %d) = %d is before the event", tc.event, tc.res, got)
 		}
 	}
 }
@@ -32,12 +32,12 @@ func env(t int64, text string) []byte {
 
 func TestSplitDue(t *testing.T) {
 	elems := [][]byte{
-		AppendFrame(nil, 30, env(30, "c")),
-		AppendFrame(AppendFrame(nil, 10, env(10, "b")), 50, env(50, "late")),
-		AppendFrame(nil, 10, env(10, "a")),
-		AppendFrame(nil, 20, env(20, "d")),
+		appendFrame(nil, 30, env(30, "c")),
+		appendFrame(appendFrame(nil, 10, env(10, "b")), 50, env(50, "late")),
+		appendFrame(nil, 10, env(10, "a")),
+		appendFrame(nil, 20, env(20, "d")),
 	}
-	due, rest, _, bad := Split(elems, 30)
+	due, rest, _, bad := splitBuffer(elems, 30)
 	if bad != 0 {
 		t.Fatalf("bad %d", bad)
 	}
@@ -53,7 +53,7 @@ func TestSplitDue(t *testing.T) {
 	if err != nil || len(left) != 1 || left[0].eventMs != 50 {
 		t.Fatalf("rest %v %v", left, err)
 	}
-	if _, _, _, bad := Split([][]byte{{1, 2, 3}}, 10); bad != 1 {
+	if _, _, _, bad := splitBuffer([][]byte{{1, 2, 3}}, 10); bad != 1 {
 		t.Fatal("a broken element is not reported")
 	}
 }
@@ -67,7 +67,7 @@ func toBytes(s []string) [][]byte {
 }
 
 func FuzzParseFrames(f *testing.F) {
-	f.Add(AppendFrame(AppendFrame(nil, 1, []byte("x")), -5, nil))
+	f.Add(appendFrame(appendFrame(nil, 1, []byte("x")), -5, nil))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		frames, err := parseFrames(b, nil)
@@ -76,7 +76,7 @@ func FuzzParseFrames(f *testing.F) {
 		}
 		var again []byte
 		for _, fr := range frames {
-			again = AppendFrame(again, fr.eventMs, fr.data)
+			again = appendFrame(again, fr.eventMs, fr.data)
 		}
 		if !bytes.Equal(again, b) {
 			t.Fatal("frames do not re-encode to their input")
@@ -84,14 +84,14 @@ func FuzzParseFrames(f *testing.F) {
 	})
 }
 
-// What Split leaves behind (the rest and the timers), split again at the same time, gives
+// What splitBuffer leaves behind (the rest and the timers), split again at the same time, gives
 // nothing due, nothing bad, the same rest and the same timers.
 func FuzzSplit(f *testing.F) {
-	f.Add(AppendTimers(AppendFrame(nil, 10, env(10, "a")), Timers{"deadline": 40, "ttl": 99}), int64(20))
-	f.Add(AppendFrame(AppendFrame(nil, 30, env(30, "b")), 5, []byte{0xff}), int64(30))
+	f.Add(AppendTimers(appendFrame(nil, 10, env(10, "a")), Timers{"deadline": 40, "ttl": 99}), int64(20))
+	f.Add(appendFrame(appendFrame(nil, 30, env(30, "b")), 5, []byte{0xff}), int64(30))
 	f.Fuzz(func(t *testing.T, elem []byte, at int64) {
-		_, rest, timers, _ := Split([][]byte{elem}, at) // a frame's own time decides whether it is due
-		again, rest2, timers2, bad2 := Split([][]byte{AppendTimers(rest, timers)}, at)
+		_, rest, timers, _ := splitBuffer([][]byte{elem}, at) // a frame's own time decides whether it is due
+		again, rest2, timers2, bad2 := splitBuffer([][]byte{AppendTimers(rest, timers)}, at)
 		if len(again) != 0 || !bytes.Equal(rest2, rest) || bad2 != 0 || len(timers2) != len(timers) {
 			t.Fatalf("re-split: %d due, %d bad, rest equal %v, timers %v vs %v", len(again), bad2, bytes.Equal(rest2, rest), timers2, timers)
 		}
@@ -99,7 +99,7 @@ func FuzzSplit(f *testing.F) {
 }
 
 func TestChanges(t *testing.T) {
-	got := Changes(Timers{"deadline": 5, "ttl": 9}, Timers{"deadline": 7, "x": 1})
+	got := timerChanges(Timers{"deadline": 5, "ttl": 9}, Timers{"deadline": 7, "x": 1})
 	want := []string{"deadline set 7", "ttl clear", "x set 1"}
 	if len(got) != len(want) {
 		t.Fatalf("%v", got)
@@ -139,7 +139,7 @@ func TestWoken(t *testing.T) {
 // TestBagOps: how a step's effects change a raw buffer, one row per kind of change.
 func TestBagOps(t *testing.T) {
 	e30 := env(30, "c")
-	bl := ReadBuffer([][]byte{AppendFrame(nil, 50, env(50, "late")), AppendTimers(nil, Timers{"ttl": 90})}, 30)
+	bl := ReadBuffer([][]byte{appendFrame(nil, 50, env(50, "late")), AppendTimers(nil, Timers{"ttl": 90})}, 30)
 	bl.Timers["deadline"] = 40 // as a step arms it
 	left := bl.Bag()
 	for _, tc := range []struct {
@@ -149,7 +149,7 @@ func TestBagOps(t *testing.T) {
 		wantAdd   []byte
 	}{
 		{"nothing", Effects{}, false, nil},
-		{"an arriving envelope adds its frame", Effects{Buffer: &Buffered{Env: &pb.AgentEnvelope{EventTimeMs: 30}, Raw: e30}}, false, AppendFrame(nil, 30, e30)},
+		{"an arriving envelope adds its frame", Effects{Buffer: &bufferedEnv{Env: &pb.AgentEnvelope{EventTimeMs: 30}, Raw: e30}}, false, appendFrame(nil, 30, e30)},
 		{"a restore adds its armed timers", Effects{ArmTimers: Timers{"deadline": 7}}, false, AppendTimers(nil, Timers{"deadline": 7})},
 		{"a rewrite clears and adds what is left", Effects{Rewrite: true, Bag: left}, true, left},
 		{"a rewrite that leaves nothing only clears", Effects{Rewrite: true}, true, nil},
@@ -161,7 +161,7 @@ func TestBagOps(t *testing.T) {
 			}
 		})
 	}
-	due, rest, timers, _ := Split([][]byte{left}, 100)
+	due, rest, timers, _ := splitBuffer([][]byte{left}, 100)
 	if len(due) != 1 || rest != nil || len(timers) != 2 || timers["deadline"] != 40 {
 		t.Errorf("the left buffer reads back as %d due, %x, %v", len(due), rest, timers)
 	}
@@ -198,10 +198,10 @@ func TestRebased(t *testing.T) {
 // and broken elements left out.
 func TestEnvelopes(t *testing.T) {
 	elems := [][]byte{
-		AppendFrame(AppendFrame(nil, 50, env(50, "late")), 10, env(10, "b")),
+		appendFrame(appendFrame(nil, 50, env(50, "late")), 10, env(10, "b")),
 		AppendTimers(nil, Timers{"ttl": 5}),
 		{1, 2, 3},
-		AppendFrame(nil, 10, env(10, "a")),
+		appendFrame(nil, 10, env(10, "a")),
 	}
 	got := Envelopes(elems)
 	want := [][]byte{env(10, "a"), env(10, "b"), env(50, "late")}

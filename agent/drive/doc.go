@@ -39,15 +39,15 @@
 //
 // # How RunAgent does it on Beam
 //
-// RunAgent keeps an ordering buffer (a bag of frames, AppendFrame) per key. An arriving
+// RunAgent keeps an ordering buffer (a bag of frames, appendFrame) per key. An arriving
 // envelope is appended and an event-time timer "order:<bucket>" is set at its event time
-// rounded up to the resolution (Bucket). A firing of any timer at time T (Core.Firing) takes
-// the buffered envelopes with event time ≤ T (Split, SortDue) and interleaves them with the
+// rounded up to the resolution (bucketOf). A firing of any timer at time T (Core.Firing) takes
+// the buffered envelopes with event time ≤ T (splitBuffer, sortDue) and interleaves them with the
 // core timers due by T, each at its own time, in one host.Batch. The core timers are kept in
 // the same buffer (AppendTimers), not only as Beam timers: a Beam firing cannot see the
 // key's other timers, and a runner may deliver several of a key's timers in one bundle, so
 // the buffer is the truth and the Beam timers ("deadline", "ttl", set to the armed times by
-// Changes) only wake the key; a Beam timer whose core timer moved finds nothing due. Driver
+// timerChanges) only wake the key; a Beam timer whose core timer moved finds nothing due. Driver
 // replays the same mechanics in memory: the Beam timers in firing order, the buffer's content
 // (its envelopes, held decoded in processing order, and its core timers), the committed
 // cells.

@@ -30,7 +30,7 @@ type Driver struct {
 // input is still atomic, and sees what the inputs before it committed, exactly as when each
 // firing commits its own batch. The buffer is held decoded: the envelopes not yet due, sorted
 // into processing order once (a firing at T takes the prefix with event time ≤ T, which is
-// what Split would return, in the order SortDue gives), and the core timers, which are what
+// what splitBuffer would return, in the order sortDue gives), and the core timers, which are what
 // the buffer's timer frames would hold after every firing (a firing rewrites them whenever
 // they change).
 type key struct {
@@ -38,7 +38,7 @@ type key struct {
 	id      []byte
 	cells   host.MapStore // the state before the first input: none
 	batch   host.Batch
-	pending []Buffered  // buffered envelopes
+	pending []bufferedEnv  // buffered envelopes
 	sorted  bool        // pending is in processing order
 	core    Timers      // the core timers in the buffer
 	timers  []beamTimer // armed, in the order they were set
@@ -132,12 +132,12 @@ func (k *key) apply(e *Effects, emit func(int64, []byte)) {
 
 // due takes the buffered envelopes with event time ≤ atMs out of the buffer, in processing
 // order.
-func (k *key) due(atMs int64) []Buffered {
+func (k *key) due(atMs int64) []bufferedEnv {
 	if !k.sorted {
-		SortDue(k.pending)
+		sortDue(k.pending)
 		k.sorted = true
 	}
-	n, _ := slices.BinarySearchFunc(k.pending, atMs, func(b Buffered, t int64) int {
+	n, _ := slices.BinarySearchFunc(k.pending, atMs, func(b bufferedEnv, t int64) int {
 		if b.Env.GetEventTimeMs() <= t {
 			return -1
 		}

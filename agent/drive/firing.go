@@ -50,9 +50,9 @@ func (t Timers) next(atMs int64) (tag string, at int64, ok bool) {
 	return tag, at, ok
 }
 
-// Changes lists the Beam timer operations that take a key's timers from before to after, in
+// timerChanges lists the Beam timer operations that take a key's timers from before to after, in
 // tag order.
-func Changes(before, after Timers) []host.TimerOp {
+func timerChanges(before, after Timers) []host.TimerOp {
 	var ops []host.TimerOp
 	var buf [8]string // a key has few timers: its order bucket, a deadline, an idle TTL
 	tags := buf[:0]
@@ -152,13 +152,13 @@ func (c Core) activate(ctx context.Context, b host.Batch, env *pb.AgentEnvelope)
 func (c Core) Batch(store host.Store) host.Batch { return host.NewBatch(c.Agent, store, c.Deps) }
 
 // Firing runs one firing of a key at event time atMs: the due envelopes (in the order
-// SortDue gives) interleaved with the key's core timers that fall due at or before atMs,
+// sortDue gives) interleaved with the key's core timers that fall due at or before atMs,
 // each timer fired at its own event time (with Park, only those due by EndMs). An envelope
 // goes before a timer at the same time;
 // a timer a result arms at or before atMs fires within the same firing. Every input runs in
 // batch b, so each sees what the ones before it committed; every result goes to sink in
 // order; timers ends holding the timers still armed, all after atMs.
-func (c Core) Firing(ctx context.Context, b host.Batch, key []byte, due []Buffered, timers Timers, atMs int64, sink func(*host.Result)) {
+func (c Core) Firing(ctx context.Context, b host.Batch, key []byte, due []bufferedEnv, timers Timers, atMs int64, sink func(*host.Result)) {
 	for i := 0; ; {
 		tag, at, ok := timers.next(c.limit(atMs))
 		if i < len(due) && (!ok || due[i].Env.GetEventTimeMs() <= at) {

@@ -78,8 +78,8 @@ func DeadLetter(entity []byte, atMs int64, reason records.Reason, err error, raw
 	return records.WithRawRecord(host.DeadLetter(entity, atMs, err), raw)
 }
 
-// CorruptBuffer is the dead letter of n ordering-buffer entries that do not decode.
-func CorruptBuffer(key []byte, n int) *pb.ActivationErrorRecord {
+// corruptBuffer is the dead letter of n ordering-buffer entries that do not decode.
+func corruptBuffer(key []byte, n int) *pb.ActivationErrorRecord {
 	return host.DeadLetter(key, 0, &agent.Error{Reason: records.ReasonStateCorrupt,
 		Detail: fmt.Sprintf("%d ordering-buffer entries do not decode", n)})
 }

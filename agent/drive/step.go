@@ -16,11 +16,11 @@ type Trigger struct {
 }
 
 // Backlog is what a firing reads of the key's ordering buffer: the envelopes due by the
-// firing's time, in processing order (Split, or a held buffer's due prefix), the armed core
+// firing's time, in processing order (splitBuffer, or a held buffer's due prefix), the armed core
 // timers, and the count of buffer entries that did not decode. Step takes the due envelopes
 // and updates Timers in place.
 type Backlog struct {
-	Due    []Buffered
+	Due    []bufferedEnv
 	Timers Timers
 	Bad    int
 
@@ -40,7 +40,7 @@ type Effects struct {
 	// already in Outputs.
 	Results []*host.Result
 	// Buffer is an arriving envelope to append to the ordering buffer.
-	Buffer *Buffered
+	Buffer *bufferedEnv
 	// ArmTimers are core timers a restore armed, to append to the buffer.
 	ArmTimers Timers
 	// Rewrite says the buffer is to be replaced by the envelopes not yet due and the core
@@ -120,14 +120,14 @@ func (c Core) element(ctx context.Context, b host.Batch, key []byte, t Trigger, 
 		if len(timers) > 0 {
 			e.ArmTimers = timers
 		}
-		e.TimerOps = Changes(nil, timers)
+		e.TimerOps = timerChanges(nil, timers)
 	case c.Arrival:
 		e.sink(c.activate(ctx, b, in.Env))
 		e.Activations = 1
 		e.TimerOps = b.Timers()
 	default:
-		e.Buffer = &Buffered{Env: in.Env, Raw: t.Value}
-		bucket := Bucket(in.Env.GetEventTimeMs(), c.OrderResolutionMs)
+		e.Buffer = &bufferedEnv{Env: in.Env, Raw: t.Value}
+		bucket := bucketOf(in.Env.GetEventTimeMs(), c.OrderResolutionMs)
 		e.TimerOps = []host.TimerOp{{Tag: OrderTag(bucket), Set: true, AtMs: bucket}}
 	}
 }
@@ -137,12 +137,12 @@ func (c Core) element(ctx context.Context, b host.Batch, key []byte, t Trigger, 
 // t.AtMs (a core timer fired inside it) may still hold envelopes, which its own timer runs.
 func (c Core) firing(ctx context.Context, b host.Batch, key []byte, t Trigger, bl *Backlog, e *Effects) {
 	if bl.Bad > 0 {
-		e.emit(records.OutDeadLetter, Marshal(CorruptBuffer(key, bl.Bad)))
+		e.emit(records.OutDeadLetter, Marshal(corruptBuffer(key, bl.Bad)))
 	}
 	var cleared int64
 	var any bool
 	for _, d := range bl.Due {
-		if bk := Bucket(d.Env.GetEventTimeMs(), c.OrderResolutionMs); bk <= t.AtMs && (!any || bk != cleared) && OrderTag(bk) != t.Tag {
+		if bk := bucketOf(d.Env.GetEventTimeMs(), c.OrderResolutionMs); bk <= t.AtMs && (!any || bk != cleared) && OrderTag(bk) != t.Tag {
 			e.TimerOps = append(e.TimerOps, host.TimerOp{Tag: OrderTag(bk)})
 			cleared, any = bk, true
 		}
@@ -154,7 +154,7 @@ func (c Core) firing(ctx context.Context, b host.Batch, key []byte, t Trigger, b
 	if c.Park && t.AtMs > c.EndMs && len(bl.Timers) > 0 {
 		c.park(ctx, b, key, bl.Timers, e.sink)
 	}
-	ops := Changes(before, bl.Timers)
+	ops := timerChanges(before, bl.Timers)
 	e.Rewrite = len(bl.Due) > 0 || bl.Bad > 0 || len(ops) > 0
 	e.TimerOps = append(e.TimerOps, ops...)
 	if e.Rewrite && bl.raw {
