@@ -38,10 +38,10 @@ type key struct {
 	id      []byte
 	cells   host.MapStore // the state before the first input: none
 	batch   host.Batch
-	pending []bufferedEnv  // buffered envelopes
-	sorted  bool        // pending is in processing order
-	core    Timers      // the core timers in the buffer
-	timers  []beamTimer // armed, in the order they were set
+	pending []bufferedEnv // buffered envelopes
+	sorted  bool          // pending is in processing order
+	core    Timers        // the core timers in the buffer
+	timers  []beamTimer   // armed, in the order they were set
 	stats   Stats
 }
 
