@@ -89,7 +89,7 @@ To compare two commits, run the same benchmarks on both in one session and compa
 
 ## Activation core
 
-One envelope through \`agent.Activate\` against an in-memory store (package \`agent\`):
+One envelope through \`host.Activate\` against an in-memory store (packages \`agent\` and \`agent/host\`):
 \`NoOpActivation\` is an external event answered from the replay cache (no model call);
 \`ToolCallAndResume\` emits and signs a tool intent, suspends, and resumes on the result to a
 final reply; \`ApprovalRoundTrip\` does the same through an approval.
