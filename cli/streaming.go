@@ -25,7 +25,7 @@ func runStreaming(e *env, runner string, s *runSettings) int {
 	if code != 0 {
 		return code
 	}
-	defer sd.close()
+	defer sd.Close()
 	run := pubsub.NewRun()
 	defer run.Close()
 	opts.PubSub.Run = run.ID()
@@ -65,7 +65,7 @@ func runStreaming(e *env, runner string, s *runSettings) int {
 				continue
 			}
 			fmt.Fprintln(e.stderr, "\ndraining: no more pulls; in-flight bundles finish and are acknowledged (Ctrl-C again stops at once)")
-			sd.freeze()
+			sd.Freeze()
 			run.Drain()
 		case <-tick.C:
 			fmt.Fprintf(e.stderr, "\r%s", status())
@@ -79,7 +79,7 @@ func runStreaming(e *env, runner string, s *runSettings) int {
 				e.errorf("pipeline failed: %v", r.err)
 				return 1
 			}
-			if code := sd.commit(e, run.Status().Watermark); code != 0 {
+			if code := commitStateDir(e, sd, run.Status().Watermark); code != 0 {
 				return code
 			}
 			fmt.Fprintf(e.stdout, "drained after %s on %s\n", time.Since(start).Round(time.Millisecond), runner)
