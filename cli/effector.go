@@ -18,6 +18,7 @@ import (
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/consoleserve"
 	"github.com/beamagents/beamagents/internal/effectorrun"
+	"github.com/beamagents/beamagents/internal/outfiles"
 )
 
 func init() {
@@ -130,13 +131,13 @@ func runEffectorFiles(ctx context.Context, e *env, eff *effector.Effector, f *ef
 	err := effectorrun.RunFiles(ctx, eff, effectorrun.Files{Input: *f.input, OutputDir: *f.outputDir, Workers: *f.workers, Console: console}, e.stdout, e.errorf)
 	var open *effectorrun.UndecidedError
 	if err != nil && !errors.Is(err, effector.ErrToolUnregistered) && !errors.As(err, &open) {
-		removeOutputs(context.Background(), *f.outputDir, effectorOutputs())
+		outfiles.Remove(context.Background(), *f.outputDir, effectorOutputs())
 	}
 	return err
 }
 
 // effectorOutputs are the files a files run writes under --output_dir.
-func effectorOutputs() []string { return outputGlobs(effector.ResultsName, effector.MalformedName) }
+func effectorOutputs() []string { return outfiles.Globs(effector.ResultsName, effector.MalformedName) }
 
 // effectorChecks are effector's launch-time checks of its flags (see checkFlags).
 func effectorChecks(f *effectorFlags, files bool) []check {

@@ -27,6 +27,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/runstatus"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
@@ -138,7 +139,7 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		statusLines(e.stderr, runner, start, done, statusEvery)
+		runstatus.Lines(e.stderr, runner, start, done, runstatus.Every)
 	}()
 	// Ctrl-C or SIGTERM cancels the job (on a job service, through the Job API) and waits
 	// for it to stop.

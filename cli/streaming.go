@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/beamagents/beamagents/internal/progress"
+	"github.com/beamagents/beamagents/internal/runstatus"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub"
 )
@@ -52,7 +51,7 @@ func runStreaming(e *env, runner string, s *runSettings) int {
 	prev := progress.Take()
 	status := func() string {
 		now := progress.Take()
-		line := statusLine(run.Status(), now.At, now, prev, breakers())
+		line := runstatus.Streaming(run.Status(), now.At, now, prev, runstatus.Breakers())
 		prev = now
 		return line
 	}
@@ -91,50 +90,10 @@ func runStreaming(e *env, runner string, s *runSettings) int {
 	}
 }
 
-// statusLine is the one-line live status of a streaming run: the source's counts, the model
-// calls of this process's workers since prev (per second and in flight), tokens, and extra
-// (the breakers not closed) when not empty.
-func statusLine(s pubsub.Status, now time.Time, p, prev progress.Snapshot, extra string) string {
-	lag := "-"
-	if !s.Watermark.IsZero() {
-		lag = now.Sub(s.Watermark).Round(100 * time.Millisecond).String()
-	}
-	rate := 0.0
-	if dt := p.At.Sub(prev.At).Seconds(); dt > 0 {
-		rate = float64(p.ModelCalls-prev.ModelCalls) / dt
-	}
-	line := fmt.Sprintf("envelopes in %d | activations %d | model calls %d (%.1f/s, %d in flight) | tokens %d | intents out %d | dead letters %d | duplicates %d | watermark lag %s",
-		s.EnvelopesIn, s.Activations, p.ModelCalls, rate, p.InFlight, p.Tokens, s.IntentsOut, s.DeadLetters+s.Rejected, s.Duplicates, lag)
-	if extra != "" {
-		line += " | " + extra
-	}
-	return line + "   "
-}
-
-// quietRunner keeps the runner's informational logging off the terminal (unless
-// --verbose_runner), and the Go SDK's error about bundles Prism asks to finalize that
-// registered nothing to finalize (the reader's restriction-pairing bundles), which is noise.
+// quietRunner keeps the runner's informational logging off the terminal, unless
+// --verbose_runner.
 func quietRunner(e *env) {
-	if verboseRunner() {
-		return
+	if !verboseRunner() {
+		runstatus.QuietRunner(e.stderr)
 	}
-	h := slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
-	slog.SetDefault(slog.New(&dropHandler{Handler: h}))
-}
-
-type dropHandler struct{ slog.Handler }
-
-func (d *dropHandler) Handle(ctx context.Context, r slog.Record) error {
-	if strings.Contains(r.Message, "couldn't find plan in finalizing map") {
-		return nil
-	}
-	return d.Handler.Handle(ctx, r)
-}
-
-func (d *dropHandler) WithAttrs(a []slog.Attr) slog.Handler {
-	return &dropHandler{Handler: d.Handler.WithAttrs(a)}
-}
-
-func (d *dropHandler) WithGroup(n string) slog.Handler {
-	return &dropHandler{Handler: d.Handler.WithGroup(n)}
 }
