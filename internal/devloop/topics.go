@@ -2,7 +2,6 @@ package devloop
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -12,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/outfiles"
 	bapubsub "github.com/beamagents/beamagents/pubsub"
-	"github.com/beamagents/beamagents/records"
 )
 
 // topics are the loop's Pub/Sub names on the in-process emulator.
@@ -87,13 +86,13 @@ func republishPending(ctx context.Context, client *pubsub.Client, topic, snapsho
 	if snapshots == "" {
 		return 0, nil
 	}
-	snaps, err := readRecords(snapshots, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	snaps, err := outfiles.Read(snapshots, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
 	if err != nil {
 		return 0, err
 	}
 	answered := map[string]bool{}
 	if envelopes != "" {
-		envs, err := readRecords(envelopes, func() *pb.AgentEnvelope { return &pb.AgentEnvelope{} })
+		envs, err := outfiles.Read(envelopes, func() *pb.AgentEnvelope { return &pb.AgentEnvelope{} })
 		if err != nil {
 			return 0, err
 		}
@@ -130,25 +129,4 @@ func republishPending(ctx context.Context, client *pubsub.Client, topic, snapsho
 		}
 	}
 	return n, nil
-}
-
-// readRecords reads the typed record file a drain wrote (statedir) as messages M.
-func readRecords[M proto.Message](file string, newM func() M) ([]M, error) {
-	data, err := records.ReadCapped(file, records.MaxFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := records.Records(file, data, newM().ProtoReflect().Descriptor().FullName())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]M, 0, len(recs))
-	for i, r := range recs {
-		m := newM()
-		if err := proto.Unmarshal(r, m); err != nil {
-			return nil, fmt.Errorf("%s: record %d is not a %s: %v", file, i+1, m.ProtoReflect().Descriptor().Name(), err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
 }
