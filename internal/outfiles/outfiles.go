@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs:// output folders
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local output folders
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/records"

@@ -41,7 +41,7 @@ func TestBegin(t *testing.T) {
 			var warn bytes.Buffer
 			opts := tc.opts
 			r, err := runstate.Begin(tc.path, tc.runner, &opts, &warn)
-			defer r.Close()
+			t.Cleanup(r.Close) // nil when refused: does nothing
 			var refused *runstate.RefusedError
 			if tc.refused {
 				if !errors.As(err, &refused) || !strings.Contains(err.Error(), tc.want) {
