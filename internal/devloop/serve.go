@@ -107,13 +107,14 @@ func Serve(ctx context.Context, c Config) error {
 
 	l.in = &ingest{client: l.client, topic: l.t.events, keyring: c.Keyring}
 	defer l.in.stop()
-	consoleCtx, stopConsole := context.WithCancel(ctx)
-	defer stopConsole()
 	cstore, err := console.Open(filepath.Join(c.StateDir, "console.db"))
 	if err != nil {
 		return err
 	}
 	defer cstore.Close()
+	// The console's requests and subscribers end (consoleCtx) before its store closes.
+	consoleCtx, stopConsole := context.WithCancel(ctx)
+	defer stopConsole()
 	hs, url, err := l.serveConsole(consoleCtx, cstore)
 	if err != nil {
 		return err
