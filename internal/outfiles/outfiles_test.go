@@ -69,3 +69,28 @@ func TestRead(t *testing.T) {
 		t.Fatalf("Head: %d bytes, %v", len(head), err)
 	}
 }
+
+// Read never panics on a file's bytes, and what it accepts is exactly the file's records.
+func FuzzRead(f *testing.F) {
+	valid := records.Header((&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName())
+	b, _ := proto.Marshal(&pb.ToolIntent{IntentId: "a", Seq: 1})
+	valid = records.AppendFrame(valid, b)
+	f.Add(valid)
+	f.Add(valid[:len(valid)-1])
+	f.Add([]byte("not a record file"))
+	f.Add([]byte{})
+	path := filepath.Join(f.TempDir(), "intents.binpb")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := outfiles.Read(path, func() *pb.ToolIntent { return &pb.ToolIntent{} })
+		if err != nil {
+			return
+		}
+		recs, err := records.Records(path, data, (&pb.ToolIntent{}).ProtoReflect().Descriptor().FullName())
+		if err != nil || len(recs) != len(got) {
+			t.Fatalf("read %d messages from a file of %d records (%v)", len(got), len(recs), err)
+		}
+	})
+}
