@@ -96,3 +96,19 @@ func TestCall(t *testing.T) {
 		})
 	}
 }
+
+// ReadServer never panics on server.json's bytes and accepts only a URL with a token.
+func FuzzReadServer(f *testing.F) {
+	f.Add([]byte(`{"url":"http://127.0.0.1:1/","token":"t"}`))
+	f.Add([]byte(`{"url":"x"}`))
+	f.Add([]byte(`[`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, ServerFile), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := ReadServer(dir); err == nil && (s.URL == "" || s.Token == "") {
+			t.Fatalf("accepted %q as %+v", data, s)
+		}
+	})
+}
