@@ -9,7 +9,7 @@
 //     (no console) wrote its outputs and ends with an *UndecidedError saying how to decide
 //     them; intents whose tools no registered agent provides are held back, nothing
 //     recorded for them.
-//   - The dedup store is opened once per run; a store another process holds locked is
-//     refused with a clear error, never waited on.
+//   - The dedup store is opened once per run; a bbolt store another process holds locked is
+//     refused with a clear error once the store's lock timeout passes.
 //   - The approval console always needs an identity to read (approver header or users).
 package effectorrun
