@@ -5,16 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"unicode/utf8"
 
 	pubsub "cloud.google.com/go/pubsub/v2"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/effector"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/devloop"
+	"github.com/beamagents/beamagents/internal/envelopes"
 	"github.com/beamagents/beamagents/pubsub/wire"
 	"github.com/beamagents/beamagents/records"
 )
@@ -85,7 +85,7 @@ func runApprove(e *env, args []string) int {
 		return 2
 	}
 	dec.Approver = *approver
-	env, err := decision(ti, kr, dec, *at)
+	env, err := envelopes.Decision(ti, kr, dec, *at)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
@@ -108,7 +108,7 @@ func publishEnvelope(e *env, env *pb.AgentEnvelope, topic, what string) int {
 		return 1
 	}
 	defer c.Close()
-	if err := publishEnvelopes(c, topic)(ctx, []*pb.AgentEnvelope{env}); err != nil {
+	if err := envelopes.Publisher(c, topic)(ctx, []*pb.AgentEnvelope{env}); err != nil {
 		e.errorf("--topic: publishing %s: %v", what, err)
 		return 1
 	}
@@ -142,39 +142,18 @@ func approvalIntent(glob, id string) (*pb.ToolIntent, error) {
 	return found, nil
 }
 
-// decision is the signed approval envelope deciding ti at event time at (0: just after ti
-// was emitted).
-func decision(ti *pb.ToolIntent, kr *intent.Keyring, d effector.Decision, at int64) (*pb.AgentEnvelope, error) {
-	if at == 0 {
-		at = ti.GetCreatedAtMs() + 1
-	}
-	ap := &pb.AgentEnvelope_Approval{IntentId: ti.GetIntentId(), Approved: d.Approved, Approver: d.Approver, DecidedAtMs: at, Note: d.Note, ArgsJson: d.ArgsJSON}
-	if err := intent.SignApproval(ap, ti, kr); err != nil {
-		return nil, err
-	}
-	return &pb.AgentEnvelope{EntityKey: ti.GetEntityKey(), EventTimeMs: at, Payload: &pb.AgentEnvelope_Approval_{Approval: ap}}, nil
-}
-
 // writeEnvelopeLine writes env as one JSON line to stdout or appends it to path.
 func writeEnvelopeLine(e *env, env *pb.AgentEnvelope, path string) int {
-	line, err := protojson.Marshal(env)
-	if err != nil {
-		e.errorf("%v", err)
-		return 1
-	}
-	line = append(line, '\n')
 	if path == "" {
+		line, err := envelopes.Line(env)
+		if err != nil {
+			e.errorf("%v", err)
+			return 1
+		}
 		e.stdout.Write(line)
 		return 0
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err == nil {
-		_, err = f.Write(line)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := envelopes.AppendLine(path, env); err != nil {
 		e.errorf("--output: %v", err)
 		return 1
 	}
@@ -208,7 +187,7 @@ func approveOnDev(e *env, fs *flag.FlagSet, target devTargetFlags, id string, d 
 		decision = "approve"
 	}
 	var got console.APIDecision
-	if err := devCall(base, token, "/api/approvals/decide", console.APIDecision{IntentID: id, Decision: decision, Note: d.Note, ArgsJSON: d.ArgsJSON}, &got); err != nil {
+	if err := devloop.Call(base, token, "/api/approvals/decide", console.APIDecision{IntentID: id, Decision: decision, Note: d.Note, ArgsJSON: d.ArgsJSON}, &got); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}

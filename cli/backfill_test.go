@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/pipeline"
@@ -40,7 +41,7 @@ func TestBackfillThroughFiles(t *testing.T) {
 	key := []byte("customer-2") // the support agent's recorded model looks its order up, then replies
 	// The input's event times are 4 hours behind the clock the effector reads.
 	t0 := time.Now().Add(-4 * time.Hour).Truncate(time.Second).UnixMilli()
-	line := func(env *pb.AgentEnvelope) []byte { b, _ := appendEnvelope(nil, env, true); return b }
+	line := func(env *pb.AgentEnvelope) []byte { b, _ := console.AppendEnvelope(nil, env, true); return b }
 	in1 := write("in1/events.jsonl",
 		line(&pb.AgentEnvelope{EntityKey: key, EventTimeMs: t0, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("Where is my order A-1001?")}}))
 	out1 := filepath.Join(dir, "out1")

@@ -6,27 +6,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	pubsub "cloud.google.com/go/pubsub/v2"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/console"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/consoleserve"
+	"github.com/beamagents/beamagents/internal/envelopes"
 	"github.com/beamagents/beamagents/pubsub/wire"
 )
-
-// hostList splits --allowed_hosts.
-func hostList(s string) []string {
-	var out []string
-	for _, h := range strings.Split(s, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			out = append(out, h)
-		}
-	}
-	return out
-}
 
 func init() {
 	register(&command{name: "console", summary: "serve a web console over a run's outputs: activations, traces, dead letters with redrive, entities", run: runConsole})
@@ -67,12 +55,12 @@ func runConsole(e *env, args []string) int {
 	if code, ok := checkFlags(e, checks...); !ok {
 		return code
 	}
-	id, err := consoleIdentity(*header, *users)
+	id, err := consoleserve.Identity(*header, *users)
 	if err != nil {
 		e.errorf("%v", err)
 		return 2
 	}
-	opts := console.Options{Identity: id, ReadNeedsIdentity: !loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}, Hosts: hostList(*hosts)}
+	opts := console.Options{Identity: id, ReadNeedsIdentity: !consoleserve.Loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}, Hosts: consoleserve.HostList(*hosts)}
 	if opts.ReadNeedsIdentity && !id.Configured() {
 		e.errorf("--listen %s is beyond loopback: reading then needs --approver_header or --approver_users", *listen)
 		return 2
@@ -112,7 +100,7 @@ func runConsole(e *env, args []string) int {
 			e.errorf("%v", err)
 			return 1
 		}
-		opts.Redrive.Publish = publishEnvelopes(c, *redriveTopic)
+		opts.Redrive.Publish = envelopes.Publisher(c, *redriveTopic)
 	}
 	st, err := console.Open(*db)
 	if err != nil {
@@ -135,7 +123,7 @@ func runConsole(e *env, args []string) int {
 	// Requests live in the command's context: a page's event stream ends when it stops.
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go srv.Serve(l)
-	defer shutdownConsole(srv)
+	defer consoleserve.Shutdown(srv)
 	done := make(chan struct{})
 	n := 0
 	for _, dir := range outputs {
@@ -158,56 +146,4 @@ func runConsole(e *env, args []string) int {
 		<-done
 	}
 	return 0
-}
-
-// consoleIdentity is the acting user's identity source from the approver flags.
-func consoleIdentity(header, usersRef string) (console.Identity, error) {
-	id := console.Identity{ApproverHeader: header}
-	if usersRef != "" {
-		if header != "" {
-			return id, fmt.Errorf("--approver_header and --approver_users: choose one")
-		}
-		users, err := loadUsers(usersRef)
-		if err != nil {
-			return id, err
-		}
-		id.BasicAuth = users
-	}
-	return id, nil
-}
-
-// loopback reports whether addr listens on loopback only.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// publishEnvelopes publishes redriven envelopes to an input topic, binary, ordered by key.
-func publishEnvelopes(c *pubsub.Client, topic string) func(context.Context, []*pb.AgentEnvelope) error {
-	return func(ctx context.Context, envs []*pb.AgentEnvelope) error {
-		pub := c.Publisher(topic)
-		pub.EnableMessageOrdering = true
-		defer pub.Stop()
-		var results []*pubsub.PublishResult
-		for _, env := range envs {
-			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
-			if err != nil {
-				return err
-			}
-			results = append(results, pub.Publish(ctx, &pubsub.Message{Data: b, OrderingKey: wire.OrderingKey(env.GetEntityKey())}))
-		}
-		for _, r := range results {
-			if _, err := r.Get(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 }

@@ -1,13 +1,7 @@
 package cli
 
 import (
-	"bufio"
-	"context"
-	"errors"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/beamagents/beamagents/internal/protobind"
 )
@@ -50,18 +44,18 @@ func runGenerateProto(e *env, args []string) int {
 		return 2
 	}
 	if *paths == "import" && *module == "" {
-		layout.Module = modulePath(filepath.Join(*out, "go.mod"))
+		layout.Module = protobind.ModulePath(filepath.Join(*out, "go.mod"))
 	}
 	sources := fs.Args()
 	if len(sources) == 0 {
 		sources = []string{*protoPath}
 	}
-	files, refusals, err := generateBindings(*protoPath, sources, layout)
+	files, refusals, err := protobind.Bindings(*protoPath, sources, layout)
 	if err != nil {
 		e.errorf("generate proto: %v", err)
 		return 2
 	}
-	if err := writeBindings(e, *out, files); err != nil {
+	if err := protobind.Write(*out, files, func(p string) { e.stdout.Write([]byte(p + "\n")) }); err != nil {
 		e.errorf("generate proto: %v", err)
 		return 2
 	}
@@ -72,66 +66,4 @@ func runGenerateProto(e *env, args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// generateBindings finds, compiles, generates and checks.
-func generateBindings(protoPath string, sources []string, layout protobind.Layout) ([]protobind.File, []protobind.Refusal, error) {
-	names, err := protobind.Find(protoPath, sources)
-	if err != nil {
-		return nil, nil, err
-	}
-	compiled, err := protobind.Compile(context.Background(), protoPath, names)
-	if err != nil {
-		return nil, nil, err
-	}
-	files, err := protobind.Generate(compiled, layout)
-	if err != nil {
-		return nil, nil, err
-	}
-	return files, protobind.Check(compiled), nil
-}
-
-// writeBindings writes each file under out and prints its path. A name that would leave out
-// (an import path with "..") is refused before anything is written.
-func writeBindings(e *env, out string, files []protobind.File) error {
-	for _, f := range files {
-		if !filepath.IsLocal(filepath.FromSlash(f.Name)) {
-			return errors.New(f.Name + ": the output path leaves --out")
-		}
-	}
-	for _, f := range files {
-		p := filepath.Join(out, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, f.Content, 0o644); err != nil {
-			return err
-		}
-		e.stdout.Write([]byte(p + "\n"))
-	}
-	return nil
-}
-
-// modulePath reads the module path of a go.mod, or "" without one: the files then go to
-// their full import paths under --out.
-func modulePath(goMod string) string {
-	f, err := os.Open(goMod)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module")
-		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
-			continue
-		}
-		rest, _, _ = strings.Cut(strings.TrimSpace(rest), "//")
-		rest = strings.TrimSpace(rest)
-		if unq, err := strconv.Unquote(rest); err == nil {
-			return unq
-		}
-		return rest
-	}
-	return ""
 }

@@ -118,3 +118,8 @@ func TestIntentSignVerify(t *testing.T) {
 		t.Fatalf("missing keyring: exit %d", code)
 	}
 }
+
+// readOutput reads NAME.binpb of dir (a typed record file) into messages of m's type.
+func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
+	return readMessages([]string{filepath.Join(dir, name+".binpb")}, newM)
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/internal/devloop"
 	"github.com/beamagents/beamagents/internal/testkit/testsvc"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/records"
@@ -204,9 +205,9 @@ func TestDevMemoryStoreDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out, errOut bytes.Buffer
-		code := serveDev(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}, &devSettings{opts: s.Options, stateDir: dir,
-			listen: "127.0.0.1:0", user: "dev", password: "pw", timeout: 2 * time.Minute, until: map[string]bool{"ann": true},
-			events: []*pb.AgentEnvelope{{EntityKey: []byte("ann"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(tc.event)}}}})
+		code := serveDev(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}, devloop.Config{Options: s.Options, StateDir: dir,
+			Listen: "127.0.0.1:0", User: "dev", Password: "pw", Until: map[string]bool{"ann": true},
+			Events: []*pb.AgentEnvelope{{EntityKey: []byte("ann"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(tc.event)}}}}, 2*time.Minute)
 		if code != 0 || !strings.Contains(out.String(), tc.want) {
 			t.Fatalf("dev on %q: exit %d, want %q\n%s\n%s", tc.event, code, tc.want, out.String(), errOut.String())
 		}

@@ -30,12 +30,6 @@ func (f redriveFilter) match(d *pb.ActivationErrorRecord) bool {
 		(f.since == 0 || t >= f.since) && (f.until == 0 || t < f.until)
 }
 
-// redriveEnvelope returns the envelope a dead letter carries (console.RedriveEnvelope: the
-// console's redrive and this command choose alike).
-func redriveEnvelope(d *pb.ActivationErrorRecord) (*pb.AgentEnvelope, error) {
-	return console.RedriveEnvelope(d)
-}
-
 func runRedrive(e *env, args []string) int {
 	fs := newFlags(e, "redrive", "redrive --input GLOB [--reason R] [--key K] [--since T] [--until T] --output FILE")
 	input := fs.String("input", "", "dead-letter files: a glob of *.binpb (length-delimited) or *.jsonl files")
@@ -98,12 +92,12 @@ func runRedrive(e *env, args []string) int {
 				continue
 			}
 			selected++
-			env, err := redriveEnvelope(d)
+			env, err := console.RedriveEnvelope(d) // the console's redrive and this command choose alike
 			if err != nil {
 				continue
 			}
 			written++
-			if out, err = appendEnvelope(out, env, jsonl); err != nil {
+			if out, err = console.AppendEnvelope(out, env, jsonl); err != nil {
 				e.errorf("%v", err)
 				return 1
 			}
@@ -154,9 +148,4 @@ func notAnInput(name, output, inputGlob string) check {
 // readDeadLetters reads a dead-letter file as the file sinks write it.
 func readDeadLetters(file string) ([]*pb.ActivationErrorRecord, error) {
 	return readMessages([]string{file}, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
-}
-
-// appendEnvelope appends env as a JSON line or a length-delimited binary record.
-func appendEnvelope(out []byte, env *pb.AgentEnvelope, jsonl bool) ([]byte, error) {
-	return console.AppendEnvelope(out, env, jsonl)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/bindings"
+	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
@@ -253,14 +254,14 @@ func FuzzRedriveEnvelope(f *testing.F) {
 		if proto.Unmarshal(b, d) != nil {
 			return
 		}
-		env, err := redriveEnvelope(d)
+		env, err := console.RedriveEnvelope(d)
 		if err != nil {
 			return
 		}
 		if len(env.GetEntityKey()) == 0 || env.GetPayload() == nil {
 			t.Fatal("redrove an envelope that cannot run")
 		}
-		if _, err := appendEnvelope(nil, env, true); err != nil {
+		if _, err := console.AppendEnvelope(nil, env, true); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -11,8 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -22,11 +20,11 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/runreport"
+	"github.com/beamagents/beamagents/internal/runstatus"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/transforms"
@@ -95,9 +93,9 @@ func runPipeline(e *env, args []string) int {
 		return 1
 	}
 	fmt.Fprintf(e.stdout, "done in %s on %s; outputs in %s\n", wall.Round(time.Millisecond), runnerName(), opts.OutputDir)
-	printCounters(e, res)
-	printDistributions(e, res)
-	if why := nothingSucceeded(res, opts); why != "" {
+	runreport.Counters(e.stdout, res)
+	runreport.Distributions(e.stdout, res)
+	if why := runreport.NothingSucceeded(res, opts); why != "" {
 		e.errorf("%s", why)
 		return 1
 	}
@@ -138,7 +136,7 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		statusLines(e.stderr, runner, start, done, statusEvery)
+		runstatus.Lines(e.stderr, runner, start, done, runstatus.Every)
 	}()
 	// Ctrl-C or SIGTERM cancels the job (on a job service, through the Job API) and waits
 	// for it to stop.
@@ -148,28 +146,6 @@ func runWithProgress(e *env, runner string, opts pipeline.Options) (*pipeline.Re
 	close(done)
 	<-stopped
 	return res, time.Since(start), err
-}
-
-func printCounters(e *env, res *pipeline.Result) {
-	// dead_letters counts the agent's own; dead_letters.<reason> every dead letter of the run
-	// (undecodable input included): the headline is their sum.
-	total, byReason := int64(0), false
-	for n, v := range res.Counters {
-		if strings.HasPrefix(n, "dead_letters.") {
-			total, byReason = total+v, true
-		}
-	}
-	if byReason {
-		res.Counters["dead_letters"] = total
-	}
-	names := make([]string, 0, len(res.Counters))
-	for n := range res.Counters {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(e.stdout, "  %-30s %d\n", n, res.Counters[n])
-	}
 }
 
 func runDemo(e *env, args []string) int {
@@ -210,7 +186,7 @@ func runDemo(e *env, args []string) int {
 		e.errorf("pipeline failed: %v", err)
 		return 1
 	}
-	if err := summarize(e, res, opts.OutputDir, kr, wall); err != nil {
+	if err := runreport.Demo(e.stdout, res, opts.OutputDir, kr, wall); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}
@@ -249,78 +225,4 @@ func prepareDemo(dir string) (pipeline.Options, *intent.Keyring, error) {
 		Options: transforms.Options{Agent: demo.Agent, Keyring: "file:" + ringPath, VerifyResults: &require},
 		Input:   in, OutputDir: filepath.Join(dir, "output"),
 	}, kr, nil
-}
-
-// readOutput reads NAME.binpb of dir (a typed record file) into messages of m's type.
-func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
-	return readMessages([]string{filepath.Join(dir, name+".binpb")}, newM)
-}
-
-func summarize(e *env, res *pipeline.Result, dir string, kr *intent.Keyring, wall time.Duration) error {
-	intents, err := readOutput(dir, pipeline.IntentsName, func() *pb.ToolIntent { return &pb.ToolIntent{} })
-	if err != nil {
-		return err
-	}
-	finals, err := readOutput(dir, pipeline.FinalsName, func() *pb.FinalReply { return &pb.FinalReply{} })
-	if err != nil {
-		return err
-	}
-	snaps, err := readOutput(dir, pipeline.SnapshotsName, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
-	if err != nil {
-		return err
-	}
-	dead, err := readOutput(dir, pipeline.DeadLettersName, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
-	if err != nil {
-		return err
-	}
-	traces, err := readOutput(dir, pipeline.TracesName, func() *pb.TraceEvent { return &pb.TraceEvent{} })
-	if err != nil {
-		return err
-	}
-	w := e.stdout
-	fmt.Fprintf(w, "\nactivations       %d (model calls %d)\n", res.Counters["activations"], res.Counters["model_calls"])
-	kinds := map[string]int{}
-	verified := 0
-	for _, ti := range intents {
-		k := ti.GetKind().String()
-		if ti.GetAttempt() > 0 {
-			k += " (escalation)"
-		}
-		kinds[k]++
-		if intent.Verify(ti, kr) == intent.OK {
-			verified++
-		}
-	}
-	fmt.Fprintf(w, "intents           %d, by kind: %s\n", len(intents), countList(kinds))
-	fmt.Fprintf(w, "signatures        %d of %d verify (HMAC-SHA256, key %q)\n", verified, len(intents), kr.Active())
-	fmt.Fprintf(w, "final replies     %d\n", len(finals))
-	fmt.Fprintf(w, "state snapshots   %d\n", len(snaps))
-	reasons := map[string]int{}
-	for _, d := range dead {
-		reasons[d.GetReason()]++
-	}
-	fmt.Fprintf(w, "dead letters      %d, by reason: %s\n", len(dead), countList(reasons))
-	fmt.Fprintf(w, "trace events      %d\n", len(traces))
-	fmt.Fprintf(w, "wall time         %s\n", wall.Round(time.Millisecond))
-	fmt.Fprintf(w, "outputs           %s/{intents,traces,finals,snapshots,dead_letters}.{jsonl,binpb}\n", dir)
-	if verified != len(intents) {
-		return fmt.Errorf("%d intents do not verify", len(intents)-verified)
-	}
-	return nil
-}
-
-func countList(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }

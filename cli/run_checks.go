@@ -9,6 +9,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/outfiles"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/transforms"
 )
@@ -83,7 +84,7 @@ func runOutputs() []string {
 	for _, o := range pipeline.Outputs() {
 		names = append(names, o.Name)
 	}
-	return outputGlobs(names...)
+	return outfiles.Globs(names...)
 }
 
 // runFileChecks are run's checks of its files, after every other check: the input and
@@ -126,7 +127,7 @@ func dropOutputs(e *env, dir string, failure error) {
 		e.errorf("the run failed: %s", cause)
 		return
 	}
-	if err := removeOutputs(context.Background(), dir, runOutputs()); err != nil {
+	if err := outfiles.Remove(context.Background(), dir, runOutputs()); err != nil {
 		e.errorf("removing the failed run's outputs from %s: %v", dir, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/outfiles"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
@@ -130,7 +131,7 @@ var runFlags = []runFlag{
 		drive.ParkedRequestID+") before this run's input, which holds their answers (the effector's results, approve's decisions)",
 		func(s *runSettings, v string) {
 			if s.resume = v; v != "" {
-				s.Resume = joinPath(v, pipeline.SnapshotsName+"*.binpb")
+				s.Resume = outfiles.Join(v, pipeline.SnapshotsName+"*.binpb")
 			}
 		},
 		func(n, v string, s *runSettings) check {

@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,6 +15,8 @@ import (
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/devloop"
+	"github.com/beamagents/beamagents/internal/envelopes"
 	"github.com/beamagents/beamagents/internal/secretref"
 	"github.com/beamagents/beamagents/records"
 )
@@ -88,50 +84,12 @@ func (t devTargetFlags) resolve() (string, string, error) {
 			return "", "", &usageError{flag: "state_dir", problem: fmt.Sprintf("required: this binary registers %d agents (%s), so dev's default state directory is not one; pass dev's --state_dir, or --to URL --token REF", len(names), strings.Join(names, ", "))}
 		}
 		var err error
-		if dir, err = defaultDevStateDir(names[0]); err != nil {
+		if dir, err = devloop.DefaultStateDir(names[0]); err != nil {
 			return "", "", err
 		}
 	}
-	b, err := records.ReadCapped(filepath.Join(dir, devServerFile), 64<<10)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", "", fmt.Errorf("no beamagents dev is running with state directory %s (no %s): start `beamagents dev` first", dir, devServerFile)
-	}
-	if err != nil {
-		return "", "", err
-	}
-	var s devServer
-	if err := json.Unmarshal(b, &s); err != nil || s.URL == "" || s.Token == "" {
-		return "", "", fmt.Errorf("%s in %s does not name a dev server", devServerFile, dir)
-	}
-	return s.URL, s.Token, nil
-}
-
-// devCall POSTs body as JSON to the dev server's path and decodes a 2xx answer into out. A
-// refusal is returned as its stable code and detail.
-func devCall(base, token, path string, body, out any) error {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequest(http.MethodPost, base+strings.TrimPrefix(path, "/"), bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
-	if err != nil {
-		return fmt.Errorf("the dev server does not answer: %v", err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode/100 != 2 {
-		var ae struct {
-			Error struct{ Code, Detail string } `json:"error"`
-		}
-		if json.Unmarshal(data, &ae) == nil && ae.Error.Code != "" {
-			return fmt.Errorf("%s (HTTP %d): %s", ae.Error.Code, resp.StatusCode, ae.Error.Detail)
-		}
-		return fmt.Errorf("HTTP %d from the dev server", resp.StatusCode)
-	}
-	return json.Unmarshal(data, out)
+	s, err := devloop.ReadServer(dir)
+	return s.URL, s.Token, err
 }
 
 func runSend(e *env, args []string) int {
@@ -218,7 +176,7 @@ func runSend(e *env, args []string) int {
 		} else {
 			sig.PayloadBase64 = base64.StdEncoding.EncodeToString(body)
 		}
-		if err := devCall(base, token, "/api/signals", sig, &got); err != nil {
+		if err := devloop.Call(base, token, "/api/signals", sig, &got); err != nil {
 			e.errorf("%v", err)
 			return 1
 		}
@@ -231,7 +189,7 @@ func runSend(e *env, args []string) int {
 	} else {
 		ev.BodyBase64 = base64.StdEncoding.EncodeToString(body)
 	}
-	if err := devCall(base, token, "/api/events", ev, &got); err != nil {
+	if err := devloop.Call(base, token, "/api/events", ev, &got); err != nil {
 		e.errorf("%v", err)
 		return 1
 	}
@@ -246,19 +204,19 @@ func writeSignal(e *env, sig *pb.AgentEnvelope_Signal, ref string, at int64, out
 	if at == 0 {
 		at = time.Now().UnixMilli()
 	}
-	sig.SentAtMs = at
+	var kr *intent.Keyring
 	if ref != "" {
-		kr, err := intent.LoadKeyring(ref)
-		if err != nil {
+		var err error
+		if kr, err = intent.LoadKeyring(ref); err != nil {
 			e.errorf("--keyring: %s", redact(err, ref))
 			return 2
 		}
-		if err := intent.SignSignal(sig, kr); err != nil {
-			e.errorf("signing the signal: %v", err)
-			return 1
-		}
 	}
-	env := &pb.AgentEnvelope{EntityKey: sig.GetEntityKey(), EventTimeMs: at, Payload: &pb.AgentEnvelope_Signal_{Signal: sig}}
+	env, err := envelopes.Signal(sig, kr, at)
+	if err != nil {
+		e.errorf("signing the signal: %v", err)
+		return 1
+	}
 	if topic != "" {
 		return publishEnvelope(e, env, topic, fmt.Sprintf("signal %s (%s)", sig.GetName(), sig.GetSignalId()))
 	}

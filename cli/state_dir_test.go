@@ -15,10 +15,8 @@ import (
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/pubsub/wire"
 	"github.com/beamagents/beamagents/statedir"
-	"github.com/beamagents/beamagents/transforms"
 )
 
 // A streaming run drained while customer-2 waits on its order lookup, then started again
@@ -179,42 +177,5 @@ func assertMarker(t *testing.T, dir string, want statedir.Marker) {
 	m.WatermarkMs = 0 // the wall clock's
 	if m != want {
 		t.Errorf("marker %+v, want %+v", m, want)
-	}
-}
-
-// --state_dir's start-up: an unfinished last drain is reported; a run that cannot keep
-// state is refused with a usage error.
-func TestStateDirStartup(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, statedir.MarkerName), []byte(`{"state":"running"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	streaming := pipeline.Options{InputSubscription: "projects/p/subscriptions/s"}
-	for _, tc := range []struct {
-		name   string
-		runner string
-		opts   pipeline.Options
-		code   int
-		want   string
-	}{
-		{"unfinished drain", "prism", streaming, 0, "did not finish its drain: what it changed is lost; restoring nothing"},
-		{"file input", "prism", pipeline.Options{Input: "in.jsonl"}, 2, "needs --input_subscription"},
-		{"remote runner", "dataflow", streaming, 2, "--runner prism"},
-		{"with a restore", "prism", pipeline.Options{InputSubscription: "projects/p/subscriptions/s", Restore: "x"}, 2, "--restore"},
-		{"arrival order", "prism", pipeline.Options{Options: transforms.Options{Ordering: transforms.ArrivalOrder}, InputSubscription: "projects/p/subscriptions/s"}, 2, "event-time ordering"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			e := &env{stdout: &out, stderr: &errb}
-			opts := tc.opts
-			sr, code := beginStateDir(e, tc.runner, dir, &opts)
-			defer sr.close()
-			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
-				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errb.String(), tc.code, tc.want)
-			}
-			if code == 0 && opts.Capture == "" {
-				t.Fatal("no capture")
-			}
-		})
 	}
 }

@@ -1,140 +1,39 @@
 package cli
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
-	"time"
+	"errors"
 
-	"github.com/beamagents/beamagents/internal/progress"
-	"github.com/beamagents/beamagents/pipeline"
-	"github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/internal/runstate"
+	"github.com/beamagents/beamagents/internal/runstatus"
+	"github.com/beamagents/beamagents/internal/streamrun"
 )
 
-// runStreaming runs a pipeline with a Pub/Sub input until it is interrupted: the first
-// SIGINT or SIGTERM drains it (the source stops pulling, in-flight bundles finish and their
-// messages are acknowledged, then the job ends as a bounded one does), a second one stops it
-// at once. A status line on stderr shows what it did so far.
+// runStreaming runs a pipeline with a Pub/Sub input until it is interrupted and drained
+// (streamrun): exit status 2 for a run that cannot keep state in --state_dir, 130 for one
+// stopped before its drain finished, 1 for a failure.
 func runStreaming(e *env, runner string, s *runSettings) int {
-	opts := s.Options
-	sd, code := beginStateDir(e, runner, s.stateDir, &opts)
-	if code != 0 {
-		return code
-	}
-	defer sd.close()
-	run := pubsub.NewRun()
-	defer run.Close()
-	opts.PubSub.Run = run.ID()
 	quietRunner(e)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-
-	type result struct {
-		res *pipeline.Result
-		err error
+	r := &streamrun.Run{Runner: runner, Options: s.Options, StateDir: s.stateDir, Every: s.statusEvery, Stdout: e.stdout, Stderr: e.stderr}
+	err := r.Go()
+	var refused *runstate.RefusedError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &refused):
+		e.errorf("%v", err)
+		return 2
+	case errors.Is(err, streamrun.ErrStopped):
+		e.errorf("%v", err)
+		return 130
 	}
-	done := make(chan result, 1)
-	start := time.Now()
-	go func() {
-		res, err := pipeline.Run(ctx, runner, opts)
-		done <- result{res, err}
-	}()
-	fmt.Fprintf(e.stderr, "streaming from %s on %s; Ctrl-C drains\n", opts.InputSubscription, runner)
-	tick := time.NewTicker(s.statusEvery)
-	defer tick.Stop()
-	prev := progress.Take()
-	status := func() string {
-		now := progress.Take()
-		line := statusLine(run.Status(), now.At, now, prev, breakers())
-		prev = now
-		return line
-	}
-	for {
-		select {
-		case <-sig:
-			if run.Draining() {
-				fmt.Fprintln(e.stderr, "\nstopping now")
-				cancel()
-				continue
-			}
-			fmt.Fprintln(e.stderr, "\ndraining: no more pulls; in-flight bundles finish and are acknowledged (Ctrl-C again stops at once)")
-			sd.freeze()
-			run.Drain()
-		case <-tick.C:
-			fmt.Fprintf(e.stderr, "\r%s", status())
-		case r := <-done:
-			fmt.Fprintf(e.stderr, "\r%s\n", status())
-			switch {
-			case r.err != nil && ctx.Err() != nil:
-				e.errorf("stopped before the drain finished: unacknowledged messages will be redelivered")
-				return 130
-			case r.err != nil:
-				e.errorf("pipeline failed: %v", r.err)
-				return 1
-			}
-			if code := sd.commit(e, run.Status().Watermark); code != 0 {
-				return code
-			}
-			fmt.Fprintf(e.stdout, "drained after %s on %s\n", time.Since(start).Round(time.Millisecond), runner)
-			if r.res != nil {
-				printCounters(e, r.res)
-			}
-			return 0
-		}
-	}
+	e.errorf("%v", err)
+	return 1
 }
 
-// statusLine is the one-line live status of a streaming run: the source's counts, the model
-// calls of this process's workers since prev (per second and in flight), tokens, and extra
-// (the breakers not closed) when not empty.
-func statusLine(s pubsub.Status, now time.Time, p, prev progress.Snapshot, extra string) string {
-	lag := "-"
-	if !s.Watermark.IsZero() {
-		lag = now.Sub(s.Watermark).Round(100 * time.Millisecond).String()
-	}
-	rate := 0.0
-	if dt := p.At.Sub(prev.At).Seconds(); dt > 0 {
-		rate = float64(p.ModelCalls-prev.ModelCalls) / dt
-	}
-	line := fmt.Sprintf("envelopes in %d | activations %d | model calls %d (%.1f/s, %d in flight) | tokens %d | intents out %d | dead letters %d | duplicates %d | watermark lag %s",
-		s.EnvelopesIn, s.Activations, p.ModelCalls, rate, p.InFlight, p.Tokens, s.IntentsOut, s.DeadLetters+s.Rejected, s.Duplicates, lag)
-	if extra != "" {
-		line += " | " + extra
-	}
-	return line + "   "
-}
-
-// quietRunner keeps the runner's informational logging off the terminal (unless
-// --verbose_runner), and the Go SDK's error about bundles Prism asks to finalize that
-// registered nothing to finalize (the reader's restriction-pairing bundles), which is noise.
+// quietRunner keeps the runner's informational logging off the terminal, unless
+// --verbose_runner.
 func quietRunner(e *env) {
-	if verboseRunner() {
-		return
+	if !verboseRunner() {
+		runstatus.QuietRunner(e.stderr)
 	}
-	h := slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
-	slog.SetDefault(slog.New(&dropHandler{Handler: h}))
-}
-
-type dropHandler struct{ slog.Handler }
-
-func (d *dropHandler) Handle(ctx context.Context, r slog.Record) error {
-	if strings.Contains(r.Message, "couldn't find plan in finalizing map") {
-		return nil
-	}
-	return d.Handler.Handle(ctx, r)
-}
-
-func (d *dropHandler) WithAttrs(a []slog.Attr) slog.Handler {
-	return &dropHandler{Handler: d.Handler.WithAttrs(a)}
-}
-
-func (d *dropHandler) WithGroup(n string) slog.Handler {
-	return &dropHandler{Handler: d.Handler.WithGroup(n)}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/outfiles"
 	"github.com/beamagents/beamagents/internal/secretref"
 	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/model/provider"
@@ -209,7 +209,7 @@ func inputGlob(ctx context.Context, name, glob string, want protoreflect.FullNam
 			return err
 		}
 		for _, f := range files[:min(len(files), maxSniffed)] {
-			head, err := readHead(ctx, f)
+			head, err := outfiles.Head(ctx, f)
 			if err != nil {
 				return refuseFlag(name, "reading %s: %v", f, err)
 			}
@@ -246,20 +246,6 @@ func listGlob(ctx context.Context, name, glob string) ([]string, error) {
 	}
 	slices.Sort(regular)
 	return regular, nil
-}
-
-func readHead(ctx context.Context, path string) ([]byte, error) {
-	fs, err := filesystem.New(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, int64(records.SniffBytes())))
 }
 
 // smallFile accepts an empty value or a regular file of at most max bytes.
@@ -395,7 +381,7 @@ func outputDir(ctx context.Context, name, dir string, replace bool, globs []stri
 				return err
 			}
 		}
-		existing, err := listOutputs(ctx, dir, globs)
+		existing, err := outfiles.List(ctx, dir, globs)
 		if err != nil && strings.Contains(dir, "://") {
 			// A remote folder this process cannot list (no credentials here, or no network on
 			// a dry run): the workers' own access decides.
@@ -417,7 +403,7 @@ func outputDir(ctx context.Context, name, dir string, replace bool, globs []stri
 			return refuseFlag(name, "%s already holds another run's files (%s%s); pass --replace to replace them, or choose another folder",
 				dir, strings.Join(shown, ", "), map[bool]string{true: ", …", false: ""}[len(existing) > 3])
 		}
-		if err := removeOutputs(ctx, dir, globs); err != nil {
+		if err := outfiles.Remove(ctx, dir, globs); err != nil {
 			return refuseFlag(name, "removing the earlier run's files: %v", err)
 		}
 		return nil
@@ -435,7 +421,7 @@ func notReplaced(ctx context.Context, name, dir string, existing []string, input
 	}
 	for _, f := range files {
 		for _, x := range existing {
-			if same(f, joinPath(dir, x)) {
+			if same(f, outfiles.Join(dir, x)) {
 				return refuseFlag(name, "%s is --%s's file %s: a run never writes over its input; write to another folder", dir, inputFlag, x)
 			}
 		}
@@ -475,65 +461,4 @@ func unwrapPath(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
-}
-
-// listOutputs lists the files under dir matching globs (names relative to dir).
-func listOutputs(ctx context.Context, dir string, globs []string) ([]string, error) {
-	fs, err := filesystem.New(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	var out []string
-	for _, g := range globs {
-		files, err := fs.List(ctx, joinPath(dir, g))
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			out = append(out, strings.TrimPrefix(strings.TrimPrefix(f, strings.TrimSuffix(dir, "/")), "/"))
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// removeOutputs removes the files under dir matching globs.
-func removeOutputs(ctx context.Context, dir string, globs []string) error {
-	names, err := listOutputs(ctx, dir, globs)
-	if err != nil || len(names) == 0 {
-		return err
-	}
-	fs, err := filesystem.New(ctx, dir)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	rm, ok := fs.(filesystem.Remover)
-	if !ok {
-		return fmt.Errorf("the file system of %s cannot remove files", dir)
-	}
-	for _, n := range names {
-		if err := rm.Remove(ctx, joinPath(dir, n)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func joinPath(dir, name string) string {
-	if strings.Contains(dir, "://") {
-		return strings.TrimSuffix(dir, "/") + "/" + name
-	}
-	return filepath.Join(dir, name)
-}
-
-// outputGlobs are the files of outputs named names: NAME.binpb and NAME.jsonl, their shards
-// NAME-….binpb and NAME-….jsonl, and the temporary files of an unfinished write.
-func outputGlobs(names ...string) []string {
-	var g []string
-	for _, n := range names {
-		g = append(g, n+".binpb", n+".jsonl", n+"-*.binpb", n+"-*.jsonl", "."+n+"*.partial")
-	}
-	return g
 }

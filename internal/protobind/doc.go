@@ -7,6 +7,8 @@
 // (beam_agents.v1.type_id) with package interaction, so a schema the runtime would refuse is
 // reported when it is generated rather than when an agent first runs.
 //
-// It serves the `generate proto` command of package cli. Errors are *Error values with a
+// It serves the `generate proto` command of package cli: Bindings runs the whole chain,
+// Write puts the files under the output directory (never outside it), ModulePath reads the
+// module path that output paths are relative to. Errors are *Error values with a
 // stable Code.
 package protobind

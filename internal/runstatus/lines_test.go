@@ -1,4 +1,4 @@
-package cli
+package runstatus
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/beamagents/beamagents/pubsub"
 )
 
-// lineWriter collects what statusLines writes and signals each write.
+// lineWriter collects what Lines writes and signals each write.
 type lineWriter struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
@@ -37,7 +37,7 @@ func TestStatusLines(t *testing.T) {
 	w := &lineWriter{wrote: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	stopped := make(chan struct{})
-	go func() { statusLines(w, "prism", time.Now(), done, 10*time.Millisecond); close(stopped) }()
+	go func() { Lines(w, "prism", time.Now(), done, 10*time.Millisecond); close(stopped) }()
 	<-w.wrote
 	close(done)
 	<-stopped
@@ -89,7 +89,7 @@ func TestStreamingStatusLine(t *testing.T) {
 		{"open breaker", "breaker open gpt-test", []string{"model calls 50 (20.0/s, 7 in flight)", "| breaker open gpt-test"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			line := statusLine(src, now.At, now, prev, tc.extra)
+			line := Streaming(src, now.At, now, prev, tc.extra)
 			for _, w := range tc.want {
 				if !strings.Contains(line, w) {
 					t.Errorf("%q lacks %q", line, w)

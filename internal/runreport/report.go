@@ -1,8 +1,10 @@
-package cli
+package runreport
 
 import (
 	"cmp"
 	"fmt"
+	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,12 +13,43 @@ import (
 	"github.com/beamagents/beamagents/pipeline"
 )
 
-// nothingSucceeded returns, for a bounded run that wrote dead letters and not one final reply,
+// Counters prints the run's counters by name; dead_letters becomes the sum of the
+// dead_letters.<reason> counters when there are any.
+func Counters(w io.Writer, res *pipeline.Result) {
+	// dead_letters counts the agent's own; dead_letters.<reason> every dead letter of the run
+	// (undecodable input included): the headline is their sum.
+	total, byReason := int64(0), false
+	for n, v := range res.Counters {
+		if strings.HasPrefix(n, "dead_letters.") {
+			total, byReason = total+v, true
+		}
+	}
+	if byReason {
+		res.Counters["dead_letters"] = total
+	}
+	for _, n := range slices.Sorted(maps.Keys(res.Counters)) {
+		fmt.Fprintf(w, "  %-30s %d\n", n, res.Counters[n])
+	}
+}
+
+// Distributions prints the run's distribution metrics by name.
+func Distributions(w io.Writer, res *pipeline.Result) {
+	for _, n := range slices.Sorted(maps.Keys(res.Distributions)) {
+		d := res.Distributions[n]
+		mean := int64(0)
+		if d.Count > 0 {
+			mean = d.Sum / d.Count
+		}
+		fmt.Fprintf(w, "  %-30s n=%d mean=%d min=%d max=%d\n", n, d.Count, mean, d.Min, d.Max)
+	}
+}
+
+// NothingSucceeded returns, for a bounded run that wrote dead letters and not one final reply,
 // intent or snapshot, the line that says so and names the commonest reason (with an example
 // of its details when the run wrote the dead letters to one file); "" for any other run. The
 // counts are the run's counters, which count the records of its outputs
 // (pipeline.CountRecords).
-func nothingSucceeded(res *pipeline.Result, opts pipeline.Options) string {
+func NothingSucceeded(res *pipeline.Result, opts pipeline.Options) string {
 	type reason struct {
 		name string
 		n    int64
