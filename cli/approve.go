@@ -119,11 +119,11 @@ func publishEnvelope(e *env, env *pb.AgentEnvelope, topic, what string) int {
 // approvalIntent is the first emission (attempt 0) of APPROVAL intent id among the files of
 // glob: the one the key keeps pending, which the decision is bound to.
 func approvalIntent(glob, id string) (*pb.ToolIntent, error) {
-	files, err := globAll(glob)
+	files, err := records.Glob(glob)
 	if err != nil {
 		return nil, err
 	}
-	tis, err := readMessages(files, func() *pb.ToolIntent { return &pb.ToolIntent{} })
+	tis, err := records.ReadMessages(files, func() *pb.ToolIntent { return &pb.ToolIntent{} })
 	if err != nil {
 		return nil, err
 	}

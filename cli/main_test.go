@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	goldenv1 "github.com/beamagents/beamagents/golden/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 // runCLI runs the command in-process and returns exit code, stdout and stderr.
@@ -121,5 +122,5 @@ func TestIntentSignVerify(t *testing.T) {
 
 // readOutput reads NAME.binpb of dir (a typed record file) into messages of m's type.
 func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
-	return readMessages([]string{filepath.Join(dir, name+".binpb")}, newM)
+	return records.ReadMessages([]string{filepath.Join(dir, name+".binpb")}, newM)
 }

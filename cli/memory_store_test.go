@@ -75,7 +75,7 @@ func writeEvents(t *testing.T, path string, keyText ...string) string {
 // finalTexts are the final replies of a run's output folder, as "key: message", sorted.
 func finalTexts(t *testing.T, dir string) []string {
 	t.Helper()
-	finals, err := readMessages([]string{filepath.Join(dir, pipeline.FinalsName+".binpb")}, func() *pb.FinalReply { return &pb.FinalReply{} })
+	finals, err := records.ReadMessages([]string{filepath.Join(dir, pipeline.FinalsName+".binpb")}, func() *pb.FinalReply { return &pb.FinalReply{} })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func outageRun(t testing.TB, keys int, delay time.Duration) outage {
 	o.dead = len(dead)
 	// The only trace events of a run whose every attempt failed: one ERROR for each model
 	// call the open breaker refused, in the trace of the activation it ended.
-	traces, err := readMessages([]string{filepath.Join(dir, "outage", pipeline.TracesName+".binpb")}, func() *pb.TraceEvent { return &pb.TraceEvent{} })
+	traces, err := records.ReadMessages([]string{filepath.Join(dir, "outage", pipeline.TracesName+".binpb")}, func() *pb.TraceEvent { return &pb.TraceEvent{} })
 	if err != nil {
 		t.Fatal(err)
 	}

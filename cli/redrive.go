@@ -147,5 +147,5 @@ func notAnInput(name, output, inputGlob string) check {
 
 // readDeadLetters reads a dead-letter file as the file sinks write it.
 func readDeadLetters(file string) ([]*pb.ActivationErrorRecord, error) {
-	return readMessages([]string{file}, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
+	return records.ReadMessages([]string{file}, func() *pb.ActivationErrorRecord { return &pb.ActivationErrorRecord{} })
 }

@@ -135,14 +135,14 @@ func rehearseRun(ctx context.Context, f rehearseFlags) (*rehearse.Report, error)
 	if err != nil {
 		return nil, err
 	}
-	baseline, _, err := readRecorded(f.baseline)
+	baseline, _, err := replay.ReadRecorded(f.baseline)
 	if err == nil && baseline == nil {
 		err = fmt.Errorf("%s does not hold the five typed record files a run writes", f.baseline)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--baseline: %w", err)
 	}
-	inputs, dead, err := replayInputs(f.input, f.restore)
+	inputs, dead, err := replay.ReadInputs(f.input, f.restore)
 	if err != nil {
 		return nil, err
 	}

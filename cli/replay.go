@@ -1,19 +1,11 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-
 	"github.com/beamagents/beamagents/agent"
-	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -85,12 +77,12 @@ func runReplay(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	cacheFiles, err := globAll(*cacheFrom)
+	cacheFiles, err := records.Glob(*cacheFrom)
 	if err != nil {
 		e.errorf("--cache_from: %v", err)
 		return 1
 	}
-	snaps, err := readMessages(cacheFiles, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	snaps, err := records.ReadMessages(cacheFiles, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
@@ -98,12 +90,12 @@ func runReplay(e *env, args []string) int {
 	if *recorded == "" {
 		*recorded = filepath.Dir(cacheFiles[0])
 	}
-	rec, traces, err := readRecorded(*recorded)
+	rec, traces, err := replay.ReadRecorded(*recorded)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
 	}
-	inputs, dead, err := replayInputs(*input, *restore)
+	inputs, dead, err := replay.ReadInputs(*input, *restore)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
@@ -140,150 +132,6 @@ func recordedGlob(dir string) string {
 		return ""
 	}
 	return filepath.Join(dir, "*")
-}
-
-func globAll(glob string) ([]string, error) {
-	files, err := filepath.Glob(glob)
-	if err == nil && len(files) == 0 {
-		err = fmt.Errorf("%q matches no file", glob)
-	}
-	return files, err
-}
-
-// readRecorded reads a recorded run's outputs (raw records by kind) and its traces; a
-// directory without output files gives none (no comparison).
-func readRecorded(dir string) (map[int64][][]byte, []*pb.TraceEvent, error) {
-	rec := map[int64][][]byte{}
-	for _, k := range records.Kinds() {
-		file := filepath.Join(dir, k.Name+".binpb")
-		data, err := records.ReadCapped(file, records.MaxFileBytes)
-		if os.IsNotExist(err) {
-			return nil, nil, nil
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if rec[k.Out], err = records.Records(file, data, k.Type); err != nil {
-			return nil, nil, err
-		}
-	}
-	var traces []*pb.TraceEvent
-	for _, r := range rec[records.OutTrace] {
-		t := &pb.TraceEvent{}
-		if err := proto.Unmarshal(r, t); err != nil {
-			return nil, nil, err
-		}
-		traces = append(traces, t)
-	}
-	return rec, traces, nil
-}
-
-// replayInputs reads and decodes the envelope and restore records as the pipeline does, and
-// groups them by key (restores first); undecodable records are dead letters.
-func replayInputs(inputGlob, restoreGlob string) ([]replay.Input, [][]byte, error) {
-	var inputs []replay.Input
-	index := map[string]int{}
-	add := func(key, v []byte) {
-		i, ok := index[string(key)]
-		if !ok {
-			i = len(inputs)
-			index[string(key)] = i
-			inputs = append(inputs, replay.Input{Entity: key})
-		}
-		inputs[i].Values = append(inputs[i].Values, v)
-	}
-	var dead [][]byte
-	if restoreGlob != "" {
-		files, err := globAll(restoreGlob)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--restore: %v", err)
-		}
-		for _, f := range files {
-			recs, err := readFileRecords(f, snapshotType)
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, r := range recs {
-				snap, err := transforms.DecodeSnapshot(records.FormatOf(f), r)
-				if err != nil {
-					dead = append(dead, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, records.ReasonRestoreRefused, err, r)))
-					continue
-				}
-				add(snap.GetEntityKey(), drive.RestoreValue(snap))
-			}
-		}
-	}
-	files, err := globAll(inputGlob)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--input: %v", err)
-	}
-	for _, f := range files {
-		recs, err := readFileRecords(f, envelopeType)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, r := range recs {
-			env, canon, err := drive.DecodeEnvelope(records.FormatOf(f), r)
-			if err != nil {
-				dead = append(dead, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), records.ReasonEnvelopeInvalid, err, r)))
-				continue
-			}
-			add(env.GetEntityKey(), canon)
-		}
-	}
-	return inputs, dead, nil
-}
-
-func isJSONL(f string) bool { return records.IsJSONL(f) }
-
-// readFileRecords splits a file of records of type want into records: non-blank lines of a
-// JSON Lines file (refused when its first record has another type's shape), else the
-// length-delimited frames of a typed record file (refused when its header, or an unheadered
-// output file's name, names another type). A file is read whole, up to records.MaxFileBytes.
-func readFileRecords(f string, want protoreflect.FullName) ([][]byte, error) {
-	data, err := records.ReadCapped(f, records.MaxFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	if err := records.Sniff(f, data, want); err != nil {
-		return nil, err
-	}
-	if !isJSONL(f) {
-		return records.Records(f, data, want)
-	}
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-			out = append(out, bytes.Clone(line))
-		}
-	}
-	return out, sc.Err()
-}
-
-// readMessages reads every record of files (JSON Lines or length-delimited binary) as M.
-func readMessages[M proto.Message](files []string, newM func() M) ([]M, error) {
-	var out []M
-	for _, f := range files {
-		recs, err := readFileRecords(f, newM().ProtoReflect().Descriptor().FullName())
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range recs {
-			m := newM()
-			if isJSONL(f) {
-				err = protojson.Unmarshal(r, m)
-			} else {
-				err = proto.Unmarshal(r, m)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: record %d is not a %s: %v", f, i+1, m.ProtoReflect().Descriptor().Name(), err)
-			}
-			out = append(out, m)
-		}
-	}
-	return out, nil
 }
 
 // writeReplay writes the replay's outputs as the pipeline's file sinks would.

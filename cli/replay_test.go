@@ -13,6 +13,7 @@ import (
 
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/records"
 )
 
 // Replaying the demo's recorded traffic with the unchanged agent makes no model call and
@@ -77,8 +78,8 @@ func TestReplay(t *testing.T) {
 	if code != exitDiverged {
 		t.Fatalf("restored replay: exit %d\n%s\n%s", code, out, errOut)
 	}
-	snaps, err := readMessages([]string{filepath.Join(restored, "snapshots.binpb")}, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
-	recordedSnaps, _ := readMessages([]string{cache}, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	snaps, err := records.ReadMessages([]string{filepath.Join(restored, "snapshots.binpb")}, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	recordedSnaps, _ := records.ReadMessages([]string{cache}, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
 	if err != nil || len(snaps) != 5 || len(recordedSnaps) != 6 {
 		t.Fatalf("%d restored snapshots (%v), %d recorded", len(snaps), err, len(recordedSnaps))
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/records"
-	"github.com/beamagents/beamagents/transforms"
 )
 
 // NoInputEnd is what InputEnd returns for an input without a single envelope and nothing
@@ -45,7 +44,7 @@ func InputEnd(ctx context.Context, o Options) (int64, error) {
 		}
 		format := records.FormatOf(glob)
 		err := eachRecord(ctx, glob, format, func(rec []byte) {
-			if snap, err := transforms.DecodeSnapshot(format, rec); err == nil && (glob == o.Restore || snap.GetRequestId() == drive.ParkedRequestID) {
+			if snap, err := drive.DecodeSnapshot(format, rec); err == nil && (glob == o.Restore || snap.GetRequestId() == drive.ParkedRequestID) {
 				end = max(end, snap.GetSnapshotAtMs())
 			}
 		})

@@ -124,7 +124,7 @@ func filterSet(t *testing.T, set *scenario.Set, re *regexp.Regexp) *scenario.Set
 		}
 	}
 	for _, rec := range set.Snapshots {
-		if snap, err := transforms.DecodeSnapshot(transforms.Binary, rec); err == nil && re.Match(snap.GetEntityKey()) {
+		if snap, err := drive.DecodeSnapshot(transforms.Binary, rec); err == nil && re.Match(snap.GetEntityKey()) {
 			out.Snapshots = append(out.Snapshots, rec)
 		}
 	}
@@ -250,7 +250,7 @@ func compareExecutions(t *testing.T, name string, config []byte, ref string, d *
 		}
 	}
 	for _, b := range want[pipeline.SnapshotsName] {
-		if snap, err := transforms.DecodeSnapshot(transforms.Binary, b); err == nil && snap.GetRequestId() == drive.ParkedRequestID {
+		if snap, err := drive.DecodeSnapshot(transforms.Binary, b); err == nil && snap.GetRequestId() == drive.ParkedRequestID {
 			st.parked++
 		}
 	}
@@ -288,7 +288,7 @@ func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]b
 		values[string(key)] = append(values[string(key)], v)
 	}
 	for _, rec := range set.Snapshots {
-		snap, err := transforms.DecodeSnapshot(transforms.Binary, rec)
+		snap, err := drive.DecodeSnapshot(transforms.Binary, rec)
 		if err != nil {
 			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, records.ReasonRestoreRefused, err, rec)))
 			continue

@@ -5,12 +5,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -42,7 +38,7 @@ type decodeSnapshotFn struct {
 }
 
 func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed func([]byte, []byte), dead func([]byte)) {
-	snap, err := DecodeSnapshot(f.Format, rec)
+	snap, err := drive.DecodeSnapshot(f.Format, rec)
 	if err != nil {
 		dead(drive.Marshal(drive.DeadLetter(snap.GetEntityKey(), 0, records.ReasonRestoreRefused, err, rec)))
 		return
@@ -51,20 +47,4 @@ func (f *decodeSnapshotFn) ProcessElement(ctx context.Context, rec []byte, keyed
 		return
 	}
 	keyed(snap.GetEntityKey(), drive.RestoreValue(snap))
-}
-
-// DecodeSnapshot decodes one StateSnapshot record and checks it names a key. It returns the
-// snapshot (possibly partial, for the dead letter's entity key) and an *agent.Error.
-func DecodeSnapshot(format Format, rec []byte) (*pb.StateSnapshot, error) {
-	snap := &pb.StateSnapshot{}
-	var err error
-	if format == JSON {
-		err = protojson.Unmarshal(rec, snap)
-	} else {
-		err = proto.Unmarshal(rec, snap)
-	}
-	if err == nil && len(snap.GetEntityKey()) == 0 {
-		err = &agent.Error{Reason: records.ReasonEnvelopeInvalid, Detail: "snapshot has no entity key"}
-	}
-	return snap, err
 }

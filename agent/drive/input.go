@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
@@ -67,6 +68,23 @@ func invalid(err error) error {
 		return err
 	}
 	return &agent.Error{Reason: records.ReasonEnvelopeInvalid, Detail: e.Detail, Err: e.Err}
+}
+
+// DecodeSnapshot decodes one StateSnapshot record of format (a restore) and checks it names a
+// key. It returns the snapshot (possibly partial, for the dead letter's entity key) and an
+// *agent.Error.
+func DecodeSnapshot(format records.Format, rec []byte) (*pb.StateSnapshot, error) {
+	snap := &pb.StateSnapshot{}
+	var err error
+	if format == records.JSON {
+		err = protojson.Unmarshal(rec, snap)
+	} else {
+		err = proto.Unmarshal(rec, snap)
+	}
+	if err == nil && len(snap.GetEntityKey()) == 0 {
+		err = &agent.Error{Reason: records.ReasonEnvelopeInvalid, Detail: "snapshot has no entity key"}
+	}
+	return snap, err
 }
 
 // DeadLetter is the dead letter of an input that failed before reaching the core: err

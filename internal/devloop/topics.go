@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
-	"github.com/beamagents/beamagents/internal/outfiles"
 	bapubsub "github.com/beamagents/beamagents/pubsub"
+	"github.com/beamagents/beamagents/records"
 )
 
 // topics are the loop's Pub/Sub names on the in-process emulator.
@@ -86,13 +86,13 @@ func republishPending(ctx context.Context, client *pubsub.Client, topic, snapsho
 	if snapshots == "" {
 		return 0, nil
 	}
-	snaps, err := outfiles.Read(snapshots, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
+	snaps, err := records.ReadMessages([]string{snapshots}, func() *pb.StateSnapshot { return &pb.StateSnapshot{} })
 	if err != nil {
 		return 0, err
 	}
 	answered := map[string]bool{}
 	if envelopes != "" {
-		envs, err := outfiles.Read(envelopes, func() *pb.AgentEnvelope { return &pb.AgentEnvelope{} })
+		envs, err := records.ReadMessages([]string{envelopes}, func() *pb.AgentEnvelope { return &pb.AgentEnvelope{} })
 		if err != nil {
 			return 0, err
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs:// output folders
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local output folders
-	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/records"
 )
@@ -91,26 +90,4 @@ func Head(ctx context.Context, path string) ([]byte, error) {
 	}
 	defer r.Close()
 	return io.ReadAll(io.LimitReader(r, int64(records.SniffBytes())))
-}
-
-// Read reads the typed record file path (a header naming M's type, then length-delimited
-// records: what a run's .binpb outputs and a state directory's files are) as messages M.
-func Read[M proto.Message](path string, newM func() M) ([]M, error) {
-	data, err := records.ReadCapped(path, records.MaxFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := records.Records(path, data, newM().ProtoReflect().Descriptor().FullName())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]M, 0, len(recs))
-	for i, r := range recs {
-		m := newM()
-		if err := proto.Unmarshal(r, m); err != nil {
-			return nil, fmt.Errorf("%s: record %d is not a %s: %v", path, i+1, m.ProtoReflect().Descriptor().Name(), err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
 }

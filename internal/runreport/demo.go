@@ -13,13 +13,13 @@ import (
 
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
-	"github.com/beamagents/beamagents/internal/outfiles"
 	"github.com/beamagents/beamagents/pipeline"
+	"github.com/beamagents/beamagents/records"
 )
 
 // readOutput reads NAME.binpb of dir (a typed record file) into messages of m's type.
 func readOutput[M proto.Message](dir, name string, newM func() M) ([]M, error) {
-	return outfiles.Read(filepath.Join(dir, name+".binpb"), newM)
+	return records.ReadMessages([]string{filepath.Join(dir, name+".binpb")}, newM)
 }
 
 // Demo prints the demo's summary of the run res, whose outputs are in dir: what it emitted,
