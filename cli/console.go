@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/internal/consoleserve"
 	"github.com/beamagents/beamagents/internal/envelopes"
+	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/pubsub/wire"
 )
 
@@ -36,6 +37,7 @@ func runConsole(e *env, args []string) int {
 	redriveDir := fs.String("redrive_dir", "", "directory where a redrive writes its envelopes (a new JSON Lines file each time)")
 	redriveTopic := fs.String("redrive_topic", "", "input topic a redrive publishes its envelopes to, projects/P/topics/T")
 	poll := fs.Duration("poll", time.Second, "how often the output directories are read for new records")
+	memoryStore := fs.String("memory_store", "", "the run's long-term memory store, whose entries each entity page lists: a store reference, or env:VAR, file:PATH or gcpsm:… holding one")
 	hosts := fs.String("allowed_hosts", "", "comma-separated host names (with or without a port) the console is reached by besides IP addresses and localhost, such as a proxy's; requests for any other name are refused")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -48,7 +50,8 @@ func runConsole(e *env, args []string) int {
 		when(*redriveDir != "" && *redriveTopic != "", func() error {
 			return refuseFlag("redrive_dir", "and --redrive_topic: choose one")
 		}),
-		when(*redriveTopic != "", pubsubTopic("redrive_topic", *redriveTopic))}
+		when(*redriveTopic != "", pubsubTopic("redrive_topic", *redriveTopic)),
+		memoryStoreRef("memory_store", *memoryStore, true)}
 	for _, s := range subs {
 		checks = append(checks, pubsubSubscription("subscription", s))
 	}
@@ -101,6 +104,15 @@ func runConsole(e *env, args []string) int {
 			return 1
 		}
 		opts.Redrive.Publish = envelopes.Publisher(c, *redriveTopic)
+	}
+	if *memoryStore != "" {
+		m, err := backend.OpenRef(ctx, *memoryStore)
+		if err != nil {
+			e.errorf("--memory_store: %v", err)
+			return 1
+		}
+		defer m.Close()
+		opts.Memory = m
 	}
 	st, err := console.Open(*db)
 	if err != nil {

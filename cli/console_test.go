@@ -24,6 +24,8 @@ import (
 	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/testsvc"
+	"github.com/beamagents/beamagents/ltm"
+	"github.com/beamagents/beamagents/ltm/backend"
 	bapubsub "github.com/beamagents/beamagents/pubsub"
 )
 
@@ -351,6 +353,7 @@ func TestConsoleFlags(t *testing.T) {
 		{"beyond loopback without identity", []string{"--db", dir + "/c.db", "--outputs", dir, "--listen", "0.0.0.0:0"}, "beyond loopback"},
 		{"bad subscription", []string{"--db", dir + "/c.db", "--subscription", "errors"}, "--subscription"},
 		{"bad poll", []string{"--db", dir + "/c.db", "--outputs", dir, "--poll", "0s"}, "--poll"},
+		{"bad memory store", []string{"--db", dir + "/c.db", "--outputs", dir, "--memory_store", "bbolt:x.db"}, "--memory_store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", append([]string{"console"}, tc.args...)...)
@@ -398,5 +401,31 @@ func TestConsoleAllowedHosts(t *testing.T) {
 	}
 	if resp := get("/signin?next=/%5Cevil.example/x", "console.example.com"); resp.Header.Get("Location") != "/" {
 		t.Errorf("sign-in redirect to %q, want /", resp.Header.Get("Location"))
+	}
+}
+
+// console --memory_store lists a key's long-term memory on its entity page, from the store a
+// run's handlers recall from; the key needs no output in the followed folders.
+func TestConsoleMemoryStore(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "memory.db")
+	mem, err := backend.OpenSQLite(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Put(context.Background(), ltm.Entry{Entity: []byte("cust-7"), Namespace: "history", Key: "tone", Value: []byte("formal"), Seq: 4}); err != nil {
+		t.Fatal(err)
+	}
+	mem.Close()
+	t.Setenv("CONSOLE_MEMORY", "sqlite:"+db)
+	c := startConsole(t, "--db", filepath.Join(dir, "console.db"), "--outputs", dir, "--listen", "127.0.0.1:0", "--memory_store", "env:CONSOLE_MEMORY")
+	resp, err := http.Get(c.url + console.KeyPath([]byte("cust-7")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-namespace="history"`) || !strings.Contains(string(body), "formal") {
+		t.Fatalf("cust-7's page: %d\n%.2000s", resp.StatusCode, body)
 	}
 }

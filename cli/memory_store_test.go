@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/console"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/devloop"
 	"github.com/beamagents/beamagents/internal/testkit/testsvc"
@@ -192,7 +195,9 @@ func TestReplayWithoutMemoryStore(t *testing.T) {
 func TestDevMemoryStoreDefault(t *testing.T) {
 	beam.Init()
 	dir := t.TempDir()
-	for _, tc := range []struct{ event, want string }{
+	// The second loop's console lists what the first remembered on ann's entity page.
+	page := make(chan string, 1)
+	for i, tc := range []struct{ event, want string }{
 		{"remember formal", "final reply  ann          noted formal"},
 		{"recall", "final reply  ann          tone: formal"},
 	} {
@@ -206,7 +211,11 @@ func TestDevMemoryStoreDefault(t *testing.T) {
 		}
 		var out, errOut bytes.Buffer
 		code := serveDev(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}, devloop.Config{Options: s.Options, StateDir: dir,
-			Listen: "127.0.0.1:0", User: "dev", Password: "pw", Until: map[string]bool{"ann": true},
+			Listen: "127.0.0.1:0", User: "dev", Password: "pw", Until: map[string]bool{"ann": true}, Ready: func(url, user, password string) {
+				if i == 1 {
+					page <- getAs(strings.TrimSuffix(url, "/")+console.KeyPath([]byte("ann")), user, password)
+				}
+			},
 			Events: []*pb.AgentEnvelope{{EntityKey: []byte("ann"), Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(tc.event)}}}}, 2*time.Minute)
 		if code != 0 || !strings.Contains(out.String(), tc.want) {
 			t.Fatalf("dev on %q: exit %d, want %q\n%s\n%s", tc.event, code, tc.want, out.String(), errOut.String())
@@ -215,4 +224,23 @@ func TestDevMemoryStoreDefault(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "memory.db")); err != nil {
 		t.Fatal(err)
 	}
+	if got := <-page; !strings.Contains(got, `data-namespace="prefs"`) || !strings.Contains(got, "formal") {
+		t.Fatalf("ann's entity page in dev's console lists no long-term memory:\n%.2000s", got)
+	}
+}
+
+// getAs is the body of a page fetched with basic-auth credentials (any status).
+func getAs(url, user, password string) string {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err.Error()
+	}
+	req.SetBasicAuth(user, password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -26,6 +26,8 @@ import (
 	"github.com/beamagents/beamagents/internal/effectorrun"
 	"github.com/beamagents/beamagents/internal/envelopes"
 	"github.com/beamagents/beamagents/internal/runstate"
+	"github.com/beamagents/beamagents/ltm"
+	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/pipeline"
 	bapubsub "github.com/beamagents/beamagents/pubsub"
 )
@@ -112,10 +114,18 @@ func Serve(ctx context.Context, c Config) error {
 		return err
 	}
 	defer cstore.Close()
+	// The console's pages read the run's long-term memory store on a handle of their own.
+	var memory ltm.Store
+	if ref := c.Options.MemoryStore; ref != "" {
+		if memory, err = backend.OpenRef(ctx, ref); err != nil {
+			return fmt.Errorf("--memory_store: %w", err)
+		}
+		defer memory.Close()
+	}
 	// The console's requests and subscribers end (consoleCtx) before its store closes.
 	consoleCtx, stopConsole := context.WithCancel(ctx)
 	defer stopConsole()
-	hs, url, err := l.serveConsole(consoleCtx, cstore)
+	hs, url, err := l.serveConsole(consoleCtx, cstore, memory)
 	if err != nil {
 		return err
 	}
@@ -246,9 +256,10 @@ func (l *loop) openEffector() (store.Store, error) {
 }
 
 // serveConsole serves the console (pages, approvals, JSON API) with its store cstore over
-// the loop's topics until ctx ends, and writes server.json. It returns the server and its
+// the loop's topics until ctx ends, and writes server.json; its entity pages list the keys'
+// long-term memory from memory (nil: none). It returns the server and its
 // URL.
-func (l *loop) serveConsole(ctx context.Context, cstore *console.Store) (*http.Server, string, error) {
+func (l *loop) serveConsole(ctx context.Context, cstore *console.Store, memory ltm.Store) (*http.Server, string, error) {
 	token := RandomHex(24)
 	who := "dev"
 	if u, err := user.Current(); err == nil && u.Username != "" {
@@ -257,7 +268,7 @@ func (l *loop) serveConsole(ctx context.Context, cstore *console.Store) (*http.S
 	h, err := console.New(console.Options{
 		Store: cstore, Approvals: l.eff.Approvals(), Identity: console.Identity{BasicAuth: map[string]string{l.c.User: l.c.Password}},
 		Tokens: map[string]string{token: who}, Ingest: l.in.event, Signal: l.in.signal,
-		Redrive: console.Redrive{Publish: envelopes.Publisher(l.client, l.t.events)}, Logger: slog.Default(),
+		Redrive: console.Redrive{Publish: envelopes.Publisher(l.client, l.t.events)}, Logger: slog.Default(), Memory: memory,
 	})
 	if err != nil {
 		return nil, "", err

@@ -47,6 +47,16 @@ func Resolve(ctx context.Context, ref string) (string, error) {
 	return v, nil
 }
 
+// OpenRef opens the store ref names: a store reference, or a secret reference holding one
+// (Resolve, then Open).
+func OpenRef(ctx context.Context, ref string) (ltm.Store, error) {
+	resolved, err := Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, resolved)
+}
+
 // checkStoreRef checks a reference Open takes, as Open would, without connecting.
 func checkStoreRef(ref string) error {
 	kind, arg, _ := strings.Cut(ref, ":")
