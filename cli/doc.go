@@ -15,7 +15,7 @@
 // the binary cannot run there.
 //
 // Commands: approve, console, demo, dev, effector, generate, inspect, intent, manifest,
-// pubsub-server, redrive, replay, run, schema, send, help (`beamagents help` lists them; demo only in a
+// pubsub-server, redrive, rehearse, replay, run, schema, send, help (`beamagents help` lists them; demo only in a
 // binary that registers one with RegisterDemo). `dev --agent NAME` runs a registered agent
 // locally, streaming on Prism with its tools, the console and a JSON API, keeping its state
 // across restarts; `send` posts an event to it and `approve --state_dir DIR` (or `--to URL

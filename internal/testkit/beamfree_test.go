@@ -9,16 +9,24 @@ import (
 const module = "github.com/beamagents/beamagents/"
 
 // beamShell lists the packages that may link Apache Beam: the Beam shell (transforms, pipeline,
-// pubsub), the command line that launches it, and the kits and harnesses that run Prism. The
-// core (agent and agent/drive), the wire and state codecs, records, the console, the effector,
-// the long-term memory store and the model clients are plain Go: they must run in a process
-// that never starts a pipeline (an effector service, a console, a user's unit test).
+// pubsub), the command line that launches it and the machinery its commands drive (a run's
+// files, state directory, status and report; dev's loop), and the kits and harnesses that run
+// Prism. The core (agent and agent/drive), the wire and state codecs, records, the console,
+// the effector, the long-term memory store and the model clients are plain Go: they must run
+// in a process that never starts a pipeline (an effector service, a console, a user's unit
+// test).
 var beamShell = map[string]bool{
 	"transforms":                   true,
 	"pipeline":                     true,
 	"pubsub":                       true,
 	"cli":                          true,
 	"cmd/beamagents":               true,
+	"internal/devloop":             true,
+	"internal/outfiles":            true,
+	"internal/runreport":           true,
+	"internal/runstate":            true,
+	"internal/runstatus":           true,
+	"internal/streamrun":           true,
 	"internal/testkit/conformance": true,
 	"internal/testkit/prismsmoke":  true,
 	"scripts/chaos":                true,
