@@ -19,8 +19,11 @@ func (b *batch) restore(ctx context.Context, snap *pb.StateSnapshot) (*call, err
 		return c, err
 	}
 	// A restored key is idle from the snapshot's time, as after an activation: without its
-	// TTL it would keep its memory forever and never flush it (Definition.FlushOnExpiry).
-	c.armTTL(c.now)
+	// TTL it would keep its memory forever and never flush it (Definition.FlushOnExpiry). A
+	// snapshot without a time arms none; its key expires after its next activation.
+	if snap.GetSnapshotAtMs() > 0 {
+		c.armTTL(c.now)
+	}
 	return c, nil
 }
 
