@@ -15,7 +15,16 @@ import (
 func (b *batch) restore(ctx context.Context, snap *pb.StateSnapshot) (*call, error) {
 	c := b.newCall(ctx, snap.GetEntityKey(), snap.GetSnapshotAtMs())
 	c.snapshot = snap
-	return c, c.atomic(func(v *view, _ *hostapi.Outputs) error { return c.restore(v, snap) })
+	if err := c.atomic(func(v *view, _ *hostapi.Outputs) error { return c.restore(v, snap) }); err != nil {
+		return c, err
+	}
+	// A restored key is idle from the snapshot's time, as after an activation: without its
+	// TTL it would keep its memory forever and never flush it (Definition.FlushOnExpiry). A
+	// snapshot without a time arms none; its key expires after its next activation.
+	if snap.GetSnapshotAtMs() > 0 {
+		c.armTTL(c.now)
+	}
+	return c, nil
 }
 
 func (c *call) restore(v *view, snap *pb.StateSnapshot) error {

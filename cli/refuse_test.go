@@ -24,6 +24,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	mainIfChild()
 	dir, err := os.MkdirTemp("", "beamagents-bin-")
 	if err != nil {
 		panic(err)

@@ -13,7 +13,8 @@
 //
 //   - Restores come first. A restore is applied when it arrives, before any envelope of the
 //     key runs, and only into a key without state (a second restore of a key is refused with
-//     a restore_refused dead letter). A restored suspension arms its deadline.
+//     a restore_refused dead letter). A restored suspension arms its deadline, and every
+//     restored key its idle TTL.
 //   - Envelopes run in event-time order, ties broken by their bytes; two deliveries of the
 //     same bytes both run, one after the other. Arrival order never matters.
 //   - The key's two core timers, the deadline of a suspension (host.TagDeadline: escalate,

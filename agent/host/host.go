@@ -37,7 +37,8 @@ func Fire(ctx context.Context, a *agent.Agent, store Store, entity []byte, tag s
 // exactly as an export carries them), so a key exported here or by another runtime sharing
 // the wire format continues where it was. A key that already has state is left untouched and
 // the restore becomes a restore_refused dead letter. A restored suspension gets its deadline
-// timer.
+// timer, and every restored key its idle TTL from the snapshot's time (snapshot_at_ms; none
+// when it is 0).
 func Restore(ctx context.Context, a *agent.Agent, store Store, snap *pb.StateSnapshot) (*Result, error) {
 	return core.NewBatch(a, store, Deps{}).Restore(ctx, snap)
 }
