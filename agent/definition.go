@@ -165,6 +165,11 @@ type Definition struct {
 	// store refuses keeps the memory (a memory_store_failed dead letter) until the key's next
 	// activation arms the expiry again. See docs/long-term-memory.md.
 	FlushOnExpiry string
+	// Tenant names the tenant an entity key belongs to: who pays for its model calls (the
+	// cost ledger) and whose budget they spend. It must be a pure function of the key (the
+	// same key always gives the same tenant, on every worker and every replay). nil puts
+	// every key in the tenant "" (none).
+	Tenant func(key string) string
 }
 
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
@@ -312,6 +317,15 @@ func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error)
 // long-term store (Definition.FlushOnExpiry): its idle expiry then has an effect, which a
 // shell that skips work changing no output must not skip.
 func (a *Agent) FlushesOnExpiry() bool { return a.def.FlushOnExpiry != "" }
+
+// Tenant returns the tenant of an entity key (Definition.Tenant), "" when the agent
+// declares none.
+func (a *Agent) Tenant(key string) string {
+	if a.def.Tenant == nil {
+		return ""
+	}
+	return a.def.Tenant(key)
+}
 
 // PinsModel reports whether the definition pins its model (Definition.PinModel): a launcher
 // with a model of its own choosing leaves the agent's.
