@@ -170,6 +170,15 @@ type Definition struct {
 	// same key always gives the same tenant, on every worker and every replay). nil puts
 	// every key in the tenant "" (none).
 	Tenant func(key string) string
+	// Shards, above 1, spreads one entity's external events over that many sub-keys
+	// (ShardKey: KEY#s0 … KEY#sN-1), each its own keyed state running apart from the others;
+	// the shard of an event is a hash of its envelope's bytes (ShardOf). It is for agents that
+	// keep nothing between activations: working memory, long-term memory and signal waits
+	// fail a sharded activation as shard_refused, and Limits.Memory or FlushOnExpiry refuse
+	// the build. Tool calls, approvals and waits work: an intent names its sub-key, which its
+	// result or decision is sent back to. 0 or 1 runs each entity on one key; at most
+	// MaxShards. See docs/agents.md, Hot keys.
+	Shards int
 }
 
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
@@ -227,7 +236,7 @@ func build(def Definition, k bind.Kind, check func() ([]string, error)) (*Agent,
 		return nil, refusal
 	}
 	schema, schemaProblems := stateSchema(def)
-	problems = append(problems, schemaProblems...)
+	problems = append(append(problems, schemaProblems...), shardProblems(def)...)
 	if len(problems) > 0 {
 		slices.Sort(problems)
 		return nil, defErr("agent %s: %s", def.Name, strings.Join(problems, "; "))
@@ -323,6 +332,9 @@ func (a *Agent) FlushesOnExpiry() bool { return a.def.FlushOnExpiry != "" }
 func (a *Agent) Tenant(key string) string {
 	if a.def.Tenant == nil {
 		return ""
+	}
+	if entity, _, ok := SplitShard([]byte(key), a.def.Shards); ok {
+		key = string(entity) // a sub-key's tenant is its entity's
 	}
 	return a.def.Tenant(key)
 }

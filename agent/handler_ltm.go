@@ -12,6 +12,9 @@ import (
 // host.Deps.LongTermMemory (package ltm). The read is journaled: a resumed run sees what the first
 // run read and does not reach the store.
 func (hc *Context) Recall(namespace, key string) ([]byte, bool, error) {
+	if err := hc.unsharded("long-term memory recall"); err != nil {
+		return nil, false, err
+	}
 	e, replayed, err := hc.begin(pb.JournalEntry_LTM_RECALL, key, []byte(namespace))
 	if err != nil {
 		return nil, false, err
@@ -37,6 +40,9 @@ func (hc *Context) Recall(namespace, key string) ([]byte, bool, error) {
 // as a rewrite. A write the store refuses as stale (a later activation of the key already
 // wrote the key) leaves the later value and is not an error.
 func (hc *Context) Remember(namespace, key string, value []byte) error {
+	if err := hc.unsharded("long-term memory write"); err != nil {
+		return err
+	}
 	_, replayed, err := hc.begin(pb.JournalEntry_LTM_REMEMBER, key, []byte(namespace), value)
 	if err != nil || replayed {
 		return err

@@ -11,6 +11,9 @@ import (
 // Get reads the memory entry key (without moving it in the LRU order). The read is
 // journaled: a resumed run sees what the first run saw, not what the run wrote since.
 func (hc *Context) Get(key string) ([]byte, bool, error) {
+	if err := hc.unsharded("memory read of key " + strconv.Quote(key)); err != nil {
+		return nil, false, err
+	}
 	e, replayed, err := hc.begin(pb.JournalEntry_MEMORY_GET, key)
 	if err != nil {
 		return nil, false, err
@@ -32,6 +35,9 @@ func (hc *Context) Put(key string, value []byte) error {
 }
 
 func (hc *Context) put(key string, value []byte) error {
+	if err := hc.unsharded("memory write of key " + strconv.Quote(key)); err != nil {
+		return err
+	}
 	v := hc.act.v
 	v.ownMemory()
 	if err := v.memory.Put(key, value, hc.act.c.now); err != nil {
@@ -43,6 +49,9 @@ func (hc *Context) put(key string, value []byte) error {
 
 // Delete removes the memory entry key, once.
 func (hc *Context) Delete(key string) error {
+	if err := hc.unsharded("memory delete of key " + strconv.Quote(key)); err != nil {
+		return err
+	}
 	_, replayed, err := hc.begin(pb.JournalEntry_MEMORY_DELETE, key)
 	if err != nil || replayed {
 		return err

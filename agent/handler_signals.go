@@ -2,6 +2,7 @@ package agent
 
 import (
 	"slices"
+	"strconv"
 
 	"google.golang.org/protobuf/proto"
 
@@ -35,6 +36,9 @@ func (hc *Context) await(name string, by *int64) (*pb.AgentEnvelope_Signal, bool
 	var args []byte
 	if by != nil {
 		args = []byte(itoa(*by))
+	}
+	if err := hc.unsharded("a wait for signal " + strconv.Quote(name)); err != nil {
+		return nil, false, err
 	}
 	e, replayed, err := hc.begin(pb.JournalEntry_AWAIT, name, args)
 	if err != nil {

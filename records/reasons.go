@@ -70,6 +70,10 @@ const (
 	// Remember) found no store in the run's dependencies, or the store failed or refused the
 	// operation's entry (package ltm's errors).
 	ReasonMemoryStoreFailed Reason = "memory_store_failed"
+	// ReasonShardRefused: an activation of a sharded agent (Definition.Shards above 1) used
+	// what one sub-key cannot hold for its whole entity: working memory, long-term memory or
+	// a signal wait (a signal addresses the entity, never one of its sub-keys).
+	ReasonShardRefused Reason = "shard_refused"
 )
 
 // Reasons lists the closed vocabulary.
@@ -79,5 +83,5 @@ var Reasons = []Reason{
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
 	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
 	ReasonResultRefused, ReasonApprovalRefused, ReasonNondeterministicAgent, ReasonJournalTooLarge,
-	ReasonSignalUnawaited, ReasonSignalRefused, ReasonMemoryStoreFailed,
+	ReasonSignalUnawaited, ReasonSignalRefused, ReasonMemoryStoreFailed, ReasonShardRefused,
 }

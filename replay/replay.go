@@ -235,7 +235,7 @@ func RunWith(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inpu
 	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1, Park: end.Park, EndMs: end.EndMs}}
 	rec := ByEntity(recorded)
 	var keys []Key
-	for _, in := range inputs {
+	for _, in := range Sharded(a.Shards(), inputs) {
 		before := len(m.Misses())
 		k := Key{Entity: in.Entity}
 		d.Run(ctx, in.Entity, in.Values, func(kind int64, b []byte) { k.Outputs = append(k.Outputs, Output{kind, b}) })

@@ -301,7 +301,7 @@ func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]b
 			emit(records.OutDeadLetter, drive.Marshal(drive.DeadLetter(env.GetEntityKey(), env.GetEventTimeMs(), records.ReasonEnvelopeInvalid, err, rec)))
 			continue
 		}
-		add(env.GetEntityKey(), canon)
+		add(drive.Route(d.Agent.Shards(), env.GetEntityKey(), canon)) // as RunAgent keys a sharded agent's events
 	}
 	for _, k := range keys {
 		d.Run(context.Background(), []byte(k), values[k], emit)
