@@ -3,7 +3,9 @@
 #
 #   scripts/benchmarks.sh               count 6, 200ms per benchmark, throughput N = 10000,
 #                                       model latency: 1000 keys, 64 in flight, 500ms a call
+#                                       hot key: 1000 events, unsharded and 64 shards
 #   COUNT=10 BENCHTIME=1s THROUGHPUT_N=20000 LATENCY_KEYS=1000 LATENCY_N=64 LATENCY_DELAY=500ms scripts/benchmarks.sh
+#   HOTKEY_EVENTS=1000 HOTKEY_SHARDS=64 scripts/benchmarks.sh
 #
 # Figures are summarized with benchstat (pinned in tools/go.mod): the median of COUNT runs and
 # its spread. They are only comparable with figures measured in the same run on the same
@@ -50,6 +52,11 @@ latency_delay=${LATENCY_DELAY:-500ms}
 echo "benchmarks.sh: ./transforms (model latency on Prism, $latency_keys keys, $latency_n in flight, $latency_delay per call)" >&2
 go test ./transforms -run '^$' -bench ModelLatency -benchtime 1x -count 1 -timeout 60m \
   -latency.keys "$latency_keys" -latency.n "$latency_n" -latency.delay "$latency_delay" > "$tmp/latency.txt"
+hotkey_events=${HOTKEY_EVENTS:-1000}
+hotkey_shards=${HOTKEY_SHARDS:-64}
+echo "benchmarks.sh: ./transforms (one hot key: $hotkey_events events, unsharded and in $hotkey_shards shards)" >&2
+go test ./transforms -run '^$' -bench HotKey -benchtime 1x -count 1 -timeout 90m -hotkey.events "$hotkey_events" \
+  -hotkey.shards "$hotkey_shards" -latency.n "$latency_n" -latency.delay "$latency_delay" > "$tmp/hotkey.txt"
 echo "benchmarks.sh: ./cli (outage: 1000 keys against nothing listening, then their redrive)" >&2
 go test ./cli -run '^$' -bench Outage -benchtime 1x -count 1 > "$tmp/outage.txt"
 
@@ -215,6 +222,19 @@ effects, timer firings, file sinks and shutdown included;
 the last answer. \`peak_in_flight\` is the most requests the server had at once.
 
 $(benchmark_lines "$tmp/latency.txt" | sed 's/^BenchmarkModelLatency\///' | throughput_rows)
+
+### Hot keys
+
+\`BenchmarkHotKey\` (package \`transforms\`) runs one key with HOTKEY_EVENTS external events
+of the support agent against the same loopback server (LATENCY_DELAY a call, LATENCY_N calls
+in flight), through \`RunAgent\` (\`streaming\`) and \`RunAgentBatch\` (\`batch\`): once
+unsharded, where the key's activations run one after another, and once with
+\`Definition.Shards\` HOTKEY_SHARDS, where each sub-key runs its share apart from the others
+([agents.md](agents.md#hot-keys)). \`unsharded_s\` and \`sharded_s\` are the runs' wall times,
+\`speedup\` their ratio, \`sharded_peak_in_flight\` the most requests the server had at once
+in the sharded run.
+
+$(benchmark_lines "$tmp/hotkey.txt" | sed 's/^BenchmarkHotKey\///' | throughput_rows)
 
 ### Outage
 
