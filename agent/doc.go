@@ -35,7 +35,7 @@
 // author never needs: Activate, Fire, Restore and a Batch over the key's cells in a Store,
 // the Result with its Outputs and TimerOps, the Deps of a run, DeadLetter, the timer tags and
 // the state cells. From this package a host uses what every agent describes of itself (Name,
-// Schema, Limits, HasModel, EmitsIntents, PinsModel, FlushesOnExpiry, ToolShapes), the model swap WithModel
+// Schema, Limits, HasModel, EmitsIntents, PinsModel, FlushesOnExpiry, Shards, ToolShapes), the model swap WithModel
 // (a launcher's choice of model) and the registry's Build and Registered. The activation is
 // implemented here, since it needs the Context's internals, and lent to package host when
 // this package is initialized. A host opens a Batch over the key's cells, hands it the inputs

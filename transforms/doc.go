@@ -96,6 +96,10 @@
 //   - Timer family "agent.v1" with the tags above (and "await:<n>", unique to each step run
 //     apart from its bundle).
 //   - The step's input is KV<bytes, bytes>; its output KV<varint, bytes>.
+//   - Only for an agent with agent.Definition.Shards above 1: scope "Shard" and the DoFn
+//     type transforms.shardFn, which moves each external event to its entity's sub-key
+//     (drive.Route) before the step (and before RunAgentBatch's grouping). An agent without
+//     shards has no such transform, so its graph is unchanged.
 //
 // testdata/update_manifest.json pins all of it, with every other transform name and the coder
 // of every PCollection crossing a stateful step or a grouping, for the default and the
