@@ -100,6 +100,9 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 		def.OutputProtocol = p
 	}
 	def.Stream = sc.Stream
+	if def.Shards = sc.Shards; sc.Shards > 1 {
+		def.Limits.Memory = statecodec.MemoryOptions{}
+	}
 	switch sc.StateSchema {
 	case "":
 	case "v2":

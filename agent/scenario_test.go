@@ -50,6 +50,7 @@ type scenario struct {
 	StateSchema string      `json:"state_schema"` // "v2": internal/testkit/testschema
 	Verify      string      `json:"verify_results"`
 	Handler     string      `json:"handler"` // a handler agent of handlers_test.go instead of the bindings
+	Shards      int         `json:"shards"`  // Definition.Shards (a sharded agent declares no memory bounds)
 
 	State  map[string]json.RawMessage `json:"state"`
 	Model  []modelRule                `json:"model"`
