@@ -70,7 +70,7 @@ func Run(ctx context.Context, a *agent.Agent, inputs []replay.Input, baseline ma
 	base := replay.ByEntity(baseline)
 	refused := replay.ByEntity(map[int64][][]byte{records.OutDeadLetter: o.Refused})
 	r := &Report{}
-	for _, in := range inputs {
+	for _, in := range replay.Sharded(candidate.Shards(), inputs) {
 		r.Keys = append(r.Keys, g.key(ctx, d, in, base[string(in.Entity)], refused[string(in.Entity)][records.OutDeadLetter]))
 	}
 	r.Summary = summarize(r.Keys)
