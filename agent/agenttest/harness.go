@@ -99,13 +99,15 @@ func (h *Harness) Send(entity string, event []byte) *host.Result {
 }
 
 // Deliver delivers any envelope (an export request, a hand-made or unsigned answer) to its
-// key; an envelope without an event time gets the current one.
+// key; an envelope without an event time gets the current one. A sharded agent's external
+// event goes to its sub-key, as in a pipeline (agent.Definition.Shards).
 func (h *Harness) Deliver(env *pb.AgentEnvelope) *host.Result {
 	h.t.Helper()
 	if env.GetEventTimeMs() == 0 {
 		env = proto.CloneOf(env)
 		env.EventTimeMs = h.now
 	}
+	env = h.routed(env)
 	k := h.key(env.GetEntityKey())
 	res, _ := host.Activate(context.Background(), h.a, k.state, env, h.deps) // a failure is its dead letter
 	k.apply(res)
