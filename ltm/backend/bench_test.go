@@ -17,7 +17,8 @@ import (
 )
 
 // benchBackends open each backend on loopback or in process: SQLite in a temporary file, a
-// real redis-server, the Bigtable client library's in-process server.
+// real redis-server, a real PostgreSQL server, the Bigtable client library's in-process
+// server.
 var benchBackends = []struct {
 	name string
 	open func(b *testing.B) ltm.Store
@@ -31,6 +32,13 @@ var benchBackends = []struct {
 	}},
 	{"redis", func(b *testing.B) ltm.Store {
 		s, err := backend.OpenRedis(context.Background(), backend.RedisOptions{URL: "redis://" + testsvc.Redis(b)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}},
+	{"postgres", func(b *testing.B) ltm.Store {
+		s, err := backend.OpenPostgres(context.Background(), backend.PostgresOptions{URL: testsvc.PostgresURL(b)})
 		if err != nil {
 			b.Fatal(err)
 		}

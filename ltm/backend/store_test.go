@@ -46,6 +46,20 @@ func TestRedis(t *testing.T) {
 	})
 }
 
+// One PostgreSQL server for the suite; each case's store has its own table.
+func TestPostgres(t *testing.T) {
+	url := testsvc.PostgresURL(t)
+	var n atomic.Int64
+	ltmtest.Run(t, func(t *testing.T) ltm.Store {
+		s, err := backend.OpenPostgres(context.Background(), backend.PostgresOptions{URL: url, Table: fmt.Sprintf("case%d", n.Add(1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 // One in-process Bigtable server for the suite; each case's store has its own table.
 func TestBigtable(t *testing.T) {
 	addr := bigtableServer(t)
@@ -105,7 +119,8 @@ func TestOpen(t *testing.T) {
 	for _, ref := range []string{
 		"", "sqlite", "sqlite:", "sqlite:a?mode=ro", "bbolt:x.db", "redis://user:hunter2@[::1", "redis://h:1/notadb",
 		"bigtable:", "bigtable:projects/p/instances/i", "bigtable:projects/p/instances/i/tables/",
-		"bigtable:projects/p/zones/i/tables/t",
+		"bigtable:projects/p/zones/i/tables/t", "postgres:ltm@h/db", "postgres://ltm:hunter2@h:notaport/db",
+		"postgresql://ltm:hunter2@h/db?sslmode=bogus",
 	} {
 		_, err := backend.Open(ctx, ref)
 		if !errors.Is(err, ltm.ErrRef) {
@@ -121,6 +136,7 @@ func TestOpen(t *testing.T) {
 	for _, ref := range []string{
 		"sqlite:" + filepath.Join(t.TempDir(), "sub", "ltm.db"),
 		"redis://" + testsvc.Redis(t) + "/2",
+		testsvc.PostgresURL(t),
 		"bigtable:projects/p/instances/i/tables/t",
 	} {
 		s, err := backend.Open(ctx, ref)
@@ -136,6 +152,16 @@ func TestOpen(t *testing.T) {
 		}
 		if err := s.Close(); err != nil {
 			t.Fatalf("%s: Close: %v", ref, err)
+		}
+	}
+}
+
+// A table name is spliced into statements: only a plain identifier is taken.
+func TestPostgresTableName(t *testing.T) {
+	for _, table := range []string{"x; DROP TABLE y", "Entries", "1st", strings.Repeat("t", 64)} {
+		_, err := backend.OpenPostgres(context.Background(), backend.PostgresOptions{URL: "postgres://h/db", Table: table})
+		if !errors.Is(err, ltm.ErrRef) {
+			t.Errorf("table %q: %v, want ErrRef", table, err)
 		}
 	}
 }
