@@ -328,8 +328,8 @@ func TestCellYearOfTraffic(t *testing.T) {
 		t.Fatal("no summary was asked")
 	}
 	final := rec.State(key)
-	t.Logf("%d messages over 365 days: %d compactions (mean %d, max %d input tokens estimated as bytes/4); memory values at most %d bytes",
-		n, calls, inTokens/int64(calls), maxInTokens, maxValues)
+	t.Logf("%d messages over 365 days: %d compactions (mean %d, max %d input tokens estimated as bytes/4); memory values at most %d bytes; %d entries after the year",
+		n, calls, inTokens/int64(calls), maxInTokens, maxValues, len(rec.Memory(key)))
 	for _, c := range []statecodec.Cell{statecodec.CellMemory, statecodec.CellLLMCache} {
 		t.Logf("%s: largest %d bytes, after the year %d bytes", c, largest[c], len(final[c]))
 	}
