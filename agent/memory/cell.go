@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/internal/bind"
 	"github.com/beamagents/beamagents/records"
 )
 
@@ -49,9 +50,9 @@ func (c Cell) Validate() error {
 
 // Put writes value under key, compacting the cell first when it is full. With DropOldest it
 // is Context.Put (one operation). With Summarize it takes two operations when the write
-// fits (the cell's journaled Evictions, the write) and four when it does not (Evictions,
-// the summary's read, its model call, and one Replace that deletes the folded entries and
-// writes the summary and value), each journaled, so a resumed run repeats none of them and
+// fits (a memory read of what must leave the cell, the write) and four when it does not
+// (that read, the summary's read, its model call, and one memory write that deletes the
+// folded entries and writes the summary and value), each journaled, so a resumed run repeats none of them and
 // a replay over the recorded caches calls no model. A failure fails the activation: the
 // handler must return the error.
 func (c Cell) Put(hc *agent.Context, key string, value []byte) error {
@@ -65,8 +66,8 @@ func (c Cell) Put(hc *agent.Context, key string, value []byte) error {
 		return &agent.Error{Reason: records.ReasonInternalPanic, Detail: "memory cell",
 			Err: fmt.Errorf("%w: key %q is the cell's summary entry", ErrDeclaration, key)}
 	}
-	victims, err := hc.Evictions(agent.Room{Key: key, Bytes: len(value), Keep: c.Summary,
-		Reserve: size(c.Compact.summaryBound(), nil), Fill: c.fill()})
+	run := bind.RunOf(hc)
+	victims, err := run.Evictions(key, len(value), c.Summary, size(c.Compact.summaryBound(), nil), c.fill())
 	if err != nil || len(victims) == 0 {
 		if err != nil {
 			return err
@@ -85,7 +86,7 @@ func (c Cell) Put(hc *agent.Context, key string, value []byte) error {
 	for i, v := range victims {
 		drop[i] = v.Key
 	}
-	return hc.Replace(drop, agent.MemoryEntry{Key: c.Summary, Value: encode(sum)}, agent.MemoryEntry{Key: key, Value: value})
+	return run.Replace(drop, bind.MemoryItem{Key: c.Summary, Value: encode(sum)}, bind.MemoryItem{Key: key, Value: value})
 }
 
 // Read returns the cell's summary and how many entries were compacted out of it (Entries is
@@ -120,7 +121,7 @@ func (c Cell) fill() int {
 }
 
 // cellPrompt shows the summary so far and the entries to fold, each under its key.
-func (s *summarizer) cellPrompt(sum Contents, victims []agent.MemoryEntry) string {
+func (s *summarizer) cellPrompt(sum Contents, victims []bind.MemoryItem) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Summary so far, of %d entries:\n", sum.Compacted)
 	if len(sum.Summary) == 0 {

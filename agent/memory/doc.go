@@ -34,9 +34,10 @@
 //
 // The package is built only on the public, journaled operations of *agent.Context: a ring is
 // read with Context.Ring, written with Context.Put, and summarized with Context.Propose, so a
-// ring has the guarantees of those operations and no others; a cell adds Context.Evictions
-// (which entries must leave, with their values) and Context.Replace (the folded entries
-// deleted, the summary and the value written, in one operation). docs/memory.md says what each
+// ring has the guarantees of those operations and no others. A cell adds two operations the
+// context does not export, journaled as a memory read and a memory write: which entries must
+// leave the cell (values included), and one write that deletes the folded entries and writes
+// the summary and the value. docs/memory.md says what each
 // state cell of a key holds and weighs, what a compaction costs, and what a key weighs after a
 // year of traffic.
 //
