@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -348,3 +349,50 @@ func TestCellYearOfTraffic(t *testing.T) {
 		t.Fatalf("replay: %d misses, %d provider calls, %d answers from the caches (recorded %d)", len(misses), calls-recorded, caches.Answered(), recorded)
 	}
 }
+
+// Random writes of keys that come back, of random sizes, to a small cell: after every write
+// the cell is within its bounds, and a key missing from it was folded with its latest value.
+func TestCellNothingLeavesUnread(t *testing.T) {
+	limits := agent.Limits{Memory: statecodec.MemoryOptions{MaxValueBytes: 300, MaxEntries: 6}}
+	rng := rand.New(rand.NewPCG(7, 42))
+	folded := map[string]string{} // key → the value a prompt last showed
+	s := &summarizer{answer: func(req *model.Request) *model.Response {
+		for _, line := range strings.Split(agenttest.Last(req), "\n") {
+			if m := foldedLine.FindStringSubmatch(line); m != nil {
+				folded[m[1]] = m[2]
+			}
+		}
+		return keysAnswer(req)
+	}}
+	h := agenttest.New(t, cellAgent(t, smallCell, limits, nil), agenttest.Options{Model: s.model()})
+	latest := map[string]string{}
+	for i := range 400 {
+		key := fmt.Sprintf("k%d", rng.IntN(20))
+		value := strings.Repeat(string(rune('a'+i%26)), 1+rng.IntN(60)) // never empty: a missing key must have been folded
+		if res := h.Send("k", []byte(key+"="+value)); len(res.DeadLetters) != 0 {
+			t.Fatalf("write %d: dead letter %v", i, res.DeadLetters[0])
+		}
+		latest[key] = value
+		mem := h.Memory("k")
+		var total int
+		for _, v := range mem {
+			total += len(v)
+		}
+		if total > 300 || len(mem) > 6 {
+			t.Fatalf("write %d: the cell holds %d entries of %d bytes", i, len(mem), total)
+		}
+		for k, want := range latest {
+			if got, ok := mem[k]; ok && string(got) != want {
+				t.Fatalf("write %d: %s holds %q, want %q", i, k, got, want)
+			} else if !ok && folded[k] != want {
+				t.Fatalf("write %d: %s left the cell unread (last folded %q, latest %q)", i, k, folded[k], want)
+			}
+		}
+	}
+	if s.calls == 0 {
+		t.Fatal("no compaction")
+	}
+	t.Logf("400 writes: %d compactions", s.calls)
+}
+
+var foldedLine = regexp.MustCompile(`^\[([^\]]*)\] (.*)$`)
