@@ -85,3 +85,11 @@ func (r bindRun) Intent(e *pb.JournalEntry, tool, args string, kind pb.ToolInten
 }
 
 func (r bindRun) Put(key string, value []byte) error { return r.hc.put(key, value) }
+
+func (r bindRun) Evictions(key string, size int, keep string, reserve, fill int) ([]bind.MemoryItem, error) {
+	return r.hc.evictions(room{key: key, size: size, keep: keep, reserve: reserve, fill: fill})
+}
+
+func (r bindRun) Replace(drop []string, puts ...bind.MemoryItem) error {
+	return r.hc.replace(drop, puts)
+}

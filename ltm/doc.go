@@ -3,9 +3,10 @@
 // worker. An entry is a value under a key, in a namespace, of an entity, stamped with the seq
 // of the activation that wrote it. This package holds the contract only (Store, Entry, the
 // bounds and the errors), so the activation core that calls a Store links no backend. The
-// backends are package ltm/backend's: SQLite (embedded, the default for one machine), Redis
-// and Cloud Bigtable, each opened from a reference by backend.Open. Package ltm/ltmtest is
-// the conformance suite every backend passes. docs/long-term-memory.md states the rules.
+// backends are package ltm/backend's: SQLite (embedded, the default for one machine), Redis,
+// PostgreSQL and Cloud Bigtable, each opened from a reference by backend.Open. Package
+// ltm/ltmtest is the conformance suite every backend passes. docs/long-term-memory.md states
+// the rules.
 //
 // Invariants:
 //   - Seq guard. A Put or Delete whose seq is below the seq stored for its key is refused
@@ -15,9 +16,9 @@
 //   - Tombstones. Delete stores a tombstone with its seq (also for a key never written), so a
 //     stale Put after a Delete is refused too. Get and List never return a tombstone, and a
 //     List's limit counts live entries only. Tombstones are kept.
-//   - Atomicity. Each backend checks the guard and writes in one atomic step (a SQLite
-//     conditional upsert, a Redis Lua script, a Bigtable CheckAndMutateRow), so concurrent
-//     writers of one key end with the highest seq's write, whatever their order.
+//   - Atomicity. Each backend checks the guard and writes in one atomic step (a SQLite or
+//     PostgreSQL conditional upsert, a Redis Lua script, a Bigtable CheckAndMutateRow), so
+//     concurrent writers of one key end with the highest seq's write, whatever their order.
 //   - Isolation. (entity, namespace, key) names an entry; entities and namespaces that are
 //     byte prefixes of each other never share entries.
 //   - Order. List returns entries in ascending byte order of key, those starting with the

@@ -37,6 +37,13 @@ const DefaultInstructions = "You keep the long-term memory of one conversation. 
 	"facts, names, numbers, decisions, promises and open questions; drop greetings and repetition. " +
 	"Answer with the new summary only."
 
+// DefaultCellInstructions is the system message of a Cell's summary when
+// SummaryOptions.Instructions is empty; %d is the summary's bound in bytes.
+const DefaultCellInstructions = "You keep the long-term memory of one agent, whose working memory is full. Fold the " +
+	"summary so far and the entries below (least recently used first, each under its key) into one new summary of at " +
+	"most %d bytes of UTF-8. Keep what later turns need: facts, names, numbers, decisions, promises and open " +
+	"questions, with the keys they were under; drop repetition. Answer with the new summary only."
+
 // Compactor is what a Ring does with its oldest entries when it is full. The zero value (and
 // DropOldest) drops them; Summarize folds them into the ring's summary with a model call.
 type Compactor struct {
@@ -53,11 +60,12 @@ type SummaryOptions struct {
 	// MaxBytes bounds the summary (UTF-8 bytes), by the schema that admits it: an answer
 	// over it is refused, never cut. 0 selects DefaultSummaryBytes; at most MaxSummaryBytes.
 	MaxBytes int
-	// Fold is how many of the oldest entries one compaction folds at least; 0 selects half
-	// the ring (Keep/2, at least 1). More fold when the byte bound needs it; the newest
-	// entry is never folded.
+	// Fold is how many of the oldest entries one compaction of a Ring folds at least; 0
+	// selects half the ring (Keep/2, at least 1). More fold when the byte bound needs it; the
+	// newest entry is never folded. A Cell folds by its Fill instead.
 	Fold int
-	// Instructions is the system message; empty selects DefaultInstructions.
+	// Instructions is the system message; empty selects DefaultInstructions for a Ring and
+	// DefaultCellInstructions for a Cell.
 	Instructions string
 	// Render shows an entry to the model; nil shows UTF-8 text as it is and other bytes as
 	// "base64:" and their standard base64.
@@ -112,10 +120,10 @@ func (c Compactor) compact(hc *agent.Context, ring Contents, entries [][]byte) (
 }
 
 type summarizer struct {
-	bound, batch int
-	system       string
-	render       func([]byte) string
-	schema       *interaction.Schema
+	bound, batch       int
+	system, cellSystem string
+	render             func([]byte) string
+	schema             *interaction.Schema
 }
 
 func newSummarizer(opts SummaryOptions) (*summarizer, error) {
@@ -129,8 +137,10 @@ func newSummarizer(opts SummaryOptions) (*summarizer, error) {
 	if s.batch < 0 {
 		return nil, fmt.Errorf("fold %d is negative", s.batch)
 	}
+	s.cellSystem = s.system
 	if s.system == "" {
 		s.system = fmt.Sprintf(DefaultInstructions, s.bound)
+		s.cellSystem = fmt.Sprintf(DefaultCellInstructions, s.bound)
 	}
 	if s.render == nil {
 		s.render = renderEntry
@@ -159,9 +169,14 @@ func summarySchema(bound int) (*interaction.Schema, error) {
 
 // summarize asks for the summary of ring's summary and entries, the oldest ones leaving it.
 func (s *summarizer) summarize(hc *agent.Context, ring Contents, entries [][]byte) ([]byte, error) {
+	return s.ask(hc, s.system, s.prompt(ring, entries))
+}
+
+// ask makes the summary's model call and returns the admitted summary.
+func (s *summarizer) ask(hc *agent.Context, system, prompt string) ([]byte, error) {
 	v, err := hc.Propose(agent.Ask{Schema: s.schema, Messages: []model.Message{
-		{Role: model.RoleSystem, Content: s.system},
-		{Role: model.RoleUser, Content: s.prompt(ring, entries)},
+		{Role: model.RoleSystem, Content: system},
+		{Role: model.RoleUser, Content: prompt},
 	}})
 	if err != nil {
 		return nil, err

@@ -17,9 +17,27 @@
 //		…
 //	}
 //
+// A Cell declares the same compaction for the key's whole memory cell (every entry, bounded
+// by Limits.Memory): a handler that writes through Cell.Put has the least recently used
+// entries folded into a summary entry when a write would overflow the cell, instead of
+// evicted unread; with DropOldest, Cell.Put is Context.Put and the cell evicts as it always
+// did.
+//
+//	var mem = memory.Cell{Summary: "memory.summary", Compact: memory.Summarize(memory.SummaryOptions{})}
+//
+//	func handle(hc *agent.Context, tr agent.Trigger) error {
+//		if err := mem.Put(hc, "ticket-"+ticketID(tr.Event), tr.Event); err != nil {
+//			return err
+//		}
+//		…
+//	}
+//
 // The package is built only on the public, journaled operations of *agent.Context: a ring is
 // read with Context.Ring, written with Context.Put, and summarized with Context.Propose, so a
-// ring has the guarantees of those operations and no others. docs/memory.md says what each
+// ring has the guarantees of those operations and no others. A cell adds two operations the
+// context does not export, journaled as a memory read and a memory write: which entries must
+// leave the cell (values included), and one write that deletes the folded entries and writes
+// the summary and the value. docs/memory.md says what each
 // state cell of a key holds and weighs, what a compaction costs, and what a key weighs after a
 // year of traffic.
 //
@@ -40,6 +58,11 @@
 //     model and writes the same bytes.
 //   - Deterministic. The prompt, the fold and the encoding depend only on the ring's contents
 //     and the declaration: the same state and input give the same bytes. No clock is read.
+//   - Nothing unread. A Cell with Summarize folds every entry that must leave into its
+//     summary before it leaves, and leaves the cell within Cell.Fill percent of its bounds
+//     (a summary of the largest size counted), so most writes need no compaction. Its
+//     summary entry is never folded; a write Cell.Put cannot fit beside a summary of the
+//     largest size fails as budget_exceeded.
 //   - One value. A ring is one memory entry (Name): the memory's LRU order moves and evicts
 //     it whole, never its summary apart from its entries. Its value is the ring encoding of
 //     Context.Ring (each slot a uvarint length and its bytes) whose first slot is a

@@ -17,7 +17,8 @@ import (
 )
 
 // benchBackends open each backend on loopback or in process: SQLite in a temporary file, a
-// real redis-server, the Bigtable client library's in-process server.
+// real redis-server, a real PostgreSQL server, the Bigtable client library's in-process
+// server.
 var benchBackends = []struct {
 	name string
 	open func(b *testing.B) ltm.Store
@@ -31,6 +32,13 @@ var benchBackends = []struct {
 	}},
 	{"redis", func(b *testing.B) ltm.Store {
 		s, err := backend.OpenRedis(context.Background(), backend.RedisOptions{URL: "redis://" + testsvc.Redis(b)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}},
+	{"postgres", func(b *testing.B) ltm.Store {
+		s, err := backend.OpenPostgres(context.Background(), backend.PostgresOptions{URL: testsvc.PostgresURL(b)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -50,9 +58,11 @@ func BenchmarkStore(b *testing.B) {
 	for _, be := range benchBackends {
 		s := be.open(b)
 		b.Cleanup(func() { s.Close() })
+		var seq int64 // across runs of the sub-benchmark (-count), which share the store
 		b.Run(be.name+"/Put", func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
-				e := ltm.Entry{Entity: entity, Namespace: "facts", Key: fmt.Sprintf("k%02d", i%64), Value: value, Seq: int64(i)}
+				seq++
+				e := ltm.Entry{Entity: entity, Namespace: "facts", Key: fmt.Sprintf("k%02d", i%64), Value: value, Seq: seq}
 				if err := s.Put(ctx, e); err != nil {
 					b.Fatal(err)
 				}

@@ -12,6 +12,7 @@ import (
 // Open opens a store from a reference:
 //
 //	redis://[USER:PASSWORD@]HOST:PORT[/DB]   (or rediss:// for TLS)
+//	postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?PARAMS]   (or postgresql://)
 //	sqlite:PATH
 //	bigtable:projects/PROJECT/instances/INSTANCE/tables/TABLE
 //
@@ -21,6 +22,8 @@ func Open(ctx context.Context, ref string) (ltm.Store, error) {
 	switch kind {
 	case "redis", "rediss":
 		return OpenRedis(ctx, RedisOptions{URL: ref})
+	case "postgres", "postgresql":
+		return OpenPostgres(ctx, PostgresOptions{URL: ref})
 	case "sqlite":
 		if arg == "" {
 			return nil, &ltm.Error{Code: ltm.CodeRef, Detail: "sqlite reference: want sqlite:PATH"}
@@ -29,7 +32,7 @@ func Open(ctx context.Context, ref string) (ltm.Store, error) {
 	case "bigtable":
 		return openBigtableRef(ctx, arg)
 	}
-	return nil, &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("unknown store kind %q (want redis://, sqlite: or bigtable:)", kind)}
+	return nil, &ltm.Error{Code: ltm.CodeRef, Detail: fmt.Sprintf("unknown store kind %q (want redis://, postgres://, sqlite: or bigtable:)", kind)}
 }
 
 // checkEntry checks e's bounds before any backend sees it.

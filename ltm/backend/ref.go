@@ -11,9 +11,10 @@ import (
 )
 
 // CheckRef checks the form of a store reference without opening the store or reading a
-// secret: a reference Open takes (sqlite:PATH, redis://…, rediss://…, bigtable:…), or a
-// secret reference (env:VAR, file:PATH, gcpsm:…) whose value is one, which Resolve reads.
-// A Redis reference carries its password, so a run may give it behind a secret reference.
+// secret: a reference Open takes (sqlite:PATH, redis://…, rediss://…, postgres://…,
+// bigtable:…), or a secret reference (env:VAR, file:PATH, gcpsm:…) whose value is one, which
+// Resolve reads. A Redis or PostgreSQL reference carries its password, so a run may give it
+// behind a secret reference.
 func CheckRef(ref string) error {
 	if scheme, _, ok := secretref.Parse(ref); ok {
 		if scheme == secretref.Scheme {
@@ -42,7 +43,7 @@ func Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	v := strings.TrimSpace(string(b))
 	if err := checkStoreRef(v); err != nil {
-		return "", &ltm.Error{Code: ltm.CodeRef, Detail: "the secret does not hold a store reference (sqlite:PATH, redis://… or bigtable:…)"}
+		return "", &ltm.Error{Code: ltm.CodeRef, Detail: "the secret does not hold a store reference (sqlite:PATH, redis://…, postgres://… or bigtable:…)"}
 	}
 	return v, nil
 }
@@ -66,6 +67,9 @@ func checkStoreRef(ref string) error {
 			return &ltm.Error{Code: ltm.CodeRef, Detail: "redis reference: want redis://[USER:PASSWORD@]HOST:PORT[/DB]"}
 		}
 		return nil
+	case "postgres", "postgresql":
+		_, err := parsePostgres(ref)
+		return err
 	case "sqlite":
 		if arg == "" {
 			return &ltm.Error{Code: ltm.CodeRef, Detail: "sqlite reference: want sqlite:PATH"}
@@ -76,5 +80,5 @@ func checkStoreRef(ref string) error {
 		return err
 	}
 	// Not the text before a colon either: a reference without one may be a pasted password.
-	return &ltm.Error{Code: ltm.CodeRef, Detail: "not a store reference (want sqlite:PATH, redis://…, rediss://… or bigtable:projects/P/instances/I/tables/T)"}
+	return &ltm.Error{Code: ltm.CodeRef, Detail: "not a store reference (want sqlite:PATH, redis://…, rediss://…, postgres://… or bigtable:projects/P/instances/I/tables/T)"}
 }

@@ -20,6 +20,10 @@ func TestCheckRef(t *testing.T) {
 		{"redis://:s3cret@127.0.0.1:6379/0", true},
 		{"rediss://user:pw@cache.example:6380", true},
 		{"bigtable:projects/p/instances/i/tables/t", true},
+		{"postgres://ltm:s3cret@127.0.0.1:5432/memory?sslmode=disable", true},
+		{"postgresql://db.example/memory?search_path=agents", true},
+		{"postgres:db.example/memory", false},
+		{"postgres://h:99999999/db", false},
 		{"env:MEMORY_STORE", true},
 		{"file:/run/secrets/memory", true},
 		{"gcpsm:projects/p/secrets/s/versions/latest", true},
@@ -69,7 +73,7 @@ func TestResolve(t *testing.T) {
 // FuzzCheckRef: any text is refused or accepted with a typed error, and a refusal never
 // quotes text without a colon (a pasted password).
 func FuzzCheckRef(f *testing.F) {
-	for _, s := range []string{"sqlite:/a.db", "redis://h:1", "bigtable:projects/p/instances/i/tables/t", "env:X", "gcpsm:x", "pw"} {
+	for _, s := range []string{"sqlite:/a.db", "redis://h:1", "postgres://u:p@h:1/d", "bigtable:projects/p/instances/i/tables/t", "env:X", "gcpsm:x", "pw"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ref string) {

@@ -41,9 +41,9 @@ type Tool struct {
 	CaseID string
 }
 
-// Run is what a bindings step needs of the running activation beyond the public operations
-// of agent.Context (Trigger, Position, ReplyValue). RunOf gives it for the Context a
-// handler is handed. An operation that fails fails the activation: its error is the
+// Run is what a bindings step (and agent/memory's Cell) needs of the running activation
+// beyond the public operations of agent.Context (Trigger, Position, ReplyValue). RunOf gives
+// it for the Context a handler is handed. An operation that fails fails the activation: its error is the
 // activation's, to be returned at once.
 type Run interface {
 	// Next takes the next position when the journal holds it, which must be of kind op
@@ -69,6 +69,15 @@ type Run interface {
 	// Put writes the memory entry key without journaling the write: a step that writes is
 	// journaled whole.
 	Put(key string, value []byte) error
+	// Evictions and Replace are the two journaled operations of package agent/memory's Cell,
+	// a handler's compaction of the memory cell. Evictions reads the least recently used
+	// entries that must leave the cell before a write of size bytes under key, beside an
+	// entry keep that never leaves and may grow to reserve bytes: none when that fits the
+	// cell's bounds, else as many as bring it within fill percent of them, values included
+	// (a write that cannot fit even alone fails the activation as budget_exceeded). Replace
+	// deletes the entries drop, then writes puts in order, once.
+	Evictions(key string, size int, keep string, reserve, fill int) ([]MemoryItem, error)
+	Replace(drop []string, puts ...MemoryItem) error
 }
 
 // RunOf is set by package agent when it is initialized: the Run of the *agent.Context a

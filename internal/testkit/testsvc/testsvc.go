@@ -1,6 +1,7 @@
-// Package testsvc starts the real services tests use: a redis-server on a free loopback port
-// and the Chromium binary. Under CI (CI=true) a missing service fails the test, because
-// .ci/run installs them; elsewhere the test is skipped.
+// Package testsvc starts the real services tests use: a redis-server and a PostgreSQL
+// server (a cluster of its own) on free loopback ports, and the Chromium binary. Under CI
+// (CI=true) a missing service fails the test, because .ci/run installs them; elsewhere the
+// test is skipped.
 package testsvc
 
 import (
