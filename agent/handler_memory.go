@@ -144,6 +144,9 @@ type room struct {
 // run saw. A write that cannot fit even alone beside keep fails the activation
 // (budget_exceeded). Package agent/memory's Cell calls it (bind.Run), then replace.
 func (hc *Context) evictions(r room) ([]bind.MemoryItem, error) {
+	if err := hc.unsharded("memory read of key " + strconv.Quote(r.key)); err != nil {
+		return nil, err
+	}
 	e, replayed, err := hc.begin(pb.JournalEntry_MEMORY_GET, r.key, []byte("evictions"),
 		[]byte(strconv.Itoa(r.size)), []byte(r.keep), []byte(strconv.Itoa(r.reserve)), []byte(strconv.Itoa(r.fill)))
 	if err != nil {

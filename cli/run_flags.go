@@ -108,7 +108,7 @@ var runFlags = []runFlag{
 	heading("The agent's configuration, signatures and verification"),
 	opt("agent_config", "", "file whose bytes configure the agent's factory", func(s *runSettings, v string) { s.config = v }, smallFileOf(maxConfigBytes)),
 	opt("memory_store", "", "the agent's long-term memory store (Recall, Remember), opened on each worker: sqlite:PATH, redis://[USER:PASSWORD@]HOST:PORT[/DB], "+
-		"rediss://…, bigtable:projects/P/instances/I/tables/T, or env:VAR, file:PATH or gcpsm:… holding one (give a password that way)",
+		"rediss://…, bigtable:projects/P/instances/I/tables/T, postgres://[USER:PASSWORD@]HOST:PORT/DB, or env:VAR, file:PATH or gcpsm:… holding one (give a password that way)",
 		func(s *runSettings, v string) { s.MemoryStore = v }, func(n, v string, _ *runSettings) check { return memoryStoreRef(n, v, localRunner(runnerName())) }),
 	opt("verify_results", "", "verification of tool results and approvals against --keyring: off, permissive or require "+
 		"(default: require with --keyring, off without one)", nil,
