@@ -1,0 +1,128 @@
+package transforms_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/host"
+	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/testkit/scenario"
+	"github.com/beamagents/beamagents/pipeline"
+)
+
+// burstsAgent gathers a key's events within 2 s into one activation (at most 3 events, 64
+// bytes); an activation whose first event starts with "lookup" waits for a tool first.
+const burstsAgent = "differential-bursts"
+
+func init() {
+	agent.Register(burstsAgent, func([]byte) (*agent.Agent, error) {
+		return agent.New(agent.Definition{Name: burstsAgent, Handler: burstsHandler,
+			Burst:  agent.Burst{Window: 2 * time.Second, MaxEvents: 3, MaxBytes: 64},
+			Limits: agent.Limits{ToolTimeoutMs: 60000, MaxEscalations: 1, MaxInbox: 4}})
+	})
+}
+
+// burstsHandler replies with its trigger's events as "time=text|…".
+func burstsHandler(hc *agent.Context, tr agent.Trigger) error {
+	if strings.HasPrefix(string(tr.Events()[0].Event), "lookup") {
+		if _, err := hc.Tool("orders.lookup", `{"q":"x"}`); err != nil {
+			return err
+		}
+	}
+	var parts []string
+	for _, e := range tr.Events() {
+		parts = append(parts, fmt.Sprintf("%d=%s", e.EventTimeMs, e.Event))
+	}
+	return hc.Reply(strings.Join(parts, "|"))
+}
+
+// burstsTraffic generates n keys of bursty traffic for burstsAgent: runs of events a few
+// hundred milliseconds apart (some at the same time, some over the byte bound), lookups
+// whose results come while more events queue, late or never, duplicated deliveries; records
+// shuffled.
+func burstsTraffic(seed uint64, n int) *scenario.Set {
+	rng := rand.New(rand.NewPCG(seed, 0xb0257))
+	set := &scenario.Set{}
+	add := func(env *pb.AgentEnvelope) {
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(env)
+		set.Records = append(set.Records, b)
+		if rng.IntN(10) == 0 {
+			set.Records = append(set.Records, b)
+		}
+	}
+	for i := range n {
+		key := fmt.Sprintf("burst-%03d", i)
+		set.Keys = append(set.Keys, key)
+		t := scenario.T0 + int64(i)*100
+		for run := range 1 + rng.IntN(3) {
+			text := func(j int) string {
+				if rng.IntN(8) == 0 {
+					return strings.Repeat("long ", 12) // over half the byte bound
+				}
+				return fmt.Sprintf("r%d-%d", run, j)
+			}
+			first := text(0)
+			if rng.IntN(3) == 0 {
+				first = "lookup " + first
+				at := t + 1000*int64(1+rng.IntN(90))
+				if rng.IntN(5) > 0 {
+					// The seq of the lookup's activation is the runs' before it: a result for
+					// the wrong one is an orphan, which is part of the traffic too.
+					add(waitEnv(key, at, &pb.AgentEnvelope_ToolResult{ToolResult: &pb.ToolResult{IntentId: intent.ID([]byte(key), int64(run), 0),
+						EntityKey: []byte(key), Status: pb.ToolResult_OK, Payload: []byte(`{}`), CompletedAtMs: at}}))
+				}
+			}
+			add(waitEnv(key, t, &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(first)}))
+			at := t
+			for j := range rng.IntN(6) {
+				at += int64(rng.IntN(3)) * 400 // 0: the same time as the one before
+				add(waitEnv(key, at, &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(text(j + 1))}))
+			}
+			t = at + 1000*int64(1+rng.IntN(40))
+		}
+	}
+	rng.Shuffle(len(set.Records), func(i, j int) { set.Records[i], set.Records[j] = set.Records[j], set.Records[i] })
+	return set
+}
+
+// TestDifferentialBursts runs bursty traffic of an agent with Definition.Burst through the
+// four executions (RunAgent, RunAgent with steps apart from bundles, RunAgentBatch, the
+// driver): the same bursts, byte for byte.
+func TestDifferentialBursts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Prism pipeline")
+	}
+	set := burstsTraffic(3, 80)
+	ref, kr := keyringRef(t)
+	a, err := agent.Build(burstsAgent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 250}}
+	bursts := 0
+	for _, b := range driveSet(t, d, set)[pipeline.FinalsName] {
+		f := &pb.FinalReply{}
+		proto.Unmarshal(b, f)
+		if strings.Contains(f.GetMessage(), "|") {
+			bursts++
+		}
+	}
+	if bursts == 0 {
+		t.Fatal("no activation ran a burst: the comparison would be vacuous")
+	}
+	stats := compareExecutions(t, burstsAgent, nil, ref, d, set, nil)
+	t.Logf("%d keys, %d records, %d replies to bursts; outputs: %v; dead letters: %v", len(set.Keys), stats.records, bursts, stats.outputs, stats.reasons)
+	for _, name := range []string{pipeline.IntentsName, pipeline.FinalsName} {
+		if stats.outputs[name] == 0 {
+			t.Errorf("the traffic produced no %s: the generator lost its coverage", name)
+		}
+	}
+}
