@@ -1,6 +1,7 @@
 package transforms_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -12,9 +13,14 @@ import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
+	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
+	"github.com/beamagents/beamagents/internal/testkit/llmtest"
 	"github.com/beamagents/beamagents/internal/testkit/scenario"
+	"github.com/beamagents/beamagents/model"
+	"github.com/beamagents/beamagents/model/openai"
+	"github.com/beamagents/beamagents/model/provider"
 	"github.com/beamagents/beamagents/pipeline"
 )
 
@@ -124,5 +130,91 @@ func TestDifferentialBursts(t *testing.T) {
 		if stats.outputs[name] == 0 {
 			t.Errorf("the traffic produced no %s: the generator lost its coverage", name)
 		}
+	}
+}
+
+// burstsModelAgent proposes a reply to its trigger's text, answered by the OpenAI-compatible
+// server at the config's base URL; its bursts gather events within 2 s ("off" in the config
+// disables them).
+const burstsModelAgent = "differential-bursts-model"
+
+func init() {
+	agent.Register(burstsModelAgent, func(config []byte) (*agent.Agent, error) {
+		var c struct {
+			URL string `json:"url"`
+			Off bool   `json:"off"`
+		}
+		if err := json.Unmarshal(config, &c); err != nil {
+			return nil, err
+		}
+		m, err := openai.New(provider.Config{BaseURL: c.URL, APIKey: "env:BEAMAGENTS_TEST_MODEL_KEY", Model: "gpt-test"})
+		if err != nil {
+			return nil, err
+		}
+		schema, err := support.Schema()
+		if err != nil {
+			return nil, err
+		}
+		def := agent.Definition{Name: burstsModelAgent, Schema: schema, Model: m, ModelID: "gpt-test", Burst: agent.Burst{Window: 2 * time.Second},
+			Handler: func(hc *agent.Context, tr agent.Trigger) error {
+				v, err := hc.Propose(agent.Ask{Messages: []model.Message{{Role: model.RoleUser, Content: string(tr.Event)}}})
+				if err != nil {
+					return err
+				}
+				return hc.ReplyValue(v, schema)
+			}}
+		if c.Off {
+			def.Burst = agent.Burst{}
+		}
+		return agent.New(def)
+	})
+}
+
+// TestBurstModelCalls: three messages in two seconds on a key, against a loopback model that
+// answers after 500 ms, in three shuffled arrival orders (three keys): every execution makes
+// one model call per key and one reply, with the same bytes as the driver; without bursts
+// three of each.
+func TestBurstModelCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Prism pipeline")
+	}
+	t.Setenv("BEAMAGENTS_TEST_MODEL_KEY", "sk-test")
+	srv := llmtest.New(llmtest.OpenAI, func(int, []byte) llmtest.Reply {
+		return llmtest.Reply{Hang: 500 * time.Millisecond, Text: `{"case":"support.reply","fields":{"support.reply.text":"On it."}}`, InputTokens: 20, OutputTokens: 5}
+	})
+	defer srv.Close()
+	set := &scenario.Set{}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range 3 {
+		key := fmt.Sprintf("customer-%d", i)
+		set.Keys = append(set.Keys, key)
+		var recs [][]byte
+		for j, text := range []string{"hi", "my order A-1001 is late", "it was due Monday"} {
+			b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(waitEnv(key, scenario.T0+int64(j)*900, &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte(text)}))
+			recs = append(recs, b)
+		}
+		rng.Shuffle(len(recs), func(a, b int) { recs[a], recs[b] = recs[b], recs[a] })
+		set.Records = append(set.Records, recs...)
+	}
+	for _, tc := range []struct {
+		name  string
+		off   bool
+		calls int
+	}{{"bursts", false, 1}, {"off", true, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(srv.Requests())
+			config := []byte(fmt.Sprintf(`{"url":%q,"off":%v}`, srv.BaseURL(), tc.off))
+			a, err := agent.Build(burstsModelAgent, config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, kr := keyringRef(t)
+			d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 250}}
+			stats := compareExecutions(t, burstsModelAgent, config, ref, d, set, nil)
+			// The driver and the three Beam executions, three keys each.
+			if got, want := len(srv.Requests())-before, 4*3*tc.calls; got != want || stats.outputs[pipeline.FinalsName] != 3*tc.calls {
+				t.Fatalf("%d model calls, %d replies; want %d and %d", got, stats.outputs[pipeline.FinalsName], want, 3*tc.calls)
+			}
+		})
 	}
 }
