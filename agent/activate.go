@@ -203,7 +203,8 @@ func (c *call) enqueue(v *view, env *pb.AgentEnvelope) error {
 	return nil
 }
 
-// drainInbox runs the queued external events, oldest first, while the key is not suspended.
+// drainInbox runs the queued external events, oldest first, while the key is not suspended;
+// with Definition.Burst the events that form a burst with the oldest run with it (inboxBurst).
 // Each event leaves the inbox in its own atomic step, so a failing event becomes a dead
 // letter instead of blocking the key. Signals still queued when the key is not suspended
 // waited behind an activation that has ended without taking them: they leave the inbox as
@@ -216,7 +217,7 @@ func (c *call) drainInbox() {
 	}
 	for {
 		var next *pb.AgentEnvelope
-		var signals []*pb.AgentEnvelope
+		var signals, more []*pb.AgentEnvelope
 		err := c.atomic(func(v *view, _ *hostapi.Outputs) error {
 			if err := v.need(contCell); err != nil || v.cont != nil {
 				return err
@@ -235,6 +236,7 @@ func (c *call) drainInbox() {
 					rest = append(rest, env)
 				}
 			}
+			more, rest = c.inboxBurst(next, rest)
 			v.inbox.Envelopes = rest
 			v.touch(inboxCell)
 			return nil
@@ -248,12 +250,13 @@ func (c *call) drainInbox() {
 		}
 		trigger := c.input
 		c.input = next
-		c.atomic(func(v *view, out *hostapi.Outputs) error {
+		err = c.atomic(func(v *view, out *hostapi.Outputs) error {
 			if err := v.need(seqCell, contCell); err != nil {
 				return err
 			}
-			return c.startActivation(v, out, next)
+			return c.startActivation(v, out, next, more...)
 		})
+		c.burstLetters(err, more)
 		c.input = trigger
 	}
 }

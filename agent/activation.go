@@ -28,14 +28,15 @@ type activation struct {
 	resumed bool
 }
 
-func (c *call) startActivation(v *view, out *hostapi.Outputs, trigger *pb.AgentEnvelope) error {
+// startActivation runs a new activation of trigger, with the further events of its burst.
+func (c *call) startActivation(v *view, out *hostapi.Outputs, trigger *pb.AgentEnvelope, burst ...*pb.AgentEnvelope) error {
 	act := &activation{c: c, v: v, out: out, seq: v.seq}
 	out.Traces = slices.Grow(out.Traces, 4) // at least its start, a model call and its end
 	act.tr = newTracer(c.a.def.Name, c.entity, v.seq, out)
 	act.tr.begin(tracing.KindExternalEvent, 0, c.now)
 	// The trigger is only read (by the handler) and serialized (by a suspension) within this
 	// activation, so the journal can refer to it instead of a copy.
-	act.journal = &pb.HandlerJournal{JournalVersion: journalVersion, Trigger: trigger, TraceId: act.tr.id}
+	act.journal = &pb.HandlerJournal{JournalVersion: journalVersion, Trigger: trigger, Burst: burst, TraceId: act.tr.id}
 	return act.handle()
 }
 

@@ -147,6 +147,9 @@ type Definition struct {
 	// are.
 	Tools  map[string]ToolDecl
 	Limits Limits
+	// Burst gathers a key's external events that arrive close together in event time into one
+	// activation (Burst, docs/agents.md); the zero value runs every event on its own.
+	Burst Burst
 	// PinModel keeps Model when a pipeline is launched with a model of its own choosing
 	// (Agent.PinsModel): for an agent that must always talk to one model.
 	PinModel bool
@@ -229,6 +232,9 @@ func init() {
 // proposal schema's admission when it has one.
 func build(def Definition, k bind.Kind, check func() ([]string, error)) (*Agent, error) {
 	if err := named(def); err != nil {
+		return nil, err
+	}
+	if err := def.Burst.check(def.Name); err != nil {
 		return nil, err
 	}
 	problems, refusal := check()

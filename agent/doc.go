@@ -15,7 +15,8 @@
 //
 // An agent is a Definition: what every agent has (a name, a model, limits, declared tools
 // as ToolDecls, a state schema) and its Handler, Go code over a Context and the activation's
-// Trigger. The Context's operations (Propose with an Ask, Chat with native tools and its
+// Trigger (of one external event, or of a burst of them: Definition.Burst, Trigger.Events).
+// The Context's operations (Propose with an Ask, Chat with native tools and its
 // Turn of ToolCalls, RunTools, Tool and Tools, Approved, Inline with an InlineFunc, the
 // memory's Get, Put, Delete, Append and Ring, the long-term memory's Recall and Remember,
 // Reply, ReplyValue and Fail) are journaled; ErrSuspended and ErrReplied are what they return when the activation waits or has
@@ -92,7 +93,8 @@
 //     copy-on-write clone, so a failed input leaves them as committed).
 //
 // Activation semantics: an external event runs a new activation at the key's seq (or waits in
-// the bounded inbox while the key is suspended); each step asks the model, admits the
+// the bounded inbox while the key is suspended), or with Definition.Burst the events of a
+// burst run as one (host.Batch.ActivateBurst; a host gathers them by event time); each step asks the model, admits the
 // proposal and acts on its case (final reply, remember and continue, tool intent and suspend,
 // approval intent and suspend); a tool result or an approval resumes the suspended
 // activation at the next step; when an activation ends, seq advances and queued events run

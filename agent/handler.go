@@ -26,14 +26,18 @@ import (
 // internal_panic), or whatever an operation returned after it suspended (ErrSuspended).
 type Handler func(hc *Context, trigger Trigger) error
 
-// Trigger is the external event that started the activation.
+// Trigger is the external event that started the activation, or the burst of them.
 type Trigger struct {
 	EntityKey []byte
 	Seq       int64
 	// EventTimeMs is the event's time: the only clock a handler may read.
 	EventTimeMs int64
-	// Event is the external event's opaque bytes.
+	// Event is the external event's opaque bytes; of a burst activation (Definition.Burst),
+	// its events' bytes joined by BurstSeparator.
 	Event []byte
+	// Batch holds the events of a burst activation in processing order, the first at
+	// EventTimeMs; nil when the activation has one event. Events lists them either way.
+	Batch []BurstEvent
 }
 
 // ErrSuspended is returned by an operation that suspended the activation (a tool call, an

@@ -89,10 +89,7 @@ func (act *activation) handle() error {
 			return err
 		}
 	}
-	env := act.journal.GetTrigger()
-	hc := &Context{act: act, j: act.journal, trigger: Trigger{
-		EntityKey: c.entity, Seq: act.seq, EventTimeMs: env.GetEventTimeMs(), Event: env.GetExternalEvent(),
-	}}
+	hc := &Context{act: act, j: act.journal, trigger: triggerOf(c.entity, act.seq, act.journal)}
 	replaying := len(act.journal.Entries)
 	err := protect(func() error { return c.a.handler(hc, hc.trigger) })
 	var typed *Error

@@ -58,6 +58,14 @@ func FuzzHandlerJournal(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(cont.GetSnapshot())
+	// The same journal, of a burst: its further events.
+	j := &pb.HandlerJournal{}
+	if err := proto.Unmarshal(cont.GetSnapshot(), j); err != nil {
+		f.Fatal(err)
+	}
+	j.Burst = []*pb.AgentEnvelope{ext(1500, "and another thing"), ext(1900, "thanks")}
+	burst, _ := proto.MarshalOptions{Deterministic: true}.Marshal(j)
+	f.Add(burst)
 	golden, err := os.ReadFile("../golden/v1/handler_journal.binpb")
 	if err != nil {
 		f.Fatal(err)

@@ -35,7 +35,7 @@ func init() {
 const (
 	StateCellID    = "agent_state.v1"  // the combined state cell (AgentStateCells)
 	OrderBufferID  = "order_buffer.v1" // envelopes waiting for the watermark (EventTimeOrder)
-	TimerFamilyID  = "agent.v1"        // the one timer family; tags: deadline, ttl, order:<ms>
+	TimerFamilyID  = "agent.v1"        // the one timer family; tags: deadline, ttl, order:<ms>, burst:<ms>
 	RunAgentScope  = "RunAgent"        // scope of the stateful step
 	DefaultOrderMs = int64(1000)       // default event-time ordering resolution
 )

@@ -17,7 +17,7 @@ func journalOfResume(snapshot []byte) (*pb.HandlerJournal, error) {
 	if err := proto.Unmarshal(snapshot, r); err != nil {
 		return nil, failure(records.ReasonStateCorrupt, err, "continuation snapshot")
 	}
-	j := &pb.HandlerJournal{Trigger: r.GetTrigger(), TraceId: r.GetTraceId(), ModelCalls: r.GetModelCalls(), Tokens: r.GetTokens()}
+	j := &pb.HandlerJournal{Trigger: r.GetTrigger(), Burst: r.GetBurst(), TraceId: r.GetTraceId(), ModelCalls: r.GetModelCalls(), Tokens: r.GetTokens()}
 	j.Entries = make([]*pb.JournalEntry, len(r.GetSteps()))
 	for i, rec := range r.GetSteps() {
 		if rec.GetStepIndex() != uint32(i) {
@@ -35,7 +35,7 @@ func journalOfResume(snapshot []byte) (*pb.HandlerJournal, error) {
 
 // resumeOfJournal encodes a bindings journal as its AgentResume.
 func resumeOfJournal(j *pb.HandlerJournal) ([]byte, error) {
-	r := &pb.AgentResume{Trigger: j.GetTrigger(), TraceId: j.GetTraceId(), ModelCalls: j.GetModelCalls(), Tokens: j.GetTokens()}
+	r := &pb.AgentResume{Trigger: j.GetTrigger(), Burst: j.GetBurst(), TraceId: j.GetTraceId(), ModelCalls: j.GetModelCalls(), Tokens: j.GetTokens()}
 	r.Steps = make([]*pb.StepRecord, len(j.GetEntries()))
 	for i, e := range j.GetEntries() {
 		r.Steps[i] = &pb.StepRecord{StepIndex: uint32(i), CaseId: e.GetName(), Proposal: string(e.GetResult()),

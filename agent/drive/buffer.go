@@ -140,9 +140,15 @@ func ReadBuffer(elems [][]byte, atMs int64) *Backlog {
 	return bl
 }
 
-// Bag is the buffer a backlog read by ReadBuffer leaves: the envelopes not yet due and the
-// armed timers (as a step left them), packed as one element; nil when nothing is left.
-func (bl *Backlog) Bag() []byte { return AppendTimers(bl.rest, bl.Timers) }
+// Bag is the buffer a backlog read by ReadBuffer leaves: the envelopes not yet due (and those
+// left behind a burst whose window is still open) and the armed timers (as a step left them), packed as one element; nil when nothing is left.
+func (bl *Backlog) Bag() []byte {
+	b := bl.rest
+	for _, d := range bl.open {
+		b = appendFrame(b, d.Env.GetEventTimeMs(), d.Raw)
+	}
+	return AppendTimers(b, bl.Timers)
+}
 
 // BagOps is how a step's effects change a buffer kept as a bag of raw elements: clear it when
 // clearFirst is set, then add add when it is not empty (an arriving envelope's frame, a restore's

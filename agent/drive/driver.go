@@ -105,6 +105,9 @@ func (k *key) fire(ctx context.Context, emit func(int64, []byte)) {
 	k.timers = slices.Delete(k.timers, i, i+1)
 	bl := Backlog{Due: k.due(t.at), Timers: k.core}
 	e := k.d.Step(ctx, k.batch, k.id, Trigger{Tag: t.tag, AtMs: t.at}, &bl)
+	if len(bl.open) > 0 { // back into the buffer, before the envelopes after t.at
+		k.pending = append(slices.Clone(bl.open), k.pending...)
+	}
 	k.stats.Firings++
 	k.stats.Activations += e.Activations
 	k.apply(&e, emit)

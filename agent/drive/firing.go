@@ -158,11 +158,30 @@ func (c Core) Batch(store host.Store) host.Batch { return host.NewBatch(c.Agent,
 // a timer a result arms at or before atMs fires within the same firing. Every input runs in
 // batch b, so each sees what the ones before it committed; every result goes to sink in
 // order; timers ends holding the timers still armed, all after atMs.
-func (c Core) Firing(ctx context.Context, b host.Batch, key []byte, due []bufferedEnv, timers Timers, atMs int64, sink func(*host.Result)) {
+//
+// With the agent's bursts (agent.Burst) an external event begins a burst, which runs as one
+// activation in its place once its window has passed (endMs ≤ atMs: every event of the window
+// is due). A burst whose window is still open stops the firing there: open is what is left
+// of due, from the burst's first event, to keep buffered until the window's end endMs; the
+// timers due after the burst's first event stay armed.
+func (c Core) Firing(ctx context.Context, b host.Batch, key []byte, due []bufferedEnv, timers Timers, atMs int64, sink func(*host.Result)) (open []bufferedEnv, endMs int64) {
+	burst := c.Agent.Burst()
 	for i := 0; ; {
 		tag, at, ok := timers.next(c.limit(atMs))
 		if i < len(due) && (!ok || due[i].Env.GetEventTimeMs() <= at) {
 			env := due[i].Env
+			if end, begins := burstEnd(burst, env); begins {
+				if end > atMs {
+					return due[i:], end
+				}
+				var envs []*pb.AgentEnvelope
+				envs, due = gatherDue(burst, due[i:])
+				i = 0
+				res := c.activateBurst(ctx, b, envs)
+				timers.apply(res.Timers, env.GetEventTimeMs())
+				sink(res)
+				continue
+			}
 			i++
 			res := c.activate(ctx, b, env)
 			timers.apply(res.Timers, env.GetEventTimeMs())
@@ -170,7 +189,7 @@ func (c Core) Firing(ctx context.Context, b host.Batch, key []byte, due []buffer
 			continue
 		}
 		if !ok {
-			return
+			return nil, 0
 		}
 		delete(timers, tag)
 		res, _ := b.Fire(ctx, key, tag, at)

@@ -28,6 +28,9 @@ type Backlog struct {
 	// buffer (ReadBuffer); raw says it was.
 	rest []byte
 	raw  bool
+	// open are the due envelopes the step left buffered behind a burst whose window is still
+	// open (Core.Firing), in processing order.
+	open []bufferedEnv
 }
 
 // Effects are what one step decided, for the shell to carry out in this order: emit Outputs,
@@ -149,9 +152,14 @@ func (c Core) firing(ctx context.Context, b host.Batch, key []byte, t Trigger, b
 	}
 	before := bl.Timers.Clone()
 	bl.Timers.Woken(t.Tag, t.AtMs)
-	e.Activations = len(bl.Due)
-	c.Firing(ctx, b, key, bl.Due, bl.Timers, t.AtMs, e.sink)
-	if c.Park && t.AtMs > c.EndMs && len(bl.Timers) > 0 {
+	open, endMs := c.Firing(ctx, b, key, bl.Due, bl.Timers, t.AtMs, e.sink)
+	e.Activations = len(bl.Due) - len(open)
+	if len(open) > 0 {
+		// A burst's window is still open: its events wait in the buffer for its own timer.
+		bl.open = open
+		e.TimerOps = append(e.TimerOps, host.TimerOp{Tag: BurstTag(endMs), Set: true, AtMs: endMs})
+	}
+	if c.Park && t.AtMs > c.EndMs && len(bl.Timers) > 0 && len(open) == 0 {
 		c.park(ctx, b, key, bl.Timers, e.sink)
 	}
 	ops := timerChanges(before, bl.Timers)

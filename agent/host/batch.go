@@ -30,6 +30,14 @@ func (b Batch) Activate(ctx context.Context, env *pb.AgentEnvelope) (*Result, er
 	return b.b.Activate(ctx, env)
 }
 
+// ActivateBurst runs the external events of one burst (agent.Burst), in processing order,
+// as one activation at the key's seq: the handler's trigger lists them all
+// (agent.Trigger.Events). One event is Activate's. A suspended key queues each in its inbox.
+// A failed burst commits nothing and dead-letters each event, with its envelope.
+func (b Batch) ActivateBurst(ctx context.Context, envs []*pb.AgentEnvelope) (*Result, error) {
+	return b.b.ActivateBurst(ctx, envs)
+}
+
 // Fire runs one firing of the key's timer (see Fire).
 func (b Batch) Fire(ctx context.Context, entity []byte, tag string, atMs int64) (*Result, error) {
 	return b.b.Fire(ctx, entity, tag, atMs)

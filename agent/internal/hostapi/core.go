@@ -11,6 +11,7 @@ import (
 // order against its committed state (host.Batch documents each method).
 type Batch interface {
 	Activate(ctx context.Context, env *pb.AgentEnvelope) (*Result, error)
+	ActivateBurst(ctx context.Context, envs []*pb.AgentEnvelope) (*Result, error)
 	Fire(ctx context.Context, entity []byte, tag string, atMs int64) (*Result, error)
 	Restore(ctx context.Context, snap *pb.StateSnapshot) (*Result, error)
 	DeferEncoding()

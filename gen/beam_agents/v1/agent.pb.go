@@ -160,7 +160,10 @@ type AgentResume struct {
 	TraceId []byte `protobuf:"bytes,4,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	// Tokens charged so far by the activation (input and output, as the answers recorded them,
 	// replay-cache hits included), for its token budget.
-	Tokens        int64 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Tokens int64 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// The further external-event envelopes of a burst activation (an agent's Burst option), in
+	// processing order after trigger; empty when the activation has one event.
+	Burst         []*AgentEnvelope `protobuf:"bytes,6,rep,name=burst,proto3" json:"burst,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -228,6 +231,13 @@ func (x *AgentResume) GetTokens() int64 {
 		return x.Tokens
 	}
 	return 0
+}
+
+func (x *AgentResume) GetBurst() []*AgentEnvelope {
+	if x != nil {
+		return x.Burst
+	}
+	return nil
 }
 
 // StepRecord is one completed step of an activation: the admitted proposal and what answered
@@ -481,14 +491,15 @@ const file_beam_agents_v1_agent_proto_rawDesc = "" +
 	"\vaction_json\x18\a \x01(\tR\n" +
 	"actionJson\x12\x19\n" +
 	"\btrace_id\x18\b \x01(\fR\atraceId\x12\"\n" +
-	"\rcreated_at_ms\x18\t \x01(\x03R\vcreatedAtMs\"\xcc\x01\n" +
+	"\rcreated_at_ms\x18\t \x01(\x03R\vcreatedAtMs\"\x81\x02\n" +
 	"\vAgentResume\x127\n" +
 	"\atrigger\x18\x01 \x01(\v2\x1d.beam_agents.v1.AgentEnvelopeR\atrigger\x120\n" +
 	"\x05steps\x18\x02 \x03(\v2\x1a.beam_agents.v1.StepRecordR\x05steps\x12\x1f\n" +
 	"\vmodel_calls\x18\x03 \x01(\rR\n" +
 	"modelCalls\x12\x19\n" +
 	"\btrace_id\x18\x04 \x01(\fR\atraceId\x12\x16\n" +
-	"\x06tokens\x18\x05 \x01(\x03R\x06tokens\"\xf5\x01\n" +
+	"\x06tokens\x18\x05 \x01(\x03R\x06tokens\x123\n" +
+	"\x05burst\x18\x06 \x03(\v2\x1d.beam_agents.v1.AgentEnvelopeR\x05burst\"\xf5\x01\n" +
 	"\n" +
 	"StepRecord\x12\x1d\n" +
 	"\n" +
@@ -535,14 +546,15 @@ var file_beam_agents_v1_agent_proto_goTypes = []any{
 var file_beam_agents_v1_agent_proto_depIdxs = []int32{
 	5, // 0: beam_agents.v1.AgentResume.trigger:type_name -> beam_agents.v1.AgentEnvelope
 	2, // 1: beam_agents.v1.AgentResume.steps:type_name -> beam_agents.v1.StepRecord
-	6, // 2: beam_agents.v1.StepRecord.result:type_name -> beam_agents.v1.ToolResult
-	7, // 3: beam_agents.v1.StepRecord.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
-	5, // 4: beam_agents.v1.AgentInbox.envelopes:type_name -> beam_agents.v1.AgentEnvelope
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	5, // 2: beam_agents.v1.AgentResume.burst:type_name -> beam_agents.v1.AgentEnvelope
+	6, // 3: beam_agents.v1.StepRecord.result:type_name -> beam_agents.v1.ToolResult
+	7, // 4: beam_agents.v1.StepRecord.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
+	5, // 5: beam_agents.v1.AgentInbox.envelopes:type_name -> beam_agents.v1.AgentEnvelope
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_beam_agents_v1_agent_proto_init() }

@@ -140,7 +140,10 @@ type HandlerJournal struct {
 	// Tokens charged so far by the activation, for its token budget.
 	Tokens int64 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	// Operations of the activation, by position (the first is position 0).
-	Entries       []*JournalEntry `protobuf:"bytes,6,rep,name=entries,proto3" json:"entries,omitempty"`
+	Entries []*JournalEntry `protobuf:"bytes,6,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The further external-event envelopes of a burst activation (an agent's Burst option), in
+	// processing order after trigger; empty when the activation has one event.
+	Burst         []*AgentEnvelope `protobuf:"bytes,7,rep,name=burst,proto3" json:"burst,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -213,6 +216,13 @@ func (x *HandlerJournal) GetTokens() int64 {
 func (x *HandlerJournal) GetEntries() []*JournalEntry {
 	if x != nil {
 		return x.Entries
+	}
+	return nil
+}
+
+func (x *HandlerJournal) GetBurst() []*AgentEnvelope {
+	if x != nil {
+		return x.Burst
 	}
 	return nil
 }
@@ -357,7 +367,7 @@ var File_beam_agents_v1_handler_proto protoreflect.FileDescriptor
 
 const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\n" +
-	"\x1cbeam_agents/v1/handler.proto\x12\x0ebeam_agents.v1\x1a beam_agents/v1/beam_agents.proto\"\xfe\x01\n" +
+	"\x1cbeam_agents/v1/handler.proto\x12\x0ebeam_agents.v1\x1a beam_agents/v1/beam_agents.proto\"\xb3\x02\n" +
 	"\x0eHandlerJournal\x12'\n" +
 	"\x0fjournal_version\x18\x01 \x01(\rR\x0ejournalVersion\x127\n" +
 	"\atrigger\x18\x02 \x01(\v2\x1d.beam_agents.v1.AgentEnvelopeR\atrigger\x12\x19\n" +
@@ -365,7 +375,8 @@ const file_beam_agents_v1_handler_proto_rawDesc = "" +
 	"\vmodel_calls\x18\x04 \x01(\rR\n" +
 	"modelCalls\x12\x16\n" +
 	"\x06tokens\x18\x05 \x01(\x03R\x06tokens\x126\n" +
-	"\aentries\x18\x06 \x03(\v2\x1c.beam_agents.v1.JournalEntryR\aentries\"\xfd\x04\n" +
+	"\aentries\x18\x06 \x03(\v2\x1c.beam_agents.v1.JournalEntryR\aentries\x123\n" +
+	"\x05burst\x18\a \x03(\v2\x1d.beam_agents.v1.AgentEnvelopeR\x05burst\"\xfd\x04\n" +
 	"\fJournalEntry\x12/\n" +
 	"\x02op\x18\x01 \x01(\x0e2\x1f.beam_agents.v1.JournalEntry.OpR\x02op\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
@@ -428,15 +439,16 @@ var file_beam_agents_v1_handler_proto_goTypes = []any{
 var file_beam_agents_v1_handler_proto_depIdxs = []int32{
 	3, // 0: beam_agents.v1.HandlerJournal.trigger:type_name -> beam_agents.v1.AgentEnvelope
 	2, // 1: beam_agents.v1.HandlerJournal.entries:type_name -> beam_agents.v1.JournalEntry
-	0, // 2: beam_agents.v1.JournalEntry.op:type_name -> beam_agents.v1.JournalEntry.Op
-	4, // 3: beam_agents.v1.JournalEntry.tool_result:type_name -> beam_agents.v1.ToolResult
-	5, // 4: beam_agents.v1.JournalEntry.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
-	6, // 5: beam_agents.v1.JournalEntry.signal:type_name -> beam_agents.v1.AgentEnvelope.Signal
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	3, // 2: beam_agents.v1.HandlerJournal.burst:type_name -> beam_agents.v1.AgentEnvelope
+	0, // 3: beam_agents.v1.JournalEntry.op:type_name -> beam_agents.v1.JournalEntry.Op
+	4, // 4: beam_agents.v1.JournalEntry.tool_result:type_name -> beam_agents.v1.ToolResult
+	5, // 5: beam_agents.v1.JournalEntry.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
+	6, // 6: beam_agents.v1.JournalEntry.signal:type_name -> beam_agents.v1.AgentEnvelope.Signal
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_beam_agents_v1_handler_proto_init() }
