@@ -158,7 +158,7 @@ var runFlags = []runFlag{
 	opt("ledger", false, "write the cost ledger ("+pipeline.LedgerName+".binpb, "+pipeline.LedgerName+".jsonl): one record per model call, priced by --prices",
 		func(s *runSettings, v bool) { s.Ledger = v }),
 	opt("prices", "", "price table of the cost ledger (turns it on): a JSON file of prices per million tokens by model id; a model it does not price costs 0 and is counted in ledger.unpriced",
-		nil, smallFileOf(ledger.MaxPriceFileBytes), ifSet(pricesFile)),
+		nil, ifSet(pricesFile)),
 
 	// Pub/Sub (the topic and subscription names are the pipeline's to check).
 	heading("Pub/Sub"),
@@ -319,14 +319,28 @@ func (s *runSettings) anyTopic() bool {
 // pricesFile decodes --prices into the ledger's price table and turns the ledger on.
 func pricesFile(n, v string, s *runSettings) check {
 	return func() error {
-		b, err := os.ReadFile(v)
+		if err := readPrices(n, v, &s.Prices)(); err != nil {
+			return err
+		}
+		s.Ledger = true
+		return nil
+	}
+}
+
+// readPrices decodes the price file at path (flag n) into dst (package ledger's strict
+// decoder): run's ledger and the console's spend page read it alike.
+func readPrices(n, path string, dst *ledger.Table) check {
+	return func() error {
+		if err := smallFile(n, path, ledger.MaxPriceFileBytes)(); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return refuseFlag(n, "%v", err)
 		}
-		if s.Prices, err = ledger.DecodePrices(b); err != nil {
-			return refuseFlag(n, "%s: %v", v, err)
+		if *dst, err = ledger.DecodePrices(b); err != nil {
+			return refuseFlag(n, "%s: %v", path, err)
 		}
-		s.Ledger = true
 		return nil
 	}
 }
