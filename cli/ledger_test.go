@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +89,9 @@ func printedCounter(t *testing.T, stdout, name string) int64 {
 	t.Fatalf("no counter %s in:\n%s", name, stdout)
 	return 0
 }
+
+// greetingNumber finds the key's number in a request for a greeting.
+var greetingNumber = regexp.MustCompile(`GREETING: hello (\d+)`)
 
 func writePrices(t *testing.T, dir, doc string) (string, ledger.Table) {
 	t.Helper()
@@ -196,13 +200,18 @@ func TestLedgerOfTheDevicesTraffic(t *testing.T) {
 
 // Many keys against a loopback model that answers after a delay and reports its tokens: the
 // ledger's totals equal the traces' and what the server reported, to the token and the
-// micro-unit.
+// micro-unit; the batch mode writes the same ledger.
 func TestLedgerOfManyKeysAgainstALoopbackModel(t *testing.T) {
 	const keys = 200
 	var mu sync.Mutex
 	var served ledger.Totals
-	srv := llmtest.New(llmtest.OpenAI, func(n int, _ []byte) llmtest.Reply {
-		in, out := int64(100+n%17), int64(10+n%7)
+	srv := llmtest.New(llmtest.OpenAI, func(_ int, body []byte) llmtest.Reply {
+		// The tokens are the key's (its number is in the message), so every run reports the same.
+		var k int64
+		if m := greetingNumber.FindSubmatch(body); m != nil {
+			k, _ = strconv.ParseInt(string(m[1]), 10, 64)
+		}
+		in, out := 100+k%17, 10+k%7
 		mu.Lock()
 		served.Calls, served.InputTokens, served.OutputTokens = served.Calls+1, served.InputTokens+in, served.OutputTokens+out
 		mu.Unlock()
@@ -214,7 +223,7 @@ func TestLedgerOfManyKeysAgainstALoopbackModel(t *testing.T) {
 	var lines bytes.Buffer
 	for i := range keys {
 		line, _ := protojson.Marshal(&pb.AgentEnvelope{EntityKey: fmt.Appendf(nil, "key-%03d", i), EventTimeMs: 1767225600000 + int64(i)*1000,
-			Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("GREETING: hello")}})
+			Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: fmt.Appendf(nil, "GREETING: hello %d", i)}})
 		json.Compact(&lines, line)
 		lines.WriteByte('\n')
 	}
@@ -231,10 +240,26 @@ func TestLedgerOfManyKeysAgainstALoopbackModel(t *testing.T) {
 	}
 	t.Logf("%d keys in %s", keys, time.Since(start).Round(time.Millisecond))
 	got := checkLedger(t, out, tab)
+	if served.InputTokens == keys*100 {
+		t.Fatal("the server did not find the keys' numbers in the requests")
+	}
 	if got.Calls != keys || got.Calls != served.Calls || got.InputTokens != served.InputTokens || got.OutputTokens != served.OutputTokens {
 		t.Errorf("ledger %+v; the server answered %+v", got, served)
 	}
 	if printedCounter(t, stdout, "ledger.cost_micros") != got.Cost || printedCounter(t, stdout, "ledger.calls") != keys {
 		t.Errorf("printed counters disagree with the ledger %+v:\n%s", got, stdout)
+	}
+
+	// The bounded fast path writes the same ledger, byte for byte.
+	batch := filepath.Join(dir, "batch")
+	if code, stdout, stderr := execCLI(t, []string{"BEAMAGENTS_LEDGER_KEY=sk-ledger"}, "run", "--agent", support.Name, "--allow_unsigned_intents", "--mode", "batch",
+		"--input", input, "--output_dir", batch, "--model", "openai", "--model_name", "gpt-test", "--base_url", srv.BaseURL(),
+		"--api_key", "env:BEAMAGENTS_LEDGER_KEY", "--prices", pricesPath); code != 0 {
+		t.Fatalf("run --mode batch: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(out, pipeline.LedgerName+".binpb"))
+	b, _ := os.ReadFile(filepath.Join(batch, pipeline.LedgerName+".binpb"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("the batch run's ledger (%d bytes) differs from the streaming run's (%d bytes)", len(b), len(a))
 	}
 }
