@@ -182,7 +182,14 @@ type Definition struct {
 	// result or decision is sent back to. 0 or 1 runs each entity on one key; at most
 	// MaxShards. See docs/agents.md, Hot keys.
 	Shards int
+	// Version names the agent's version (for example a release or a prompt revision): the
+	// cost ledger and the LLM_CALL trace events carry it, so spend is told apart by version.
+	// Empty (the default) leaves it out of both. At most 128 bytes of UTF-8.
+	Version string
 }
+
+// maxVersionBytes bounds Definition.Version.
+const maxVersionBytes = 128
 
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
 // use.
@@ -268,6 +275,9 @@ func named(def Definition) error {
 	}
 	if ns := def.FlushOnExpiry; len(ns) > ltm.MaxNamespaceBytes || !utf8.ValidString(ns) {
 		return defErr("agent %s: FlushOnExpiry is not a long-term memory namespace (UTF-8, at most %d bytes)", def.Name, ltm.MaxNamespaceBytes)
+	}
+	if v := def.Version; len(v) > maxVersionBytes || !utf8.ValidString(v) {
+		return defErr("agent %s: Version is not at most %d bytes of UTF-8", def.Name, maxVersionBytes)
 	}
 	return declaredToolNames(def)
 }

@@ -55,6 +55,7 @@ func (act *activation) ask(req *model.Request, key string, adm streamed) ([]byte
 	hit := lk.Status == statecodec.Hit
 	attrs[tracing.AttrCacheHit] = strconv.FormatBool(hit)
 	attrs[tracing.AttrBilled] = strconv.FormatBool(!hit)
+	act.putPayer(attrs)
 	text, answer := lk.Response, lk.Answer
 	if !hit {
 		resp, err := act.call(req, adm)
@@ -104,9 +105,23 @@ func appendRefusals(dst, traces []*pb.TraceEvent) []*pb.TraceEvent {
 }
 
 // llmCallAttrs bounds the attributes of an LLM_CALL event: five GenAI and cache attributes,
-// at most seven from the model's response, the token count, the receipt's fourteen, the case
-// and the agent. A map made for exactly that many never grows.
-const llmCallAttrs = 5 + 7 + 1 + 14 + 2
+// the tenant and the agent's version, at most seven from the model's response, the token
+// count, the receipt's fourteen, the case and the agent. A map made for exactly that many
+// never grows.
+const llmCallAttrs = 5 + 2 + 7 + 1 + 14 + 2
+
+// putPayer records who pays for a model call, for the cost ledger: the entity key's tenant
+// and the agent's version, each only when the agent declares it (Definition.Tenant,
+// Definition.Version), so the traces of an agent without them do not change.
+func (act *activation) putPayer(attrs map[string]string) {
+	a := act.c.a
+	if t := a.Tenant(string(act.c.entity)); t != "" {
+		attrs[tracing.AttrTenant] = t
+	}
+	if v := a.def.Version; v != "" {
+		attrs[tracing.AttrAgentVersion] = v
+	}
+}
 
 // putResponseAttrs records what a provider's answer says of itself. Token counts come only
 // from a decoded response: a replayed answer has none.

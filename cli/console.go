@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/console"
 	"github.com/beamagents/beamagents/internal/consoleserve"
 	"github.com/beamagents/beamagents/internal/envelopes"
+	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/pubsub/wire"
 )
@@ -38,6 +39,7 @@ func runConsole(e *env, args []string) int {
 	redriveTopic := fs.String("redrive_topic", "", "input topic a redrive publishes its envelopes to, projects/P/topics/T")
 	poll := fs.Duration("poll", time.Second, "how often the output directories are read for new records")
 	memoryStore := fs.String("memory_store", "", "the run's long-term memory store, whose entries each entity page lists: a store reference, or env:VAR, file:PATH or gcpsm:… holding one")
+	pricesPath := fs.String("prices", "", "price table of the spend page (/spend), the JSON file run --prices takes")
 	hosts := fs.String("allowed_hosts", "", "comma-separated host names (with or without a port) the console is reached by besides IP addresses and localhost, such as a proxy's; requests for any other name are refused")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -52,6 +54,8 @@ func runConsole(e *env, args []string) int {
 		}),
 		when(*redriveTopic != "", pubsubTopic("redrive_topic", *redriveTopic)),
 		memoryStoreRef("memory_store", *memoryStore, true)}
+	var prices ledger.Table
+	checks = append(checks, when(*pricesPath != "", readPrices("prices", *pricesPath, &prices)))
 	for _, s := range subs {
 		checks = append(checks, pubsubSubscription("subscription", s))
 	}
@@ -63,7 +67,7 @@ func runConsole(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	opts := console.Options{Identity: id, ReadNeedsIdentity: !consoleserve.Loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}, Hosts: consoleserve.HostList(*hosts)}
+	opts := console.Options{Identity: id, ReadNeedsIdentity: !consoleserve.Loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}, Hosts: consoleserve.HostList(*hosts), Prices: prices}
 	if opts.ReadNeedsIdentity && !id.Configured() {
 		e.errorf("--listen %s is beyond loopback: reading then needs --approver_header or --approver_users", *listen)
 		return 2

@@ -84,7 +84,7 @@ func runOutputs() []string {
 	for _, o := range pipeline.Outputs() {
 		names = append(names, o.Name)
 	}
-	return outfiles.Globs(names...)
+	return outfiles.Globs(append(names, pipeline.LedgerName)...)
 }
 
 // runFileChecks are run's checks of its files, after every other check: the input and

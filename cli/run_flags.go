@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/internal/outfiles"
+	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/model/limit"
 	"github.com/beamagents/beamagents/model/provider"
@@ -153,6 +155,10 @@ var runFlags = []runFlag{
 		func(s *runSettings, v string) { s.stateDir = v }),
 	opt("otlp_endpoint", "", "export trace events as OpenTelemetry spans to this OTLP endpoint (HOST:PORT)", func(s *runSettings, v string) { s.OTLP.Endpoint = v }),
 	opt("otlp_insecure", false, "OTLP in plaintext instead of TLS (a collector on the same host or network)", func(s *runSettings, v bool) { s.OTLP.Insecure = v }),
+	opt("ledger", false, "write the cost ledger ("+pipeline.LedgerName+".binpb, "+pipeline.LedgerName+".jsonl): one record per model call, priced by --prices",
+		func(s *runSettings, v bool) { s.Ledger = v }),
+	opt("prices", "", "price table of the cost ledger (turns it on): a JSON file of prices per million tokens by model id; a model it does not price costs 0 and is counted in ledger.unpriced",
+		nil, ifSet(pricesFile)),
 
 	// Pub/Sub (the topic and subscription names are the pipeline's to check).
 	heading("Pub/Sub"),
@@ -163,6 +169,7 @@ var runFlags = []runFlag{
 	topicFlag(records.OutFinal, "Pub/Sub topic for final replies", func(s *runSettings, v string) { s.FinalsTopic = v }),
 	topicFlag(records.OutSnapshot, "Pub/Sub topic for state snapshots", func(s *runSettings, v string) { s.SnapshotsTopic = v }),
 	topicFlag(records.OutDeadLetter, "Pub/Sub topic for dead letters and rejected input messages", func(s *runSettings, v string) { s.ErrorsTopic = v }),
+	opt("ledger_topic", "", "Pub/Sub topic for the cost ledger (turns it on)", func(s *runSettings, v string) { s.LedgerTopic = v }),
 	opt("event_time_attribute", "", "input attribute holding the event time when the envelope has none (ms since the epoch or RFC 3339)",
 		func(s *runSettings, v string) { s.PubSub.EventTimeAttribute = v }),
 	opt("envelope_id_attribute", wire.DefaultEnvelopeIDAttribute, "input attribute naming a delivery for dedup (\"-\": message ids only)",
@@ -306,7 +313,36 @@ func runChecks(s *runSettings) []check {
 
 // anyTopic reports whether a Pub/Sub output is set.
 func (s *runSettings) anyTopic() bool {
-	return s.IntentsTopic != "" || s.TracesTopic != "" || s.FinalsTopic != "" || s.SnapshotsTopic != "" || s.ErrorsTopic != ""
+	return s.IntentsTopic != "" || s.TracesTopic != "" || s.FinalsTopic != "" || s.SnapshotsTopic != "" || s.ErrorsTopic != "" || s.LedgerTopic != ""
+}
+
+// pricesFile decodes --prices into the ledger's price table and turns the ledger on.
+func pricesFile(n, v string, s *runSettings) check {
+	return func() error {
+		if err := readPrices(n, v, &s.Prices)(); err != nil {
+			return err
+		}
+		s.Ledger = true
+		return nil
+	}
+}
+
+// readPrices decodes the price file at path (flag n) into dst (package ledger's strict
+// decoder): run's ledger and the console's spend page read it alike.
+func readPrices(n, path string, dst *ledger.Table) check {
+	return func() error {
+		if err := smallFile(n, path, ledger.MaxPriceFileBytes)(); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return refuseFlag(n, "%v", err)
+		}
+		if *dst, err = ledger.DecodePrices(b); err != nil {
+			return refuseFlag(n, "%s: %v", path, err)
+		}
+		return nil
+	}
 }
 
 // resetFlags puts the flags a previous run of this process set back to their defaults, so that

@@ -18,6 +18,7 @@ import (
 
 	"github.com/beamagents/beamagents/effector"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/ledger"
 )
 
 // page is what every template gets.
@@ -374,6 +375,17 @@ var funcs = template.FuncMap{
 	"memValue":   func(b []byte) string { return text(string(b)) },
 	"final":      finalText,
 	"add":        func(a, b int) int { return a + b },
+	"money":      ledger.FormatMicros,
+	"spendTables": func(s *Spend) []spendTable {
+		return []spendTable{{"tenant", "Tenant", s.ByTenant}, {"agent", "Agent", s.ByAgent}, {"model", "Model", s.ByModel},
+			{"entity", "Entity", s.ByEntity}, {"hour", "Hour", s.Hours}}
+	},
+}
+
+// spendTable is one table of the spend page.
+type spendTable struct {
+	ID, Title string
+	Rows      []SpendRow
 }
 
 // finalText is a final reply's message, shown as text.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/effector"
+	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/ltm"
 )
 
@@ -54,6 +55,9 @@ type Options struct {
 	// Memory, when set, is the long-term memory store the run's handlers recall from and
 	// remember to: each entity page lists the key's namespaces and their first entries.
 	Memory ltm.Store
+	// Prices prices the model calls of the spend page (/spend) as the cost ledger does;
+	// without it the page shows tokens and cost 0.
+	Prices ledger.Table
 }
 
 // New returns the console's handler.
@@ -95,6 +99,7 @@ func New(o Options) (http.Handler, error) {
 		mux.HandleFunc("GET /dead_letters", c.deadLetters)
 		mux.HandleFunc("POST /dead_letters/redrive", c.redrive)
 		mux.HandleFunc("GET /search", c.search)
+		mux.HandleFunc("GET /spend", c.spend)
 	} else {
 		mux.Handle("GET /{$}", http.RedirectHandler("/approvals", http.StatusSeeOther))
 	}

@@ -30,6 +30,9 @@
 //   - Nothing here reads the wall clock in the data path or holds credentials: the keyring
 //     travels as a reference (env:VAR or file:PATH) resolved on the workers. (Execute names a
 //     job from the clock when --job_name is empty; RunAgent's latency metric reads it.)
+//   - The cost ledger (LedgerOptions) is a stateless step on the trace events after the
+//     five outputs, never among them: turning it on adds steps and a sixth file pair (or
+//     topic) and changes none of the others' bytes, names or transforms.
 //   - BuildManifest reads the --update contract (every transform name, stateful step and
 //     boundary coder) from the pipeline proto the SDK submits.
 package pipeline

@@ -70,6 +70,9 @@ type Options struct {
 	IntentsTopic, TracesTopic, FinalsTopic, SnapshotsTopic, ErrorsTopic string
 	// PubSub configures the Pub/Sub steps; Run sets Native when the runner is dataflow.
 	PubSub pubsub.Options
+
+	// LedgerOptions add the cost ledger output (ledger.go).
+	LedgerOptions
 }
 
 // Mode selects how the pipeline runs the agent.
@@ -200,6 +203,9 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 	CountRecords(s, cols, bounded)
 	if o.OTLP.Endpoint != "" {
 		ExportTraces(s, o.OTLP, cols.Of(records.OutTrace))
+	}
+	if err := o.buildLedger(s, cols.Of(records.OutTrace), bounded); err != nil {
+		return err
 	}
 	for _, k := range records.Kinds() {
 		switch {

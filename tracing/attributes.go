@@ -39,7 +39,9 @@ const (
 	AttrModelsPassed     = "beam_agents.models_passed" // LLM_CALL: models passed over first, "model=code,…" (model_circuit_open: refused by its breaker)
 	AttrTokens           = "beam_agents.tokens"        // LLM_CALL: tokens the activation has been charged so far, when it has a token budget
 	AttrAttempts         = "beam_agents.attempts"
-	AttrReason           = "beam_agents.reason" // ERROR: the dead letter's reason
+	AttrTenant           = "beam_agents.tenant"        // LLM_CALL: the entity key's tenant, when the agent declares tenants
+	AttrAgentVersion     = "beam_agents.agent.version" // LLM_CALL: the agent's version, when it declares one
+	AttrReason           = "beam_agents.reason"        // ERROR: the dead letter's reason
 	AttrIntentID         = "beam_agents.intent_id"
 	AttrIntentKind       = "beam_agents.intent_kind" // TOOL or APPROVAL
 	AttrToolName         = "beam_agents.tool_name"

@@ -26,12 +26,15 @@ const (
 )
 
 // manifestConfigs are the pipeline configurations whose --update contract is pinned: the
-// default (sorted single-file outputs) and the production one (sharded outputs).
+// default (sorted single-file outputs), the production one (sharded outputs), and each with
+// the cost ledger, whose steps are an addition to the others'.
 func manifestConfigs() map[string]pipeline.Options {
 	base := pipeline.Options{Options: transforms.Options{Agent: support.Name}, Input: "in/*.jsonl", OutputDir: "out", Restore: "snap/*.binpb"}
 	sharded := base
 	sharded.Shards = 4
-	return map[string]pipeline.Options{"default": base, "sharded": sharded}
+	ledger, shardedLedger := base, sharded
+	ledger.Ledger, shardedLedger.Ledger = true, true
+	return map[string]pipeline.Options{"default": base, "sharded": sharded, "ledger": ledger, "sharded_ledger": shardedLedger}
 }
 
 func builtManifests(t *testing.T) map[string]*pipeline.Manifest {
@@ -224,6 +227,24 @@ func TestBoundaryCodersAreStandard(t *testing.T) {
 				if strings.Contains(c, "beam:go:") {
 					t.Errorf("%s: state %s has a Go-specific coder: %s", name, id, c)
 				}
+			}
+		}
+	}
+}
+
+// The cost ledger adds steps and changes none: the pipeline with it holds every transform,
+// stateful step and boundary of the one without it, unchanged, so a running pipeline can be
+// updated to write a ledger.
+func TestLedgerIsAnAddition(t *testing.T) {
+	built := builtManifests(t)
+	for without, with := range map[string]string{"default": "ledger", "sharded": "sharded_ledger"} {
+		diff := built[with].Diff(built[without], nil)
+		if len(diff) == 0 {
+			t.Errorf("%s: the ledger added no step", with)
+		}
+		for _, l := range diff {
+			if !strings.HasPrefix(l, "+ ") || !strings.Contains(l, `"Ledger`) {
+				t.Errorf("%s against %s: %s", with, without, l)
 			}
 		}
 	}

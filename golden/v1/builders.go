@@ -59,6 +59,7 @@ func Cases() []Case {
 		{"handler_journal_waits.binpb", "HandlerJournal with a TIMER (op 10, at_ms 11) that fired and an AWAIT (op 11) answered by a signal (field 10), then an AWAIT pending, added within v1", handlerJournalWaits},
 		{"continuation_waiting.binpb", "Continuation of a handler waiting for a signal until a wake time: wake_at_ms (10) = deadline_ms, awaiting_signal (11), no pending intent, added within v1", continuationWaiting},
 		{"handler_journal_ltm.binpb", "HandlerJournal with a long-term memory read (LTM_RECALL, op 12) that found its entry and a write (LTM_REMEMBER, op 13), added within v1", handlerJournalLTM},
+		{"ledger_entry.binpb", "LedgerEntry of trace_event.binpb's model call for tenant acme, agent support version 2026-12, priced at 2.5 and 10 per million input and output tokens, added within v1", ledgerEntry},
 	}
 }
 
@@ -455,4 +456,18 @@ func continuationWaiting() proto.Message {
 	}
 	m.Snapshot = snap
 	return m
+}
+
+// ledgerEntry is the ledger record of traceEventMsg's call, with the tenant, agent and
+// version attributes the core adds, priced at 2.5 and 10 per million input and output tokens:
+// 412 × 2.5 + 57 × 10 = 1,600 micro-units.
+func ledgerEntry() proto.Message {
+	ev := traceEventMsg()
+	return &pb.LedgerEntry{
+		EntityKey: ev.GetEntityKey(), Tenant: "acme", Agent: "support", AgentVersion: "2026-12",
+		Seq: ev.GetSeq(), StepIndex: ev.GetStepIndex(), TraceId: ev.GetTraceId(), SpanId: ev.GetSpanId(),
+		AttemptSpanId: ev.GetParentSpanId(), EventTimeMs: ev.GetStartMs(),
+		RequestModel: "scripted-1", ResponseModel: "scripted-1", InputTokens: 412, OutputTokens: 57,
+		CostMicros: 1600, Priced: true,
+	}
 }
