@@ -3,8 +3,6 @@ package transforms_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
-	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/canary"
@@ -30,30 +27,7 @@ import (
 // traces tell apart from the baseline's.
 const supportCandidate = "support-candidate"
 
-func init() {
-	agent.Register(supportCandidate, func(config []byte) (*agent.Agent, error) {
-		script := support.ModelScript
-		var cfg support.Config
-		if len(config) > 0 {
-			if err := json.Unmarshal(config, &cfg); err != nil {
-				return nil, err
-			}
-		}
-		if cfg.Script != "" {
-			b, err := os.ReadFile(cfg.Script)
-			if err != nil {
-				return nil, err
-			}
-			script = b
-		}
-		def, err := support.Definition(script)
-		if err != nil {
-			return nil, err
-		}
-		def.Name = supportCandidate
-		return bindings.New(def)
-	})
-}
+func init() { agent.Register(supportCandidate, support.NewNamed(supportCandidate)) }
 
 // exampleLines are the support example's envelopes (JSON Lines, one of them broken).
 func exampleLines() [][]byte {
