@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/beamagents/beamagents/agent"
@@ -18,7 +19,7 @@ import (
 )
 
 // supportCandidate is the support agent under another name, the canary's candidate.
-const supportCandidate = "support-candidate"
+const supportCandidate = "support-next"
 
 func init() { agent.Register(supportCandidate, support.NewNamed(supportCandidate)) }
 
@@ -154,5 +155,71 @@ func TestCanaryFlagsRefused(t *testing.T) {
 		if code, _, stderr := execSelf(t, args...); code != 2 {
 			t.Errorf("%s: exit %d, want 2\n%s", name, code, stderr)
 		}
+	}
+}
+
+// bashBlocks returns the bash blocks of the section of the markdown file at path that starts
+// at heading, in order.
+func bashBlocks(t *testing.T, path, heading string) []string {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no section %q", path, heading)
+	}
+	rest, _, _ = strings.Cut(rest, "\n## ")
+	var blocks []string
+	for {
+		_, after, ok := strings.Cut(rest, "\n```bash\n")
+		if !ok {
+			return blocks
+		}
+		block, tail, ok := strings.Cut(after, "\n```")
+		if !ok {
+			t.Fatalf("%s: a bash block is not closed", path)
+		}
+		blocks, rest = append(blocks, block), tail
+	}
+}
+
+// The canary section's commands, run verbatim in an empty folder with a beamagents that
+// registers support-next (this test binary): at 50% customer-2 starts on support-next and the
+// others on support; the rollback to 0% completes customer-2's activation on support-next.
+func TestCanaryDoc(t *testing.T) {
+	blocks := bashBlocks(t, filepath.Join("..", "docs", "changes.md"), "## Canary by key")
+	if len(blocks) != 2 {
+		t.Fatalf("the canary section has %d bash blocks, this test reads 2", len(blocks))
+	}
+	binDir, dir := t.TempDir(), t.TempDir()
+	wrapper := "#!/bin/sh\n" + asCLI + "=1 exec '" + os.Args[0] + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(binDir, "beamagents"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, block := range blocks {
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("block %d: %v\n%s\n%s", i+1, err, block, out)
+		}
+	}
+	for _, tc := range []struct {
+		out  string
+		want map[string]string
+	}{
+		{"canary-50", map[string]string{"customer-1/0": support.Name, "customer-2/0": supportCandidate, "customer-3/0": support.Name}},
+		{"canary-0", map[string]string{"customer-2/0": supportCandidate}},
+	} {
+		got := ranOn(readTyped(t, filepath.Join(dir, tc.out), pipeline.TracesName, func() *pb.TraceEvent { return &pb.TraceEvent{} }))
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: activations ran on %v, want %v", tc.out, got, tc.want)
+		}
+	}
+	finals := readTyped(t, filepath.Join(dir, "canary-0"), pipeline.FinalsName, func() *pb.FinalReply { return &pb.FinalReply{} })
+	if len(finals) != 1 || string(finals[0].GetEntityKey()) != "customer-2" {
+		t.Errorf("the rollback's finals: %v, want customer-2's reply", finals)
 	}
 }
