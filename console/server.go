@@ -95,6 +95,7 @@ func New(o Options) (http.Handler, error) {
 		mux.HandleFunc("GET /dead_letters", c.deadLetters)
 		mux.HandleFunc("POST /dead_letters/redrive", c.redrive)
 		mux.HandleFunc("GET /search", c.search)
+		mux.HandleFunc("GET /canary", c.canary)
 	} else {
 		mux.Handle("GET /{$}", http.RedirectHandler("/approvals", http.StatusSeeOther))
 	}
