@@ -84,3 +84,23 @@ func TestSliceMonotone(t *testing.T) {
 		t.Errorf("50%% holds %d of %d keys", n, len(keys))
 	}
 }
+
+// Any key lands in a bucket below Buckets, and a key in a slice is in every larger one.
+func FuzzSlice(f *testing.F) {
+	f.Add([]byte("customer-2"), 20.0, 50.0)
+	f.Add([]byte{}, 0.0, 100.0)
+	f.Add([]byte{0xff, 0x00}, 12.34, 12.35)
+	f.Fuzz(func(t *testing.T, key []byte, p, q float64) {
+		if Bucket(key) >= Buckets {
+			t.Fatalf("bucket %d", Bucket(key))
+		}
+		lo, err1 := FromPercent(min(p, q))
+		hi, err2 := FromPercent(max(p, q))
+		if err1 != nil || err2 != nil {
+			return
+		}
+		if lo.Contains(key) && !hi.Contains(key) {
+			t.Fatalf("%x in the %v%% slice, not in the %v%% one", key, lo.Percent(), hi.Percent())
+		}
+	})
+}
