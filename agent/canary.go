@@ -15,20 +15,10 @@ type route struct {
 	slice               canary.Slice
 }
 
-// WithCanary returns the agent a (the baseline) routing the keys of slice to candidate: an
-// activation that starts (an external event, from the envelope or the inbox, on a key not
-// suspended) runs on candidate when its key is in slice, else on a; an activation that
-// resumes (a tool result, an approval, a signal, a deadline) runs on the agent that started
-// it, whatever the slice is now, so a relaunch with another slice never switches an
-// activation mid-journal. Every suspension records the agent that started it (the
-// continuation's agent field); a suspension without one was started by a run without a
-// canary, whose agent was the baseline, and so was one naming neither agent.
-//
-// Both agents keep one key's state in turn, so they must share the state schema version (the
-// candidate reads the baseline's state and, after a rollback, the baseline the candidate's):
-// WithCanary refuses with ErrDefinition a candidate at another version, the baseline itself,
-// or an agent that already routes.
-func (a *Agent) WithCanary(candidate *Agent, slice canary.Slice) (*Agent, error) {
+// withCanary is host.WithCanary, which documents it: a copy of a (the baseline) whose calls
+// route between a and candidate. A suspension without a recorded agent was started by a run
+// without a canary, whose agent was the baseline, and so was one naming neither agent.
+func (a *Agent) withCanary(candidate *Agent, slice canary.Slice) (*Agent, error) {
 	switch {
 	case candidate == nil || candidate.def.Name == a.def.Name:
 		return nil, defErr("the canary's candidate must be another agent than %s", a.def.Name)
@@ -43,15 +33,6 @@ func (a *Agent) WithCanary(candidate *Agent, slice canary.Slice) (*Agent, error)
 	b := *a
 	b.canary = &route{baseline: a, candidate: candidate, slice: slice}
 	return &b, nil
-}
-
-// Canary returns the name of the candidate and the slice a routes to it; ok is false when a
-// runs no canary.
-func (a *Agent) Canary() (candidate string, slice canary.Slice, ok bool) {
-	if a.canary == nil {
-		return "", 0, false
-	}
-	return a.canary.candidate.def.Name, a.canary.slice, true
 }
 
 // starting is the agent that starts a new activation of key.

@@ -185,7 +185,7 @@ type Agent struct {
 	// own and whose suspensions keep their journal as an AgentResume).
 	handler Handler
 	kind    bind.Kind
-	// canary, when set, routes a slice of the keys to another agent (WithCanary).
+	// canary, when set, routes a slice of the keys to another agent (withCanary).
 	canary *route
 }
 
@@ -322,7 +322,7 @@ func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error)
 			return nil, err
 		}
 	}
-	return b.(*Agent).WithCanary(cand, a.canary.slice)
+	return b.(*Agent).withCanary(cand, a.canary.slice)
 }
 
 // FlushesOnExpiry reports whether the agent flushes an expiring key's memory to the

@@ -41,7 +41,7 @@
 // this package is initialized. A host opens a Batch over the key's cells, hands it the inputs
 // of one firing, emits their outputs, writes what the batch changed once and sets its timers.
 //
-// Canary. WithCanary makes an agent that routes a stable slice of the keys (package canary)
+// Canary. host.WithCanary makes an agent that routes a stable slice of the keys (package canary)
 // to a candidate agent sharing its state schema: an activation that starts runs on the agent
 // the slice names, one that resumes on the agent that started it, which its suspension
 // records (Continuation.agent; empty without a canary, so state without one is unchanged).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/canary"
 )
 
@@ -13,7 +14,7 @@ import (
 // percentage (or none) is an --update of the same pipeline. A key is in the slice when its
 // bucket (package canary: SHA-256 of the entity key) is below Percent×100. An activation
 // runs to its end on the agent that started it, whatever a relaunch made of the slice since
-// (agent.Agent.WithCanary).
+// (host.WithCanary).
 type Canary struct {
 	// Agent is the candidate, a registered agent other than Options.Agent, built from
 	// Options.Config too; empty runs no canary.
@@ -50,7 +51,7 @@ func (c Canary) route(baseline *agent.Agent, config []byte) (*agent.Agent, error
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
-	routed, err := baseline.WithCanary(cand, slice)
+	routed, err := host.WithCanary(baseline, cand, slice)
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}

@@ -109,7 +109,7 @@ func TestCanaryOnPrism(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routed, err := base.WithCanary(cand, half)
+	routed, err := host.WithCanary(base, cand, half)
 	if err != nil {
 		t.Fatal(err)
 	}
