@@ -74,10 +74,15 @@ type call struct {
 	// being restored. A dead letter of the call carries it, so it can be redriven.
 	input    *pb.AgentEnvelope
 	snapshot *pb.StateSnapshot
+	// route is the canary of the batch's agent, nil for none: a is then the agent of the
+	// key's activation (canary.go).
+	route *route
 }
 
 func (b *batch) newCall(ctx context.Context, entity []byte, now int64) *call {
-	return &call{a: b.a, ctx: ctx, deps: b.deps, entity: entity, now: now, cells: cells{batch: b}, res: &hostapi.Result{}}
+	c := &call{a: b.a, ctx: ctx, deps: b.deps, entity: entity, now: now, cells: cells{batch: b}, res: &hostapi.Result{}, route: b.a.canary}
+	c.routeCall()
+	return c
 }
 
 // atomic runs fn over a fresh view of the committed state. On success the view's changes join

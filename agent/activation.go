@@ -30,6 +30,7 @@ type activation struct {
 
 // startActivation runs a new activation of trigger, with the further events of its burst.
 func (c *call) startActivation(v *view, out *hostapi.Outputs, trigger *pb.AgentEnvelope, burst ...*pb.AgentEnvelope) error {
+	c.routeStart()
 	act := &activation{c: c, v: v, out: out, seq: v.seq}
 	out.Traces = slices.Grow(out.Traces, 4) // at least its start, a model call and its end
 	act.tr = newTracer(c.a.def.Name, c.entity, v.seq, out)
@@ -59,6 +60,7 @@ func (c *call) resumeActivation(v *view, out *hostapi.Outputs, kind string) (*ac
 // suspendedActivation rebuilds the suspended activation of v's continuation without opening
 // an attempt: its journal decoded, its tracer ready.
 func (c *call) suspendedActivation(v *view, out *hostapi.Outputs) (*activation, error) {
+	c.routeResume(v.cont.Agent())
 	want := c.a.adapter()
 	if a := v.cont.Adapter(); a != want {
 		return nil, fail(records.ReasonStateCorrupt, nil, "continuation adapter %q is not %q", a, want)

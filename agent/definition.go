@@ -204,6 +204,8 @@ type Agent struct {
 	// own and whose suspensions keep their journal as an AgentResume).
 	handler Handler
 	kind    bind.Kind
+	// canary, when set, routes a slice of the keys to another agent (withCanary).
+	canary *route
 }
 
 // schemaUse is how model output is admitted by one schema: its admitter, its provider
@@ -335,7 +337,17 @@ func (a *Agent) WithModel(m model.Model, id string, stream bool) (*Agent, error)
 	if err != nil {
 		return nil, err
 	}
-	return b.(*Agent), nil
+	if a.canary == nil {
+		return b.(*Agent), nil
+	}
+	// A canary's candidate is answered by the same model, unless it pins its own.
+	cand := a.canary.candidate
+	if !cand.PinsModel() {
+		if cand, err = cand.WithModel(m, id, stream); err != nil {
+			return nil, err
+		}
+	}
+	return b.(*Agent).withCanary(cand, a.canary.slice)
 }
 
 // FlushesOnExpiry reports whether the agent flushes an expiring key's memory to the

@@ -42,6 +42,12 @@
 // this package is initialized. A host opens a Batch over the key's cells, hands it the inputs
 // of one firing, emits their outputs, writes what the batch changed once and sets its timers.
 //
+// Canary. host.WithCanary makes an agent that routes a stable slice of the keys (package canary)
+// to a candidate agent sharing its state schema: an activation that starts runs on the agent
+// the slice names, one that resumes on the agent that started it, which its suspension
+// records (Continuation.agent; empty without a canary, so state without one is unchanged).
+// A host runs the routing agent as any other.
+//
 // Tracing. An activation is one trace. Each attempt on it (the external event that starts
 // it, each tool result or approval that resumes it, each deadline firing) is one span,
 // opened by ACTIVATION_START and closed by ACTIVATION_END; the attempt's other events are its

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/beamagents/beamagents/agent/internal/hostapi"
+	"github.com/beamagents/beamagents/canary"
 )
 
 // Package agent/host is the shells' API of the core; it imports this package, so this package
@@ -14,5 +15,6 @@ func init() {
 		DeadLetter: deadLetterOf,
 		Cells:      cellIDs,
 		CellField:  cellField,
+		WithCanary: func(a, candidate *Agent, slice canary.Slice) (*Agent, error) { return a.withCanary(candidate, slice) },
 	})
 }

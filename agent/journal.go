@@ -133,7 +133,7 @@ func (act *activation) suspendJournal(hc *Context) error {
 	if err != nil {
 		return err
 	}
-	s := statecodec.Suspension{Seq: act.seq, PendingIntentIDs: ids, Adapter: act.c.a.adapter(), Snapshot: snap, SuspendedAtMs: c.now}
+	s := statecodec.Suspension{Seq: act.seq, PendingIntentIDs: ids, Adapter: act.c.a.adapter(), Snapshot: snap, SuspendedAtMs: c.now, Agent: c.startedBy()}
 	if n := len(hc.fresh); n > 0 {
 		s.StepIndex, s.DeadlineMs = hc.fresh[n-1].StepIndex, hc.fresh[n-1].ExpiresAtMs
 	}

@@ -45,6 +45,8 @@ var runFlags = []runFlag{
 	heading("The run"),
 	opt("agent", "", "registered agent to run (beamagents help lists them)", func(s *runSettings, v string) { s.Agent = v },
 		func(n, v string, _ *runSettings) check { return registered(n, v, "agent", agent.Registered()) }),
+	canaryAgentFlag(),
+	canaryPercentFlag(),
 	beamFlag("runner", func() check { return registered("runner", runnerName(), "runner", runnerNames) }),
 	opt("mode", string(pipeline.Streaming), "streaming (keyed state and timers) or batch (bounded input only: group each key's envelopes and run them in memory; the same outputs, faster)",
 		func(s *runSettings, v string) { s.Mode = pipeline.Mode(v) }, among(string(pipeline.Streaming), string(pipeline.Batch))),

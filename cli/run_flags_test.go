@@ -10,6 +10,7 @@ import (
 func TestRunFlagsKeepTheirNamesAndDefaults(t *testing.T) {
 	want := map[string]string{
 		"agent": "", "agent_config": "", "allow_unsigned_intents": "false", "api_key": "", "at_end": "park", "base_url": "",
+		"canary_agent": "", "canary_percent": "",
 		"dedup_window": "1h0m0s", "envelope_id_attribute": "envelope_id", "errors_topic": "",
 		"event_time_attribute": "", "finals_topic": "", "input": "", "input_format": "",
 		"input_subscription": "", "intents_topic": "", "keyring": "", "ledger": "false", "ledger_topic": "", "memory_store": "", "mode": "streaming", "model": "scripted",

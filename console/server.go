@@ -100,6 +100,7 @@ func New(o Options) (http.Handler, error) {
 		mux.HandleFunc("POST /dead_letters/redrive", c.redrive)
 		mux.HandleFunc("GET /search", c.search)
 		mux.HandleFunc("GET /spend", c.spend)
+		mux.HandleFunc("GET /canary", c.canary)
 	} else {
 		mux.Handle("GET /{$}", http.RedirectHandler("/approvals", http.StatusSeeOther))
 	}

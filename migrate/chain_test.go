@@ -174,6 +174,7 @@ func expectV2(t testing.TB, types map[string]protoreflect.MessageType, v1 proto.
 		m.Set(field(m, "suspended_at_ms"), protoreflect.ValueOfInt64(v.GetSuspendedAtMs()))
 		m.Set(field(m, "wake_at_ms"), protoreflect.ValueOfInt64(v.GetWakeAtMs()))
 		m.Set(field(m, "awaiting_signal"), protoreflect.ValueOfString(v.GetAwaitingSignal()))
+		m.Set(field(m, "agent"), protoreflect.ValueOfString(v.GetAgent()))
 		d := m.Mutable(field(m, "deadline")).Message()
 		d.Set(field(d, "at_ms"), protoreflect.ValueOfInt64(v.GetDeadlineMs()))
 		d.Set(field(d, "escalations"), protoreflect.ValueOfUint32(v.GetEscalations()))

@@ -24,6 +24,9 @@ type Suspension struct {
 	WakeAtMs int64
 	// AwaitingSignal names the signal the activation waits for; empty when none.
 	AwaitingSignal string
+	// Agent names the agent that started the activation, which alone may resume it; set
+	// only when a run routes keys between two agents (a canary), empty otherwise.
+	Agent string
 }
 
 // Continuation is a key's suspension state (cell [CellContinuation]). The cell is empty while
@@ -57,8 +60,8 @@ func (o ContinuationOptions) Suspend(s Suspension) (*Continuation, error) {
 		return nil, invalid(CellContinuation, "negative seq")
 	case len(s.PendingIntentIDs) == 0 && s.WakeAtMs == 0 && s.AwaitingSignal == "":
 		return nil, invalid(CellContinuation, "a suspension needs at least one pending intent, a wake time or an awaited signal")
-	case !utf8.ValidString(s.Adapter), !utf8.ValidString(s.AwaitingSignal):
-		return nil, invalid(CellContinuation, "adapter or awaited signal is not valid UTF-8")
+	case !utf8.ValidString(s.Adapter), !utf8.ValidString(s.AwaitingSignal), !utf8.ValidString(s.Agent):
+		return nil, invalid(CellContinuation, "adapter, awaited signal or agent is not valid UTF-8")
 	case s.DeadlineMs <= s.SuspendedAtMs:
 		return nil, invalid(CellContinuation, "deadline_ms must be after suspended_at_ms")
 	case s.WakeAtMs != 0 && s.WakeAtMs != s.DeadlineMs:
@@ -82,6 +85,7 @@ func (o ContinuationOptions) Suspend(s Suspension) (*Continuation, error) {
 		DeadlineMs:         s.DeadlineMs,
 		WakeAtMs:           s.WakeAtMs,
 		AwaitingSignal:     s.AwaitingSignal,
+		Agent:              s.Agent,
 	}}, nil
 }
 
@@ -176,6 +180,10 @@ func (c *Continuation) Escalations() uint32 { return c.c.Escalations }
 
 // Adapter names the component that owns the snapshot.
 func (c *Continuation) Adapter() string { return c.c.Adapter }
+
+// Agent returns the name of the agent that started the activation; empty when the run that
+// suspended it had no canary (the run's agent started it).
+func (c *Continuation) Agent() string { return c.c.Agent }
 
 // Snapshot returns the opaque resume state; the caller must not modify it.
 func (c *Continuation) Snapshot() []byte { return c.c.Snapshot }

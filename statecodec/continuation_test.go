@@ -46,6 +46,8 @@ func TestSuspend(t *testing.T) {
 		{"signal without intents", func(s *statecodec.Suspension) { s.PendingIntentIDs, s.AwaitingSignal = nil, "approved" }, true},
 		{"wake other than the deadline", func(s *statecodec.Suspension) { s.WakeAtMs = s.DeadlineMs + 1 }, false},
 		{"non-UTF-8 signal name", func(s *statecodec.Suspension) { s.AwaitingSignal = "\xc3" }, false},
+		{"started by a canary's agent", func(s *statecodec.Suspension) { s.Agent = "support-next" }, true},
+		{"non-UTF-8 agent name", func(s *statecodec.Suspension) { s.Agent = "\xc3" }, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +64,10 @@ func TestSuspend(t *testing.T) {
 			mustEqualProto(t, &pb.Continuation{StateSchemaVersion: 1, Seq: s.Seq, StepIndex: s.StepIndex,
 				PendingIntentIds: s.PendingIntentIDs, Adapter: s.Adapter, Snapshot: s.Snapshot,
 				SuspendedAtMs: s.SuspendedAtMs, DeadlineMs: s.DeadlineMs, WakeAtMs: s.WakeAtMs,
-				AwaitingSignal: s.AwaitingSignal}, c.Proto())
+				AwaitingSignal: s.AwaitingSignal, Agent: s.Agent}, c.Proto())
+			if c.Agent() != s.Agent {
+				t.Errorf("Agent() = %q, want %q", c.Agent(), s.Agent)
+			}
 		})
 	}
 }

@@ -45,6 +45,8 @@ type Options struct {
 	// Agent is the registered agent to run (agent.Register); Config is passed to its factory.
 	Agent  string
 	Config []byte
+	// Canary, when set, runs a slice of the keys on another agent (canary.go).
+	Canary Canary
 	// Keyring is the reference (env:VAR or file:PATH) of the keyring that signs intents,
 	// loaded on each worker at setup; empty means intents cannot be signed.
 	Keyring string
@@ -133,7 +135,11 @@ func (o Options) concurrency() int {
 // keyring and the memory store are references resolved on the workers, so only their form
 // is checked here.
 func (o Options) Check() error {
-	if _, err := agent.Build(o.Agent, o.Config); err != nil {
+	a, err := agent.Build(o.Agent, o.Config)
+	if err != nil {
+		return err
+	}
+	if err := o.Canary.check(a, o.Config); err != nil {
 		return err
 	}
 	if o.Keyring != "" {
@@ -346,6 +352,9 @@ type runtime struct {
 func newRuntime(o Options) (*runtime, error) {
 	a, err := agent.Build(o.Agent, o.Config)
 	if err != nil {
+		return nil, err
+	}
+	if a, err = o.Canary.route(a, o.Config); err != nil {
 		return nil, err
 	}
 	rt := &runtime{agent: a, deps: host.Deps{AllowUnsigned: o.AllowUnsignedIntents}}

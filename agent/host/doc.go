@@ -13,7 +13,8 @@
 // Fire one firing of the timer, Restore one snapshot into an empty key; a Batch (NewBatch)
 // runs several inputs of a key against the same committed state, reading each cell at most
 // once and keeping the decoded memory and replay cache between inputs, so that a host commits
-// once. DeadLetter builds the record of a failure the host meets outside the core, with the
+// once. WithCanary routes a stable slice of the keys (package canary) to a candidate agent,
+// each activation ending on the agent that started it. DeadLetter builds the record of a failure the host meets outside the core, with the
 // core's reasons. The state cells are listed by Cells, with their fields in the combined
 // encoding AgentStateCells (CellField); their encodings are package statecodec's, except the
 // inbox's (CellInbox).

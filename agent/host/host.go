@@ -5,6 +5,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/internal/hostapi"
+	"github.com/beamagents/beamagents/canary"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -56,3 +57,21 @@ func Cells() []statecodec.Cell { return core.Cells() }
 // CellField returns the field of m, the combined encoding of a key's cells, that holds cell
 // id; nil for an id that is not one of Cells.
 func CellField(m *pb.AgentStateCells, id statecodec.Cell) *[]byte { return core.CellField(m, id) }
+
+// WithCanary returns the agent baseline routing the keys of slice (package canary) to
+// candidate, for a run with a canary: an activation that starts (an external event, from
+// the envelope or the inbox, on a key that is not suspended) runs on candidate when its key
+// is in slice, else on baseline; an activation that resumes (a tool result, an approval, a
+// signal, a deadline) runs on the agent that started it, whatever the slice is now, so a
+// relaunch with another slice never switches an activation mid-journal. Every suspension
+// records the agent that started it (the continuation's agent); one without a record (a run
+// without a canary) or naming neither agent resumes on baseline. The agent is used as any
+// other: Activate, Fire, Restore, NewBatch; its WithModel answers both agents with the model.
+//
+// Both agents keep one key's state in turn, so they must be at the same state schema version
+// (the candidate reads the baseline's state and, after a rollback, the baseline the
+// candidate's). WithCanary refuses with agent.ErrDefinition a candidate at another version,
+// the baseline itself, an agent that already routes, or a slice over canary.Buckets.
+func WithCanary(baseline, candidate *agent.Agent, slice canary.Slice) (*agent.Agent, error) {
+	return core.WithCanary(baseline, candidate, slice)
+}

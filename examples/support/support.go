@@ -84,7 +84,15 @@ type Config struct {
 }
 
 // New is the agent's factory: config is empty or a JSON Config.
-func New(config []byte) (*agent.Agent, error) {
+func New(config []byte) (*agent.Agent, error) { return NewNamed(Name)(config) }
+
+// NewNamed is the factory of the agent under another registered name: a variant whose runs
+// the traces tell apart (a canary's candidate), otherwise the same agent.
+func NewNamed(name string) agent.Factory {
+	return func(config []byte) (*agent.Agent, error) { return newNamed(name, config) }
+}
+
+func newNamed(name string, config []byte) (*agent.Agent, error) {
 	var cfg Config
 	if len(config) > 0 {
 		if err := json.Unmarshal(config, &cfg); err != nil {
@@ -103,6 +111,7 @@ func New(config []byte) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	def.Name = name
 	return bindings.New(def)
 }
 

@@ -3,6 +3,7 @@ package hostapi
 import (
 	"context"
 
+	"github.com/beamagents/beamagents/canary"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/statecodec"
 )
@@ -26,6 +27,7 @@ type Core[A any] struct {
 	DeadLetter func(entity []byte, atMs int64, err error) *pb.ActivationErrorRecord
 	Cells      func() []statecodec.Cell
 	CellField  func(m *pb.AgentStateCells, id statecodec.Cell) *[]byte
+	WithCanary func(a, candidate A, slice canary.Slice) (A, error)
 }
 
 // lent is the Core package agent set in its init.

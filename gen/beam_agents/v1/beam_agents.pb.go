@@ -1001,8 +1001,12 @@ type Continuation struct {
 	WakeAtMs int64 `protobuf:"varint,10,opt,name=wake_at_ms,json=wakeAtMs,proto3" json:"wake_at_ms,omitempty"`
 	// Name of the signal the suspended handler awaits; empty when it awaits none.
 	AwaitingSignal string `protobuf:"bytes,11,opt,name=awaiting_signal,json=awaitingSignal,proto3" json:"awaiting_signal,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Registered name of the agent that started the suspended activation, which alone may
+	// resume it; set only by a run with a canary (the candidate and the baseline share the
+	// key's state), empty otherwise: the run's agent.
+	Agent         string `protobuf:"bytes,12,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Continuation) Reset() {
@@ -1108,6 +1112,13 @@ func (x *Continuation) GetWakeAtMs() int64 {
 func (x *Continuation) GetAwaitingSignal() string {
 	if x != nil {
 		return x.AwaitingSignal
+	}
+	return ""
+}
+
+func (x *Continuation) GetAgent() string {
+	if x != nil {
+		return x.Agent
 	}
 	return ""
 }
@@ -1976,7 +1987,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x12StateExportRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestIdB\t\n" +
-	"\apayload\"\x87\x03\n" +
+	"\apayload\"\x9d\x03\n" +
 	"\fContinuation\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x03R\x03seq\x12\x1d\n" +
@@ -1992,7 +2003,8 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\n" +
 	"wake_at_ms\x18\n" +
 	" \x01(\x03R\bwakeAtMs\x12'\n" +
-	"\x0fawaiting_signal\x18\v \x01(\tR\x0eawaitingSignal\"\xab\x01\n" +
+	"\x0fawaiting_signal\x18\v \x01(\tR\x0eawaitingSignal\x12\x14\n" +
+	"\x05agent\x18\f \x01(\tR\x05agent\"\xab\x01\n" +
 	"\fLlmCacheBlob\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x127\n" +
 	"\aentries\x18\x02 \x03(\v2\x1d.beam_agents.v1.LlmCacheEntryR\aentries\x120\n" +
