@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/agent/internal/bind"
+	"github.com/beamagents/beamagents/budget"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/migrate"
@@ -170,6 +171,11 @@ type Definition struct {
 	// same key always gives the same tenant, on every worker and every replay). nil puts
 	// every key in the tenant "" (none).
 	Tenant func(key string) string
+	// Budget, when set, is the agent's token budget per tenant and event-time window, and
+	// the rule for the external events that come after a window's budget is spent
+	// (package budget, docs/budgets.md). It needs Tenant and Limits.MaxTokens (each admitted
+	// activation is granted MaxTokens of the window's tokens).
+	Budget *budget.Budget
 }
 
 // Agent is a validated Definition, ready to activate. It is immutable and safe for concurrent
@@ -226,6 +232,7 @@ func build(def Definition, k bind.Kind, check func() ([]string, error)) (*Agent,
 	if refusal != nil {
 		return nil, refusal
 	}
+	problems = append(problems, budgetProblems(def)...)
 	schema, schemaProblems := stateSchema(def)
 	problems = append(problems, schemaProblems...)
 	if len(problems) > 0 {
@@ -325,6 +332,15 @@ func (a *Agent) Tenant(key string) string {
 		return ""
 	}
 	return a.def.Tenant(key)
+}
+
+// Admission returns the admission of the agent's external events against its tenant
+// budget (Definition.Budget), nil when it declares none.
+func (a *Agent) Admission() *budget.Admission {
+	if a.def.Budget == nil {
+		return nil
+	}
+	return &budget.Admission{Budget: *a.def.Budget, Grant: a.limits.MaxTokens}
 }
 
 // PinsModel reports whether the definition pins its model (Definition.PinModel): a launcher

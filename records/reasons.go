@@ -70,6 +70,10 @@ const (
 	// Remember) found no store in the run's dependencies, or the store failed or refused the
 	// operation's entry (package ltm's errors).
 	ReasonMemoryStoreFailed Reason = "memory_store_failed"
+	// ReasonTenantBudgetSpent: an external event came after its tenant's token budget for the
+	// event-time window was spent, and the agent's degrade rule for it is to fail
+	// (budget.DegradeFail). Nothing ran; the event is in the record, to be redriven.
+	ReasonTenantBudgetSpent Reason = "tenant_budget_spent"
 )
 
 // Reasons lists the closed vocabulary.
@@ -79,5 +83,5 @@ var Reasons = []Reason{
 	ReasonBudgetExceeded, ReasonInboxFull, ReasonFinalTooLarge, ReasonSigningFailed,
 	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
 	ReasonResultRefused, ReasonApprovalRefused, ReasonNondeterministicAgent, ReasonJournalTooLarge,
-	ReasonSignalUnawaited, ReasonSignalRefused, ReasonMemoryStoreFailed,
+	ReasonSignalUnawaited, ReasonSignalRefused, ReasonMemoryStoreFailed, ReasonTenantBudgetSpent,
 }

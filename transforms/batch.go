@@ -62,6 +62,10 @@ func TryRunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) (Outpu
 	if keyed.WindowingStrategy().Fn.Kind != window.GlobalWindows {
 		opts.BatchWorkers = 1
 	}
+	keyed, err := admitTenants(s, opts, keyed, true)
+	if err != nil {
+		return Outputs{}, fmt.Errorf("RunAgentBatch: %w", err)
+	}
 	grouped := beam.GroupByKey(s, keyed)
 	opts.ModelConcurrency = opts.concurrency()
 	fn := &runBatchFn{Options: opts, Instance: newInstanceID()}

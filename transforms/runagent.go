@@ -217,6 +217,10 @@ func TryRunAgent(s beam.Scope, opts Options, keyed beam.PCollection) (Outputs, e
 	if keyed.WindowingStrategy().Fn.Kind != window.GlobalWindows {
 		opts.ModelConcurrency = 1
 	}
+	keyed, err := admitTenants(s, opts, keyed, false)
+	if err != nil {
+		return Outputs{}, fmt.Errorf("RunAgent: %w", err)
+	}
 	return splitOutputs(s, beam.ParDo(s, newRunAgentFn(opts), keyed)), nil
 }
 
