@@ -34,12 +34,22 @@ type Event struct {
 	Key   []byte
 	AtMs  int64
 	Value []byte
+	// FromMs is the event time a parked event came with (0 for an event not parked): parked
+	// events run first come, first served.
+	FromMs int64
 }
 
-// compareEvents orders events as the keyed step does: by event time, ties by their bytes
-// (the entity key first).
+// compareEvents orders events by event time, then by the time they came with (parked events
+// first come, first served), then by their bytes (the entity key first).
 func compareEvents(x, y Event) int {
-	return cmp.Or(cmp.Compare(x.AtMs, y.AtMs), bytes.Compare(x.Key, y.Key), bytes.Compare(x.Value, y.Value))
+	return cmp.Or(cmp.Compare(x.AtMs, y.AtMs), cmp.Compare(x.from(), y.from()), bytes.Compare(x.Key, y.Key), bytes.Compare(x.Value, y.Value))
+}
+
+func (e Event) from() int64 {
+	if e.FromMs != 0 {
+		return e.FromMs
+	}
+	return e.AtMs
 }
 
 // Admissible decodes value when the admission decides on it: a binary envelope of an external
@@ -146,7 +156,7 @@ func parkTo(env *pb.AgentEnvelope, tenant string, at int64) Event {
 	env = proto.CloneOf(env)
 	env.EventTimeMs = at
 	env.BudgetGrant = &pb.BudgetGrant{Tenant: tenant, ParkedFromMs: from}
-	return Event{AtMs: at, Value: marshal(env)}
+	return Event{AtMs: at, Value: marshal(env), FromMs: from}
 }
 
 // stamp is env's bytes with grant g (keeping the parked-from time of a parked event).

@@ -48,6 +48,8 @@ func DecodeTally(b []byte) (Tally, error) {
 			t.WindowMs = int64(v)
 		case 3:
 			t.Granted = int64(v)
+		default:
+			return fmt.Errorf("%w: unknown tally field %d", ErrCell, num)
 		}
 		return nil
 	})
@@ -72,7 +74,12 @@ func MarshalFrame(ev Event) []byte {
 	b = protowire.AppendTag(b, 3, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(ev.AtMs))
 	b = protowire.AppendTag(b, 4, protowire.BytesType)
-	return protowire.AppendBytes(b, ev.Value)
+	b = protowire.AppendBytes(b, ev.Value)
+	if ev.FromMs != 0 {
+		b = protowire.AppendTag(b, 5, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(ev.FromMs))
+	}
+	return b
 }
 
 // DecodeFrame decodes a pending event. Its errors match ErrCell.
@@ -89,6 +96,10 @@ func DecodeFrame(b []byte) (Event, error) {
 			ev.AtMs = int64(v)
 		case 4:
 			ev.Value = raw
+		case 5:
+			ev.FromMs = int64(v)
+		default:
+			return fmt.Errorf("%w: unknown frame field %d", ErrCell, num)
 		}
 		return nil
 	})
