@@ -143,3 +143,26 @@ func fields(b []byte, fn func(num protowire.Number, v uint64, raw []byte) error)
 	}
 	return nil
 }
+
+// AppendPacked appends ev's frame to a packed buffer element b: frames, each preceded by its
+// length (a varint), so that a buffer's events can be rewritten as one element.
+func AppendPacked(b []byte, ev Event) []byte {
+	return protowire.AppendBytes(b, MarshalFrame(ev))
+}
+
+// ParsePacked decodes a packed buffer element. Its errors match ErrCell.
+func ParsePacked(b []byte) ([]Event, error) {
+	var evs []Event
+	for len(b) > 0 {
+		frame, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return nil, fmt.Errorf("%w: packed frames: %v", ErrCell, protowire.ParseError(n))
+		}
+		ev, err := DecodeFrame(frame)
+		if err != nil {
+			return nil, err
+		}
+		evs, b = append(evs, ev), b[n:]
+	}
+	return evs, nil
+}

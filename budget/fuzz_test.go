@@ -45,3 +45,25 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePacked(f *testing.F) {
+	ev := budget.Event{Key: []byte("k"), AtMs: 5, Value: []byte{0x0a, 0x01, 'k'}, FromMs: 2}
+	f.Add(budget.AppendPacked(budget.AppendPacked(nil, ev), ev))
+	f.Add([]byte{0x05, 0x08, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		evs, err := budget.ParsePacked(b)
+		if err != nil {
+			if !errors.Is(err, budget.ErrCell) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		var again []byte
+		for _, ev := range evs {
+			again = budget.AppendPacked(again, ev)
+		}
+		if evs2, err := budget.ParsePacked(again); err != nil || len(evs2) != len(evs) {
+			t.Fatalf("%d events re-decode as %d, %v", len(evs), len(evs2), err)
+		}
+	})
+}

@@ -30,7 +30,7 @@ func init() {
 const (
 	AdmitScope    = "AdmitTenants"     // scope of the admission, before the keyed step
 	TallyCellID   = "tenant_tally.v1"  // a tenant's window and tokens granted (budget.Tally)
-	AdmitBufferID = "tenant_buffer.v1" // a tenant's events waiting for the watermark (budget frames)
+	AdmitBufferID = "tenant_buffer.v1" // a tenant's events waiting for the watermark (packed budget frames)
 	AdmitTimerID  = "admit.v1"         // the one timer family; tags order:<ms>
 )
 
@@ -98,7 +98,8 @@ func (f *byTenantFn) ProcessElement(_ context.Context, key, value []byte, byTena
 	byTenant([]byte(f.a.Tenant(string(key))), budget.MarshalFrame(budget.Event{Key: key, AtMs: env.GetEventTimeMs(), Value: value}))
 }
 
-// admitFn is the streaming admission: a tenant's events wait in its buffer until the
+// admitFn is the streaming admission: a tenant's events wait in its buffer (elements of
+// packed frames, budget.AppendPacked) until the
 // watermark passes their event time (a timer per ordering bucket, as RunAgent's ordering),
 // then run through budget.Admission.Run in event-time order against the tenant's tally.
 // Parked events go back to the buffer at their new time.
@@ -124,7 +125,7 @@ func (f *admitFn) ProcessElement(_ context.Context, _ beam.EventTime, sp state.P
 	if err != nil {
 		return err
 	}
-	if err := f.Buffer.Add(sp, frame); err != nil {
+	if err := f.Buffer.Add(sp, budget.AppendPacked(nil, ev)); err != nil {
 		return err
 	}
 	f.wake(tp, ev.AtMs)
@@ -145,14 +146,16 @@ func (f *admitFn) OnTimer(_ context.Context, ts beam.EventTime, sp state.Provide
 	}
 	var due, rest []budget.Event
 	for _, b := range raw {
-		ev, err := budget.DecodeFrame(b)
+		evs, err := budget.ParsePacked(b)
 		if err != nil {
 			return fmt.Errorf("tenant %q: admission buffer: %w", tenant, err)
 		}
-		if ev.AtMs <= now {
-			due = append(due, ev)
-		} else {
-			rest = append(rest, ev)
+		for _, ev := range evs {
+			if ev.AtMs <= now {
+				due = append(due, ev)
+			} else {
+				rest = append(rest, ev)
+			}
 		}
 	}
 	if len(due) == 0 {
@@ -170,11 +173,16 @@ func (f *admitFn) OnTimer(_ context.Context, ts beam.EventTime, sp state.Provide
 	if err := f.Tally.Write(sp, budget.MarshalTally(t)); err != nil {
 		return err
 	}
+	// What is left is rewritten as one element: one state call, however many events wait.
 	if err := f.Buffer.Clear(sp); err != nil {
 		return err
 	}
+	var left []byte
 	for _, ev := range append(rest, parked...) {
-		if err := f.Buffer.Add(sp, budget.MarshalFrame(ev)); err != nil {
+		left = budget.AppendPacked(left, ev)
+	}
+	if len(left) > 0 {
+		if err := f.Buffer.Add(sp, left); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package transforms_test
 import (
 	"context"
 	"crypto/sha256"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -10,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
@@ -22,6 +26,7 @@ import (
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/tracing"
+	"github.com/beamagents/beamagents/transforms"
 )
 
 // budgetAgent is a handler agent with a tenant budget, for the budget tests: one model call
@@ -37,9 +42,14 @@ const (
 )
 
 func init() {
+	register.Function1x0(discard)
 	agent.Register(budgetAgent, func(config []byte) (*agent.Agent, error) {
 		rules := map[string]budget.Degrade{"model": budget.DegradeModel{ModelID: "small"}, "reply": budget.DegradeReply{Text: "busy, try later"},
 			"park": budget.DegradePark{}, "fail": budget.DegradeFail{}}
+		b := &budget.Budget{Tokens: budgetTokens, Per: budgetPer, Degrade: rules[string(config)]}
+		if string(config) == "none" { // the same agent without a budget, to measure the admission's cost
+			b = nil
+		}
 		return agent.New(agent.Definition{Name: budgetAgent, Model: usageModel{}, ModelID: "large",
 			Handler: func(hc *agent.Context, tr agent.Trigger) error {
 				turn, err := hc.Chat(agent.Chat{Messages: []model.Message{{Role: model.RoleUser, Content: string(tr.Event)}}})
@@ -50,7 +60,7 @@ func init() {
 			},
 			Limits: agent.Limits{MaxTokens: budgetMaxTokens},
 			Tenant: func(key string) string { t, _, _ := strings.Cut(key, "/"); return t },
-			Budget: &budget.Budget{Tokens: budgetTokens, Per: budgetPer, Degrade: rules[string(config)]},
+			Budget: b,
 		})
 	})
 }
@@ -196,3 +206,44 @@ func checkRule(t *testing.T, rule string, out map[string][][]byte, st diffStats)
 		}
 	}
 }
+
+var admissionN = flag.Int("admission.n", 4000, "envelopes per admission benchmark run")
+
+// BenchmarkAdmission measures the tenant budget's admission stage: the same agent with a
+// budget (DegradeModel, so every event still makes one model call) and without one, through
+// RunAgent and RunAgentBatch on Prism, over 400 keys of two tenants.
+//
+//	go test ./transforms -run '^$' -bench Admission -benchtime 3x
+func BenchmarkAdmission(b *testing.B) {
+	set := budgetTraffic(3, 200)
+	for len(set.Records) < *admissionN {
+		set.Records = append(set.Records, budgetTraffic(uint64(len(set.Records)), 200).Records...)
+	}
+	set.Records = set.Records[:*admissionN]
+	for _, path := range []string{"RunAgent", "RunAgentBatch"} {
+		for _, config := range []string{"none", "model"} {
+			b.Run(path+"/budget="+config, func(b *testing.B) {
+				var total time.Duration
+				for range b.N {
+					p, s := beam.NewPipelineWithRoot()
+					keyed, _ := transforms.DecodeEnvelopes(s, transforms.Binary, beam.CreateList(s, set.Records))
+					opts := transforms.Options{Agent: budgetAgent, Config: []byte(config), AllowUnsignedIntents: true}
+					run := transforms.RunAgent
+					if path == "RunAgentBatch" {
+						run = transforms.RunAgentBatch
+					}
+					beam.ParDo0(s, discard, run(s, opts, keyed).Finals)
+					start := time.Now()
+					if err := ptest.Run(p); err != nil {
+						b.Fatal(err)
+					}
+					total += time.Since(start)
+				}
+				b.ReportMetric(float64(len(set.Records)*b.N)/total.Seconds(), "envelopes/s")
+			})
+		}
+	}
+}
+
+// discard drops an output the benchmark does not read.
+func discard([]byte) {}
