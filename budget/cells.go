@@ -8,8 +8,8 @@ import (
 )
 
 // The admission stage's state (package transforms): per tenant one Tally cell and a buffer of
-// pending events, each an Event frame. Both are protobuf wire format with a version, so a
-// later layout is refused, never misread.
+// pending events, elements of packed Event frames (AppendPacked). Tallies and frames are
+// protobuf wire format with a version, so a later layout is refused, never misread.
 
 const (
 	tallyVersion = 1
