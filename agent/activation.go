@@ -38,6 +38,15 @@ func (c *call) startActivation(v *view, out *hostapi.Outputs, trigger *pb.AgentE
 	// The trigger is only read (by the handler) and serialized (by a suspension) within this
 	// activation, so the journal can refer to it instead of a copy.
 	act.journal = &pb.HandlerJournal{JournalVersion: journalVersion, Trigger: trigger, Burst: burst, TraceId: act.tr.id}
+	if c.a.def.Budget != nil {
+		d := c.a.degrade(trigger)
+		budgetAttrs(out, trigger.GetBudgetGrant(), d)
+		if d != nil {
+			if done, err := act.overBudget(d); done {
+				return err
+			}
+		}
+	}
 	return act.handle()
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/beamagents/beamagents/budget"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 )
@@ -27,7 +28,7 @@ func (c *call) deadLetter(err error) *pb.ActivationErrorRecord {
 	d := deadLetterOf(c.entity, c.now, err)
 	switch {
 	case c.input != nil:
-		records.WithEnvelope(d, c.input)
+		records.WithEnvelope(d, budget.Unstamped(c.input))
 	case c.snapshot != nil:
 		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(c.snapshot)
 		d.FailedInput = &pb.ActivationErrorRecord_RawRecord{RawRecord: b}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/beamagents/beamagents/agent/internal/bind"
+	"github.com/beamagents/beamagents/budget"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/migrate"
@@ -186,6 +187,11 @@ type Definition struct {
 	// cost ledger and the LLM_CALL trace events carry it, so spend is told apart by version.
 	// Empty (the default) leaves it out of both. At most 128 bytes of UTF-8.
 	Version string
+	// Budget, when set, is the agent's token budget per tenant and event-time window, and
+	// the rule for the external events that come after a window's budget is spent
+	// (package budget, docs/budgets.md). It needs Tenant and Limits.MaxTokens (each admitted
+	// activation is granted MaxTokens of the window's tokens).
+	Budget *budget.Budget
 }
 
 // maxVersionBytes bounds Definition.Version.
@@ -250,6 +256,7 @@ func build(def Definition, k bind.Kind, check func() ([]string, error)) (*Agent,
 	if refusal != nil {
 		return nil, refusal
 	}
+	problems = append(problems, budgetProblems(def)...)
 	schema, schemaProblems := stateSchema(def)
 	problems = append(append(problems, schemaProblems...), shardProblems(def)...)
 	if len(problems) > 0 {
@@ -365,6 +372,15 @@ func (a *Agent) Tenant(key string) string {
 		key = string(entity) // a sub-key's tenant is its entity's
 	}
 	return a.def.Tenant(key)
+}
+
+// Admission returns the admission of the agent's external events against its tenant
+// budget (Definition.Budget), nil when it declares none.
+func (a *Agent) Admission() *budget.Admission {
+	if a.def.Budget == nil {
+		return nil
+	}
+	return &budget.Admission{Budget: *a.def.Budget, Grant: a.limits.MaxTokens}
 }
 
 // PinsModel reports whether the definition pins its model (Definition.PinModel): a launcher

@@ -213,7 +213,7 @@ func (hc *Context) Propose(ask Ask) (*interaction.Value, error) {
 func (hc *Context) request(msgs []model.Message) *model.Request {
 	a := hc.act.c.a
 	return &model.Request{
-		Model:     a.def.ModelID,
+		Model:     hc.act.modelID(),
 		Messages:  msgs,
 		Sampling:  a.def.Sampling,
 		EntityKey: hc.act.c.entity,

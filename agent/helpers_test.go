@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/bindings"
+	"github.com/beamagents/beamagents/budget"
 	"github.com/beamagents/beamagents/intent"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/internal/testkit/prototest"
@@ -88,6 +90,10 @@ func newTestAgentWith(tb testing.TB, m model.Model, sc *scenario) *agent.Agent {
 			MaxJournalBytes: l.MaxJournalBytes, MaxOperations: l.MaxOperations,
 			Memory: statecodec.MemoryOptions{MaxValueBytes: 1024},
 		},
+	}
+	if sc.TenantBudget > 0 {
+		def.Tenant = func(string) string { return "acme" }
+		def.Budget = &budget.Budget{Tokens: sc.TenantBudget, Per: time.Hour}
 	}
 	if panicPrompt {
 		def.Prompt = func(*bindings.PromptInput) []model.Message { panic("prompt builder bug") }

@@ -51,6 +51,9 @@ type scenario struct {
 	Verify      string      `json:"verify_results"`
 	Handler     string      `json:"handler"` // a handler agent of handlers_test.go instead of the bindings
 	Shards      int         `json:"shards"`  // Definition.Shards (a sharded agent declares no memory bounds)
+	// TenantBudget, when set, is the agent's tenant budget per hour (budget.DegradeFail), its
+	// every key of tenant "acme"; the inputs carry their grants.
+	TenantBudget int64 `json:"tenant_budget"`
 
 	State  map[string]json.RawMessage `json:"state"`
 	Model  []modelRule                `json:"model"`

@@ -97,7 +97,8 @@ func CheckSignal(sig *pb.AgentEnvelope_Signal, entity []byte) error {
 }
 
 // DecodeEnvelope decodes one envelope record of format and checks that the envelope is
-// actionable (CheckEnvelope). It returns the envelope (possibly partial, for the dead
+// actionable (CheckEnvelope) and carries no budget_grant (only the runtime's tenant budget
+// admission sets one, docs/budgets.md). It returns the envelope (possibly partial, for the dead
 // letter's entity key and event time; nil when the record does not decode) and its
 // deterministic binary serialization. Its errors are *Error values of CodeEnvelope.
 func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error) {
@@ -116,6 +117,9 @@ func DecodeEnvelope(format Format, rec []byte) (*pb.AgentEnvelope, []byte, error
 	}
 	if err := CheckEnvelope(env); err != nil {
 		return env, nil, err
+	}
+	if env.GetBudgetGrant() != nil {
+		return env, nil, invalid(nil, "budget_grant is set by the runtime's tenant budget admission, never on input")
 	}
 	canon, err := proto.MarshalOptions{Deterministic: true}.Marshal(env)
 	if err != nil {

@@ -28,6 +28,7 @@ func TestDecodeEnvelope(t *testing.T) {
 		{"no entity key", records.JSON, `{"externalEvent":"aGk="}`, false},
 		{"no payload", records.JSON, `{"entityKey":"aw=="}`, false},
 		{"unknown format", records.Format("xml"), "<x/>", false},
+		{"a budget grant (set by the runtime only)", records.JSON, `{"entityKey":"aw==","externalEvent":"aGk=","budgetGrant":{"tokens":"100"}}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env, canon, err := records.DecodeEnvelope(tc.format, []byte(tc.rec))

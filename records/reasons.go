@@ -74,6 +74,11 @@ const (
 	// what one sub-key cannot hold for its whole entity: working memory, long-term memory or
 	// a signal wait (a signal addresses the entity, never one of its sub-keys).
 	ReasonShardRefused Reason = "shard_refused"
+
+	// ReasonTenantBudgetSpent: an external event came after its tenant's token budget for the
+	// event-time window was spent, and the agent's degrade rule for it is to fail
+	// (budget.DegradeFail). Nothing ran; the event is in the record, to be redriven.
+	ReasonTenantBudgetSpent Reason = "tenant_budget_spent"
 )
 
 // Reasons lists the closed vocabulary.
@@ -84,4 +89,5 @@ var Reasons = []Reason{
 	ReasonModelError, ReasonInternalPanic, ReasonRestoreRefused, ReasonRequestTooLarge,
 	ReasonResultRefused, ReasonApprovalRefused, ReasonNondeterministicAgent, ReasonJournalTooLarge,
 	ReasonSignalUnawaited, ReasonSignalRefused, ReasonMemoryStoreFailed, ReasonShardRefused,
+	ReasonTenantBudgetSpent,
 }

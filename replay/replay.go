@@ -234,6 +234,7 @@ func RunWith(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inpu
 	deps.Recorded = m.Inline
 	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1, Park: end.Park, EndMs: end.EndMs}}
 	rec := ByEntity(recorded)
+	inputs = admitted(a, inputs)
 	var keys []Key
 	for _, in := range Sharded(a.Shards(), inputs) {
 		before := len(m.Misses())
@@ -360,6 +361,24 @@ func ByEntity(recorded map[int64][][]byte) map[string]map[int64][][]byte {
 			}
 			out[e][kind] = append(out[e][kind], r)
 		}
+	}
+	return out
+}
+
+// admitted is inputs as the recorded run's keyed step saw them: their external events
+// stamped by the agent's tenant budget admission (drive.Admit), when it declares one.
+func admitted(a *agent.Agent, inputs []Input) []Input {
+	if a.Admission() == nil {
+		return inputs
+	}
+	keys, values := make([][]byte, len(inputs)), make([][][]byte, len(inputs))
+	for i, in := range inputs {
+		keys[i], values[i] = in.Entity, in.Values
+	}
+	values = drive.Admit(a, keys, values)
+	out := make([]Input, len(inputs))
+	for i, in := range inputs {
+		out[i] = Input{Entity: in.Entity, Values: values[i]}
 	}
 	return out
 }

@@ -55,6 +55,13 @@ const (
 	AttrToolCalls        = "beam_agents.tool_calls"  // LLM_CALL with native tools: the answer's tool calls
 	AttrWakeAt           = "beam_agents.wake_at_ms"  // SUSPENDED on a durable wait: when it ends
 	AttrSignalName       = "beam_agents.signal.name" // SUSPENDED awaiting a signal: its name
+	// ACTIVATION_START of an activation admitted against a tenant budget (docs/budgets.md):
+	// its window's start, the tokens granted (0 over budget), the degrade rule applied when
+	// over budget, and the event time a parked event came with.
+	AttrBudgetWindow     = "beam_agents.budget.window_ms"
+	AttrBudgetGranted    = "beam_agents.budget.granted"
+	AttrBudgetDegrade    = "beam_agents.budget.degrade"
+	AttrBudgetParkedFrom = "beam_agents.budget.parked_from_ms"
 )
 
 // Values of beam_agents.activation.kind: what drove an attempt.

@@ -62,7 +62,11 @@ func TryRunAgentBatch(s beam.Scope, opts Options, keyed beam.PCollection) (Outpu
 	if keyed.WindowingStrategy().Fn.Kind != window.GlobalWindows {
 		opts.BatchWorkers = 1
 	}
-	keyed, err := shardKeyed(s, opts, keyed)
+	// A tenant's budget admits the entity's events before they are spread over its sub-keys.
+	keyed, err := admitTenants(s, opts, keyed, true)
+	if err == nil {
+		keyed, err = shardKeyed(s, opts, keyed)
+	}
 	if err != nil {
 		return Outputs{}, fmt.Errorf("RunAgentBatch: %w", err)
 	}

@@ -303,8 +303,14 @@ func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]b
 		}
 		add(drive.Route(d.Agent.Shards(), env.GetEntityKey(), canon)) // as RunAgent keys a sharded agent's events
 	}
-	for _, k := range keys {
-		d.Run(context.Background(), []byte(k), values[k], emit)
+	// The tenant budget's admission (when the agent declares one) runs across keys first, as
+	// the admission stage before RunAgent and RunAgentBatch does.
+	ids, vals := make([][]byte, len(keys)), make([][][]byte, len(keys))
+	for i, k := range keys {
+		ids[i], vals[i] = []byte(k), values[k]
+	}
+	for i, v := range drive.Admit(d.Agent, ids, vals) {
+		d.Run(context.Background(), ids[i], v, emit)
 	}
 	for _, v := range out {
 		slices.SortFunc(v, bytes.Compare)

@@ -26,15 +26,18 @@ const (
 )
 
 // manifestConfigs are the pipeline configurations whose --update contract is pinned: the
-// default (sorted single-file outputs), the production one (sharded outputs), and each with
-// the cost ledger, whose steps are an addition to the others'.
+// default (sorted single-file outputs), the production one (sharded outputs), each with
+// the cost ledger, whose steps are an addition to the others', and an agent with a tenant
+// budget (its admission stage before the keyed step).
 func manifestConfigs() map[string]pipeline.Options {
 	base := pipeline.Options{Options: transforms.Options{Agent: support.Name}, Input: "in/*.jsonl", OutputDir: "out", Restore: "snap/*.binpb"}
 	sharded := base
 	sharded.Shards = 4
 	ledger, shardedLedger := base, sharded
 	ledger.Ledger, shardedLedger.Ledger = true, true
-	return map[string]pipeline.Options{"default": base, "sharded": sharded, "ledger": ledger, "sharded_ledger": shardedLedger}
+	budgeted := base
+	budgeted.Agent, budgeted.Config = budgetAgent, []byte("park")
+	return map[string]pipeline.Options{"default": base, "sharded": sharded, "ledger": ledger, "sharded_ledger": shardedLedger, "budget": budgeted}
 }
 
 func builtManifests(t *testing.T) map[string]*pipeline.Manifest {
@@ -196,19 +199,30 @@ func mutateStep(t *testing.T, pp *pipepb.Pipeline, name string, mutate func(*pip
 	t.Fatalf("no transform %q", name)
 }
 
-// Exactly one stateful step, with exactly one timer family: a DoFn with two timer families
-// hangs on Prism, and Flink's Go support has no processing-time timers.
+// Exactly one stateful step (two with a tenant budget's admission), each with exactly one
+// timer family: a DoFn with two timer families hangs on Prism, and Flink's Go support has no
+// processing-time timers.
 func TestOneTimerFamily(t *testing.T) {
+	type stepWant struct{ family, cell, buffer string }
+	agentStep := stepWant{transforms.TimerFamilyID, transforms.StateCellID, transforms.OrderBufferID}
+	admitStep := stepWant{transforms.AdmitTimerID, transforms.TallyCellID, transforms.AdmitBufferID}
 	for name, m := range builtManifests(t) {
-		steps := m.Stateful
-		if len(steps) != 1 {
-			t.Fatalf("%s: %d stateful steps, want 1: %+v", name, len(steps), steps)
+		want := []stepWant{agentStep}
+		if name == "budget" {
+			want = []stepWant{admitStep, agentStep}
 		}
-		if fams := steps[0].TimerFamily; len(fams) != 1 || fams[0] != transforms.TimerFamilyID {
-			t.Fatalf("%s: timer families %v, want exactly [%s]", name, fams, transforms.TimerFamilyID)
+		steps := slices.Clone(m.Stateful)
+		slices.SortFunc(steps, func(x, y pipeline.StatefulStep) int { return strings.Compare(x.Transform, y.Transform) })
+		if len(steps) != len(want) {
+			t.Fatalf("%s: %d stateful steps, want %d: %+v", name, len(steps), len(want), steps)
 		}
-		if len(steps[0].State) != 2 || steps[0].State[transforms.StateCellID] == "" || steps[0].State[transforms.OrderBufferID] == "" {
-			t.Fatalf("%s: state ids %v", name, steps[0].State)
+		for i, w := range want {
+			if fams := steps[i].TimerFamily; len(fams) != 1 || fams[0] != w.family {
+				t.Fatalf("%s: %s: timer families %v, want exactly [%s]", name, steps[i].Transform, fams, w.family)
+			}
+			if len(steps[i].State) != 2 || steps[i].State[w.cell] == "" || steps[i].State[w.buffer] == "" {
+				t.Fatalf("%s: %s: state ids %v", name, steps[i].Transform, steps[i].State)
+			}
 		}
 	}
 }

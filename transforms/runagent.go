@@ -223,7 +223,11 @@ func TryRunAgent(s beam.Scope, opts Options, keyed beam.PCollection) (Outputs, e
 	if keyed.WindowingStrategy().Fn.Kind != window.GlobalWindows {
 		opts.ModelConcurrency = 1
 	}
-	keyed, err := shardKeyed(s, opts, keyed)
+	// A tenant's budget admits the entity's events before they are spread over its sub-keys.
+	keyed, err := admitTenants(s, opts, keyed, false)
+	if err == nil {
+		keyed, err = shardKeyed(s, opts, keyed)
+	}
 	if err != nil {
 		return Outputs{}, fmt.Errorf("RunAgent: %w", err)
 	}

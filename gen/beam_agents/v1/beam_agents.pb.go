@@ -831,7 +831,11 @@ type AgentEnvelope struct {
 	//	*AgentEnvelope_Approval_
 	//	*AgentEnvelope_ExportRequest
 	//	*AgentEnvelope_Signal_
-	Payload       isAgentEnvelope_Payload `protobuf_oneof:"payload"`
+	Payload isAgentEnvelope_Payload `protobuf_oneof:"payload"`
+	// The tenant budget's admission of an external event, set by the runtime's admission stage
+	// when the agent declares a tenant budget; refused on input. Additive within
+	// state_schema_version 1.
+	BudgetGrant   *BudgetGrant `protobuf:"bytes,8,opt,name=budget_grant,json=budgetGrant,proto3" json:"budget_grant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -928,6 +932,13 @@ func (x *AgentEnvelope) GetSignal() *AgentEnvelope_Signal {
 		if x, ok := x.Payload.(*AgentEnvelope_Signal_); ok {
 			return x.Signal
 		}
+	}
+	return nil
+}
+
+func (x *AgentEnvelope) GetBudgetGrant() *BudgetGrant {
+	if x != nil {
+		return x.BudgetGrant
 	}
 	return nil
 }
@@ -1863,7 +1874,7 @@ var File_beam_agents_v1_beam_agents_proto protoreflect.FileDescriptor
 
 const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\n" +
-	" beam_agents/v1/beam_agents.proto\x12\x0ebeam_agents.v1\"\xa1\x01\n" +
+	" beam_agents/v1/beam_agents.proto\x12\x0ebeam_agents.v1\x1a\x1bbeam_agents/v1/budget.proto\"\xa1\x01\n" +
 	"\n" +
 	"MemoryBlob\x120\n" +
 	"\x14state_schema_version\x18\x01 \x01(\rR\x12stateSchemaVersion\x125\n" +
@@ -1949,7 +1960,7 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"\x0eINTENT_EMITTED\x10\x04\x12\x12\n" +
 	"\x0eACTIVATION_END\x10\x05\x12\t\n" +
 	"\x05ERROR\x10\x06\x12\r\n" +
-	"\tSUSPENDED\x10\a\"\x98\t\n" +
+	"\tSUSPENDED\x10\a\"\xd8\t\n" +
 	"\rAgentEnvelope\x12\x1d\n" +
 	"\n" +
 	"entity_key\x18\x01 \x01(\fR\tentityKey\x12\"\n" +
@@ -1959,7 +1970,8 @@ const file_beam_agents_v1_beam_agents_proto_rawDesc = "" +
 	"toolResult\x12D\n" +
 	"\bapproval\x18\x05 \x01(\v2&.beam_agents.v1.AgentEnvelope.ApprovalH\x00R\bapproval\x12Y\n" +
 	"\x0eexport_request\x18\x06 \x01(\v20.beam_agents.v1.AgentEnvelope.StateExportRequestH\x00R\rexportRequest\x12>\n" +
-	"\x06signal\x18\a \x01(\v2$.beam_agents.v1.AgentEnvelope.SignalH\x00R\x06signal\x1a\xf4\x02\n" +
+	"\x06signal\x18\a \x01(\v2$.beam_agents.v1.AgentEnvelope.SignalH\x00R\x06signal\x12>\n" +
+	"\fbudget_grant\x18\b \x01(\v2\x1b.beam_agents.v1.BudgetGrantR\vbudgetGrant\x1a\xf4\x02\n" +
 	"\bApproval\x12\x1b\n" +
 	"\tintent_id\x18\x01 \x01(\tR\bintentId\x12\x1a\n" +
 	"\bapproved\x18\x02 \x01(\bR\bapproved\x12\x1a\n" +
@@ -2080,6 +2092,7 @@ var file_beam_agents_v1_beam_agents_proto_goTypes = []any{
 	(*AgentEnvelope_Approval)(nil),           // 16: beam_agents.v1.AgentEnvelope.Approval
 	(*AgentEnvelope_Signal)(nil),             // 17: beam_agents.v1.AgentEnvelope.Signal
 	(*AgentEnvelope_StateExportRequest)(nil), // 18: beam_agents.v1.AgentEnvelope.StateExportRequest
+	(*BudgetGrant)(nil),                      // 19: beam_agents.v1.BudgetGrant
 }
 var file_beam_agents_v1_beam_agents_proto_depIdxs = []int32{
 	5,  // 0: beam_agents.v1.MemoryBlob.entries:type_name -> beam_agents.v1.MemoryEntry
@@ -2093,19 +2106,20 @@ var file_beam_agents_v1_beam_agents_proto_depIdxs = []int32{
 	16, // 8: beam_agents.v1.AgentEnvelope.approval:type_name -> beam_agents.v1.AgentEnvelope.Approval
 	18, // 9: beam_agents.v1.AgentEnvelope.export_request:type_name -> beam_agents.v1.AgentEnvelope.StateExportRequest
 	17, // 10: beam_agents.v1.AgentEnvelope.signal:type_name -> beam_agents.v1.AgentEnvelope.Signal
-	12, // 11: beam_agents.v1.LlmCacheBlob.entries:type_name -> beam_agents.v1.LlmCacheEntry
-	4,  // 12: beam_agents.v1.StateSnapshot.memory:type_name -> beam_agents.v1.MemoryBlob
-	11, // 13: beam_agents.v1.StateSnapshot.llm_cache:type_name -> beam_agents.v1.LlmCacheBlob
-	10, // 14: beam_agents.v1.StateSnapshot.continuation:type_name -> beam_agents.v1.Continuation
-	6,  // 15: beam_agents.v1.StateSnapshot.pending:type_name -> beam_agents.v1.ToolIntent
-	9,  // 16: beam_agents.v1.StateSnapshot.inbox:type_name -> beam_agents.v1.AgentEnvelope
-	1,  // 17: beam_agents.v1.AgentEnvelope.Approval.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
-	1,  // 18: beam_agents.v1.AgentEnvelope.Signal.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	19, // 11: beam_agents.v1.AgentEnvelope.budget_grant:type_name -> beam_agents.v1.BudgetGrant
+	12, // 12: beam_agents.v1.LlmCacheBlob.entries:type_name -> beam_agents.v1.LlmCacheEntry
+	4,  // 13: beam_agents.v1.StateSnapshot.memory:type_name -> beam_agents.v1.MemoryBlob
+	11, // 14: beam_agents.v1.StateSnapshot.llm_cache:type_name -> beam_agents.v1.LlmCacheBlob
+	10, // 15: beam_agents.v1.StateSnapshot.continuation:type_name -> beam_agents.v1.Continuation
+	6,  // 16: beam_agents.v1.StateSnapshot.pending:type_name -> beam_agents.v1.ToolIntent
+	9,  // 17: beam_agents.v1.StateSnapshot.inbox:type_name -> beam_agents.v1.AgentEnvelope
+	1,  // 18: beam_agents.v1.AgentEnvelope.Approval.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
+	1,  // 19: beam_agents.v1.AgentEnvelope.Signal.signature_scheme:type_name -> beam_agents.v1.ToolIntent.SignatureScheme
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_beam_agents_v1_beam_agents_proto_init() }
@@ -2113,6 +2127,7 @@ func file_beam_agents_v1_beam_agents_proto_init() {
 	if File_beam_agents_v1_beam_agents_proto != nil {
 		return
 	}
+	file_beam_agents_v1_budget_proto_init()
 	file_beam_agents_v1_beam_agents_proto_msgTypes[5].OneofWrappers = []any{
 		(*AgentEnvelope_ExternalEvent)(nil),
 		(*AgentEnvelope_ToolResult)(nil),
