@@ -70,6 +70,10 @@ type Options struct {
 	IntentsTopic, TracesTopic, FinalsTopic, SnapshotsTopic, ErrorsTopic string
 	// PubSub configures the Pub/Sub steps; Run sets Native when the runner is dataflow.
 	PubSub pubsub.Options
+
+	// Shadow, when its Agent is set, runs a candidate agent beside production on the same
+	// envelopes, its effects quarantined (shadow.go).
+	Shadow ShadowOptions
 }
 
 // Mode selects how the pipeline runs the agent.
@@ -194,6 +198,9 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 	if err != nil {
 		return err
 	}
+	if err := o.buildShadow(s, run, keyed, out); err != nil {
+		return err
+	}
 	dead := flattenSome(s, append(deads, out.DeadLetters)...)
 	cols := records.Set[beam.PCollection]{out.Intents, flattenSome(s, out.Traces, src.Traces), out.Finals,
 		out.Snapshots, flattenSome(s, dead, src.DeadLetters)}
@@ -260,18 +267,19 @@ func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	all := pr.Metrics().AllMetrics()
 	for _, c := range all.Counters() {
 		if c.Key.Namespace == transforms.MetricsNamespace {
-			res.Counters[c.Key.Name] += c.Result()
+			res.Counters[metricName(c.Key.Step, c.Key.Name)] += c.Result()
 		}
 	}
 	for _, d := range all.Distributions() {
 		if d.Key.Namespace != transforms.MetricsNamespace {
 			continue
 		}
-		v, prev := d.Result(), res.Distributions[d.Key.Name]
+		name := metricName(d.Key.Step, d.Key.Name)
+		v, prev := d.Result(), res.Distributions[name]
 		if prev.Count > 0 {
 			v.Min, v.Max = min(v.Min, prev.Min), max(v.Max, prev.Max)
 		}
-		res.Distributions[d.Key.Name] = Distribution{Count: prev.Count + v.Count, Sum: prev.Sum + v.Sum, Min: v.Min, Max: v.Max}
+		res.Distributions[name] = Distribution{Count: prev.Count + v.Count, Sum: prev.Sum + v.Sum, Min: v.Min, Max: v.Max}
 	}
 	return res, nil
 }
