@@ -64,6 +64,11 @@ func TestShadowUpdateManifest(t *testing.T) {
 			}
 		}
 	}
+	for b, c := range m.Boundaries {
+		if strings.Contains(c, "beam:go:") {
+			t.Errorf("boundary %s has a Go-specific coder: %s", b, c)
+		}
+	}
 	for _, st := range m.Stateful {
 		if len(st.TimerFamily) != 1 {
 			t.Errorf("%s: timer families %v", st.Transform, st.TimerFamily)
