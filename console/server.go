@@ -51,6 +51,9 @@ type Options struct {
 	Ingest IngestFunc
 	// Signal, when set, takes the signals POSTed to /api/signals (beamagents dev).
 	Signal SignalFunc
+	// Shadow, when set, gives the /shadow page the comparisons of a shadow agent with
+	// production (shadow.go).
+	Shadow ShadowSource
 	// Memory, when set, is the long-term memory store the run's handlers recall from and
 	// remember to: each entity page lists the key's namespaces and their first entries.
 	Memory ltm.Store
@@ -95,6 +98,9 @@ func New(o Options) (http.Handler, error) {
 		mux.HandleFunc("GET /dead_letters", c.deadLetters)
 		mux.HandleFunc("POST /dead_letters/redrive", c.redrive)
 		mux.HandleFunc("GET /search", c.search)
+		if o.Shadow != nil {
+			mux.HandleFunc("GET /shadow", c.shadow)
+		}
 	} else {
 		mux.Handle("GET /{$}", http.RedirectHandler("/approvals", http.StatusSeeOther))
 	}
