@@ -30,6 +30,9 @@
 //   - Nothing here reads the wall clock in the data path or holds credentials: the keyring
 //     travels as a reference (env:VAR or file:PATH) resolved on the workers. (Execute names a
 //     job from the clock when --job_name is empty; RunAgent's latency metric reads it.)
+//   - A shadow agent (Options.Shadow) runs beside production over the same keyed envelopes;
+//     production's outputs are byte for byte those of the pipeline without it, and the
+//     shadow's go only to shadow_intents and, compared, to shadow_divergences (shadow.go).
 //   - BuildManifest reads the --update contract (every transform name, stateful step and
 //     boundary coder) from the pipeline proto the SDK submits.
 package pipeline

@@ -96,6 +96,12 @@
 //   - Timer family "agent.v1" with the tags above (and "await:<n>", unique to each step run
 //     apart from its bundle).
 //   - The step's input is KV<bytes, bytes>; its output KV<varint, bytes>.
+//   - A shadow agent (ShadowOptions, shadow.go) adds, and changes nothing of the above: the
+//     same step in the scope "Shadow" ("Shadow/RunAgent/transforms.runAgentFn", its own
+//     state and timers under the same ids), and the comparing step
+//     "ShadowCompare/transforms.compareShadowFn" with the value cell "shadow_compare.v1"
+//     (ShadowCompareState) and the timer family "shadow_compare_t.v1";
+//     testdata/update_manifest_shadow.json pins that pipeline.
 //
 // testdata/update_manifest.json pins all of it, with every other transform name and the coder
 // of every PCollection crossing a stateful step or a grouping, for the default and the
