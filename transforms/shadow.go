@@ -3,6 +3,7 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
@@ -118,6 +119,9 @@ func entityOf(kind int64, b []byte) ([]byte, error) {
 	return m.ProtoReflect().Get(fd).Bytes(), nil
 }
 
+// endMs is the end of the global window: no timer may be set past it.
+var endMs = mtime.EndOfGlobalWindowTime.Milliseconds()
+
 // compareShadowFn keeps a key's outputs of both sides (ShadowCompareState) until the
 // watermark settles them, then emits their comparisons.
 type compareShadowFn struct {
@@ -145,7 +149,13 @@ func (f *compareShadowFn) OnTimer(ctx context.Context, ts beam.EventTime, sp sta
 		return err
 	}
 	st.WakeMs = 0
-	for _, c := range rehearse.Settle(st, mtime.Time(ts).Milliseconds(), f.GraceMs) {
+	now := mtime.Time(ts).Milliseconds()
+	if now >= endMs {
+		// The end of the global window (a bounded input's end, or the batch path's outputs,
+		// stamped there): everything is settled.
+		now = math.MaxInt64
+	}
+	for _, c := range rehearse.Settle(st, now, f.GraceMs) {
 		c.EntityKey = key
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
 		if err != nil {
@@ -170,7 +180,7 @@ func (f *compareShadowFn) read(sp state.Provider) (*pb.ShadowCompareState, error
 
 // write commits st and sets the key's timer to its earliest settling, when that moved.
 func (f *compareShadowFn) write(sp state.Provider, tp timers.Provider, st *pb.ShadowCompareState) error {
-	if w := rehearse.Wake(st, f.GraceMs); w != 0 && w != st.WakeMs {
+	if w := min(rehearse.Wake(st, f.GraceMs), endMs); w != 0 && w != st.WakeMs {
 		st.WakeMs = w
 		f.Timer.Set(tp, mtime.FromMilliseconds(w).ToTime())
 	}
