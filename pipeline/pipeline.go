@@ -256,6 +256,7 @@ func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	if err := Build(s, o); err != nil {
 		return nil, err
 	}
+	shadow := shadowStepsOf(p)
 	pr, err := Execute(ctx, runner, p)
 	if err != nil {
 		return nil, err
@@ -267,14 +268,14 @@ func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	all := pr.Metrics().AllMetrics()
 	for _, c := range all.Counters() {
 		if c.Key.Namespace == transforms.MetricsNamespace {
-			res.Counters[metricName(c.Key.Step, c.Key.Name)] += c.Result()
+			res.Counters[shadow.metricName(c.Key.Step, c.Key.Name)] += c.Result()
 		}
 	}
 	for _, d := range all.Distributions() {
 		if d.Key.Namespace != transforms.MetricsNamespace {
 			continue
 		}
-		name := metricName(d.Key.Step, d.Key.Name)
+		name := shadow.metricName(d.Key.Step, d.Key.Name)
 		v, prev := d.Result(), res.Distributions[name]
 		if prev.Count > 0 {
 			v.Min, v.Max = min(v.Min, prev.Min), max(v.Max, prev.Max)

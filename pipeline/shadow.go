@@ -68,10 +68,32 @@ func (o Options) buildShadow(s beam.Scope, run func(beam.Scope, transforms.Optio
 	return nil
 }
 
+// shadowSteps are the step names a runner gives the metrics of the shadow's steps: the
+// transforms under the scope Shadow, by edge id ("eN", as the portable runners name them)
+// and by unique name.
+type shadowSteps map[string]bool
+
+func shadowStepsOf(p *beam.Pipeline) shadowSteps {
+	steps := shadowSteps{}
+	edges, _, err := p.Build()
+	if err != nil {
+		return steps
+	}
+	for _, e := range edges {
+		for sc := e.Scope(); sc != nil; sc = sc.Parent {
+			if sc.Label == transforms.ShadowScope {
+				steps[fmt.Sprintf("e%d", e.ID())] = true
+				break
+			}
+		}
+	}
+	return steps
+}
+
 // metricName is the name Result gives the metric name of step: a shadow's metrics are
 // counted apart from production's, as shadow.NAME.
-func metricName(step, name string) string {
-	if strings.HasPrefix(step, transforms.ShadowScope+"/") {
+func (ss shadowSteps) metricName(step, name string) string {
+	if ss[step] || strings.HasPrefix(step, transforms.ShadowScope+"/") {
 		return "shadow." + name
 	}
 	return name
