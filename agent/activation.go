@@ -118,6 +118,10 @@ func (act *activation) newIntent(step uint32, tool, args string, kind pb.ToolInt
 }
 
 func (act *activation) sign(ti *pb.ToolIntent) error {
+	if act.c.deps.Shadow {
+		intent.MarkShadow(ti)
+		return nil
+	}
 	if act.c.deps.Keyring == nil {
 		if act.c.deps.AllowUnsigned {
 			return nil

@@ -124,7 +124,7 @@ func runConsole(e *env, args []string) int {
 		return 1
 	}
 	defer st.Close()
-	opts.Store = st
+	opts.Store, opts.Shadow = st, shadowSource(outputs)
 	opts.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 	h, err := console.New(opts)
 	if err != nil {

@@ -21,7 +21,7 @@ func init() {
 // flags, or with --check compares it against a pinned one (renames listed in --mapping, the
 // JSON object Dataflow takes as --transform_name_mapping) and exits 1 on any difference.
 func runManifest(e *env, args []string) int {
-	fs := newFlags(e, "manifest", "manifest --agent NAME [--input GLOB] [--restore GLOB] [--shards N] [--window D] [--check FILE [--mapping FILE]]")
+	fs := newFlags(e, "manifest", "manifest --agent NAME [--input GLOB] [--restore GLOB] [--shards N] [--window D] [--shadow_agent NAME] [--check FILE [--mapping FILE]]")
 	o := pipeline.Options{OutputDir: "out"}
 	fs.StringVar(&o.Agent, "agent", "", "registered agent")
 	fs.StringVar(&o.Input, "input", "input/*.jsonl", "input glob (its format shapes the reading transforms)")
@@ -30,6 +30,7 @@ func runManifest(e *env, args []string) int {
 	fs.IntVar(&o.Shards, "shards", 0, "as given to run")
 	fs.DurationVar(&o.Window, "window", 0, "as given to run")
 	conf := fs.String("agent_config", "", "file whose bytes configure the agent's factory")
+	fs.StringVar(&o.Shadow.Agent, "shadow_agent", "", "a shadow agent, as given to run (its steps are additions to the manifest)")
 	check := fs.String("check", "", "a manifest printed by an earlier version: exit 1 unless this one can update it")
 	mappingFile := fs.String("mapping", "", "with --check: JSON object of transform renames, old name to new name")
 	if code, ok := parse(fs, args); !ok {
@@ -41,6 +42,7 @@ func runManifest(e *env, args []string) int {
 	}
 	if code, ok := checkFlags(e, noArgs(fs),
 		registered("agent", o.Agent, "agent", agent.Registered()),
+		when(o.Shadow.Agent != "", registered("shadow_agent", o.Shadow.Agent, "agent", agent.Registered())),
 		when(*format != "", oneOf("input_format", *format, string(transforms.JSON), string(transforms.Binary))),
 		atLeast("shards", o.Shards, 0), atMost("shards", o.Shards, maxShards), nonNegative("window", o.Window),
 		smallFile("agent_config", *conf, maxConfigBytes), smallFile("check", *check, maxConfigBytes), smallFile("mapping", *mappingFile, maxConfigBytes),

@@ -30,6 +30,7 @@ func TestManifestCommand(t *testing.T) {
 		{"sharded outputs", []string{"--shards", "4"}, "", 1, `+ transform "WriteShards_intents/pipeline.writeShardFn"`},
 		{"windowed sharded outputs", []string{"--shards", "4", "--window", "5m"}, "", 1, "beam:window_fn:fixed_windows:v1"},
 		{"binary input", []string{"--input", "in/*.binpb"}, "", 1, `- transform "ReadRecords/pipeline.lineRecordFn"`},
+		{"a shadow agent", []string{"--shadow_agent", support.Name}, "", 1, `+ stateful "Shadow/RunAgent/transforms.runAgentFn" state "agent_state.v1"`},
 		{"a mapping that does not cover the change", []string{"--shards", "4"}, `{"Write_intents":"WriteShards_intents"}`, 1, `+ boundary "WriteShards_intents/CoGBK.i0"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

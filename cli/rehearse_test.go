@@ -21,7 +21,7 @@ import (
 // a restored state the candidate cannot read exits 4, and a bad flag exits 2.
 func TestChangesDoc(t *testing.T) {
 	blocks := shBlocks(t, filepath.Join("..", "docs", "changes.md"))
-	want := []int{0, 0, 0, 3, 0} // 3: over the gate
+	want := []int{0, 0, 0, 3, 0, 0} // 3: over the gate; the last block shadows the agent
 	if len(blocks) != len(want) {
 		t.Fatalf("docs/changes.md has %d sh blocks, this test reads %d", len(blocks), len(want))
 	}
@@ -78,6 +78,9 @@ func TestChangesDoc(t *testing.T) {
 				t.Errorf("key %s: %+v, stop %q; want %s at seq 1 step 2, stop %q", k.Entity, d, k.Stop, kind, stop)
 			}
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "shadowed", "shadow_divergences.jsonl")); err != nil || !bytes.Contains(b, []byte("dev-")) && !bytes.Contains(b, []byte("ZGV2")) {
+		t.Errorf("the shadow's comparisons: %v\n%s", err, b)
 	}
 	if s := read("unchanged.jsonl").Summary; s.Keys != 2 || s.Divergent != 0 || s.LiveCalls != 0 || s.Answered != 3 || s.Inlined != 1 {
 		t.Errorf("unchanged: %+v", s)

@@ -118,6 +118,9 @@ func (s *runSettings) finish() error {
 			return err
 		}
 	}
+	if err := s.finishShadow(); err != nil {
+		return err
+	}
 	return resultsMode(&s.Options.Options)
 }
 

@@ -31,6 +31,7 @@ type runSettings struct {
 	fallback, fallbackFile string // --model_fallback, --model_fallback_file
 	replace                bool
 	resume                 string // --resume: a previous run's output folder
+	shadowConfig           string // --shadow_agent_config
 	stateDir               string
 	statusEvery            time.Duration
 }

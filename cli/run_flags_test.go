@@ -21,6 +21,8 @@ func TestRunFlagsKeepTheirNamesAndDefaults(t *testing.T) {
 		"otlp_endpoint": "", "otlp_insecure": "false", "otlp_protocol": "grpc", "output_dir": "", "prices": "",
 		"replace": "false", "restore": "", "resume": "", "shards": "0", "snapshots_topic": "", "state_dir": "",
 		"status_interval": "1s", "traces_topic": "", "verify_results": "", "window": "0s",
+		"shadow_agent": "", "shadow_agent_config": "", "shadow_model_concurrency": "0", "shadow_model_tpm": "0",
+		"shadow_grace": "10s", "shadow_intents_topic": "", "shadow_divergences_topic": "",
 	}
 	defineRunFlags()
 	seen := map[string]bool{}

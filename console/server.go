@@ -52,6 +52,9 @@ type Options struct {
 	Ingest IngestFunc
 	// Signal, when set, takes the signals POSTed to /api/signals (beamagents dev).
 	Signal SignalFunc
+	// Shadow, when set, gives the /shadow page the comparisons of a shadow agent with
+	// production (shadow.go).
+	Shadow ShadowSource
 	// Memory, when set, is the long-term memory store the run's handlers recall from and
 	// remember to: each entity page lists the key's namespaces and their first entries.
 	Memory ltm.Store
@@ -101,6 +104,9 @@ func New(o Options) (http.Handler, error) {
 		mux.HandleFunc("GET /search", c.search)
 		mux.HandleFunc("GET /spend", c.spend)
 		mux.HandleFunc("GET /canary", c.canary)
+		if o.Shadow != nil {
+			mux.HandleFunc("GET /shadow", c.shadow)
+		}
 	} else {
 		mux.Handle("GET /{$}", http.RedirectHandler("/approvals", http.StatusSeeOther))
 	}

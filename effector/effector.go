@@ -115,7 +115,8 @@ func (e *Effector) nowMs() int64 { return e.o.Clock().UnixMilli() }
 // Every refusal is a result (EXPIRED or REJECTED naming the reason). It returns an error only
 // when the store fails or ctx ends while another effector holds the intent's claim, or when
 // no registered agent provides the intent's tool (CodeToolUnregistered: nothing is recorded):
-// the intent must then be delivered again. The intent's emission is unknown to Handle: it is
+// the intent must then be delivered again. A shadow agent's intent (intent.IsShadow) is
+// refused with CodeShadowIntent and no result: it must be dropped, never delivered again. The intent's emission is unknown to Handle: it is
 // judged by the clock whatever Options.Expiry says (HandleEmitted knows it).
 func (e *Effector) Handle(ctx context.Context, ti *pb.ToolIntent) (Outcome, error) {
 	return e.HandleEmitted(ctx, ti, time.Time{})
@@ -130,6 +131,9 @@ func (e *Effector) HandleEmitted(ctx context.Context, ti *pb.ToolIntent, emitted
 	if ti.GetIntentId() == "" || len(ti.GetEntityKey()) == 0 {
 		e.metrics.add(CountMalformed, 1)
 		return e.refuse(ti, e.nowMs, pb.ToolResult_REJECTED, ReasonMalformed, "the intent has no intent_id or no entity_key"), nil
+	}
+	if intent.IsShadow(ti) {
+		return Outcome{}, e.refuseShadow(ti)
 	}
 	if e.o.Verify == intent.ModeOff {
 		e.metrics.add(countSignatureOff, 1)
@@ -169,6 +173,16 @@ func (e *Effector) holdBack(ti *pb.ToolIntent) error {
 	e.o.Logger.Error("effector: no registered agent provides the intent's tool: held back, not recorded; it runs once the tool is registered",
 		"intent_id", ti.GetIntentId(), "tool", ti.GetToolName())
 	return &Error{Code: CodeToolUnregistered, Detail: fmt.Sprintf("intent %s: no registered agent provides tool %q (held back, not recorded)", ti.GetIntentId(), ti.GetToolName())}
+}
+
+// refuseShadow refuses a shadow agent's intent: counted and logged, never executed, never
+// recorded, and answered by no result, which would resume production's key under the same
+// intent id.
+func (e *Effector) refuseShadow(ti *pb.ToolIntent) error {
+	e.metrics.add(CountShadowRefused, 1)
+	e.o.Logger.Warn("effector: a shadow agent's intent refused; the tool did not run",
+		"intent_id", ti.GetIntentId(), "tool", ti.GetToolName(), "reason", intent.Shadow.Reason())
+	return &Error{Code: CodeShadowIntent, Detail: fmt.Sprintf("intent %s (%s): %s", ti.GetIntentId(), ti.GetToolName(), intent.Shadow.Reason())}
 }
 
 // once executes ti under a claim, or answers from the recorded completion. clock gives the

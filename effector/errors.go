@@ -15,6 +15,10 @@ const (
 	// CodeToolUnregistered: no registered agent provides the intent's tool. The intent is
 	// held back, never recorded, and runs once the tool is registered.
 	CodeToolUnregistered Code = "effector_tool_unregistered"
+	// CodeShadowIntent: the intent is a shadow agent's (intent.IsShadow). It is refused
+	// before anything else, never executed, never recorded, and answered by no result: a
+	// result would reach production's key under the same intent id.
+	CodeShadowIntent Code = "effector_shadow_intent"
 
 	CodeApprovalUnknown Code = "approval_unknown"   // no pending approval has that intent id
 	CodeApprovalExpired Code = "approval_expired"   // the approval's deadline has passed
@@ -39,6 +43,7 @@ var (
 	ErrOutput  = &Error{Code: CodeOutput}
 
 	ErrToolUnregistered = &Error{Code: CodeToolUnregistered}
+	ErrShadowIntent     = &Error{Code: CodeShadowIntent}
 
 	ErrApprovalUnknown = &Error{Code: CodeApprovalUnknown}
 	ErrApprovalExpired = &Error{Code: CodeApprovalExpired}

@@ -160,7 +160,8 @@ func binaryRecords(file string, data []byte) []Record {
 // envelopes in record order (approvals waiting for a decision have none). The records not
 // handled are returned: malformed ones, and intents held back because no registered agent
 // provides their tool (Err is then ErrToolUnregistered; nothing is recorded for them, and
-// they run once the tool is registered). Nothing is dropped silently.
+// they run once the tool is registered), and a shadow agent's intents (Err is then
+// ErrShadowIntent; they never run). Nothing is dropped silently.
 func (e *Effector) HandleAll(ctx context.Context, recs []Record, workers int) (results []*pb.AgentEnvelope, malformed []Record, err error) {
 	if workers <= 0 {
 		workers = 64
@@ -185,7 +186,7 @@ func (e *Effector) HandleAll(ctx context.Context, recs []Record, workers int) (r
 	}
 	wg.Wait()
 	for i, env := range outs {
-		if errors.Is(errs[i], ErrToolUnregistered) {
+		if errors.Is(errs[i], ErrToolUnregistered) || errors.Is(errs[i], ErrShadowIntent) {
 			malformed = append(malformed, Record{Source: recs[i].Source, Intent: recs[i].Intent, Err: errs[i]})
 			continue
 		}

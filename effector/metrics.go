@@ -9,21 +9,22 @@ import (
 
 // Counter names; stable API.
 const (
-	CountExecuted     = "executed"            // tools run (OK or ERROR)
-	CountToolErrors   = "tool_errors"         // of which the tool failed
-	CountDeduplicated = "deduplicated"        // redeliveries answered from the store
-	CountExpired      = "expired"             // refused: past expires_at_ms
-	CountRejected     = "rejected"            // refused: REJECTED, all reasons
-	CountTakenOver    = "taken_over"          // claims taken over from a crashed owner
-	CountApprovals    = "approvals"           // APPROVAL intents received (never executed)
-	CountDecisions    = "decisions"           // approval decisions published
-	CountMalformed    = "malformed"           // input that is not an intent at all
-	CountIDConflicts  = "intent_id_conflicts" // refused: an id already taken by another call
-	CountUnchecked    = "dedup_unchecked"     // redeliveries answered from a record without a digest
-	CountHeldBack     = "held_back"           // intents for a tool no registered agent provides: not recorded
-	prefixRejected    = "rejected_"           // + reason
-	prefixSignature   = "signature_"          // + intent.Outcome
-	countSignatureOff = "signature_off"       // verification off: not checked
+	CountExecuted      = "executed"            // tools run (OK or ERROR)
+	CountToolErrors    = "tool_errors"         // of which the tool failed
+	CountDeduplicated  = "deduplicated"        // redeliveries answered from the store
+	CountExpired       = "expired"             // refused: past expires_at_ms
+	CountRejected      = "rejected"            // refused: REJECTED, all reasons
+	CountTakenOver     = "taken_over"          // claims taken over from a crashed owner
+	CountApprovals     = "approvals"           // APPROVAL intents received (never executed)
+	CountDecisions     = "decisions"           // approval decisions published
+	CountMalformed     = "malformed"           // input that is not an intent at all
+	CountIDConflicts   = "intent_id_conflicts" // refused: an id already taken by another call
+	CountUnchecked     = "dedup_unchecked"     // redeliveries answered from a record without a digest
+	CountHeldBack      = "held_back"           // intents for a tool no registered agent provides: not recorded
+	CountShadowRefused = "shadow_refused"      // a shadow agent's intents: refused, no result
+	prefixRejected     = "rejected_"           // + reason
+	prefixSignature    = "signature_"          // + intent.Outcome
+	countSignatureOff  = "signature_off"       // verification off: not checked
 )
 
 // Metrics are the effector's counters, safe for concurrent use.

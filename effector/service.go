@@ -2,6 +2,7 @@ package effector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -129,6 +130,11 @@ func (e *Effector) serveOne(ctx context.Context, client *pubsub.Client, o Servic
 		emitted = pt.AsTime()
 	}
 	out, err := e.HandleEmitted(hctx, ti, emitted)
+	if errors.Is(err, ErrShadowIntent) {
+		// Never to run, here or on a redelivery: dropped (refuseShadow logged it).
+		ack()
+		return
+	}
 	if err != nil {
 		o.Logger.Warn("effector: intent handed back for redelivery", "intent_id", ti.GetIntentId(), "err", err)
 		nack()

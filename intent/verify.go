@@ -20,6 +20,9 @@ const (
 	// BindingMismatch: a result or a decision whose signature verifies names another intent
 	// than the pending one (its intent_digest is not that intent's Digest).
 	BindingMismatch
+	// Shadow: an intent a shadow agent emitted (MarkShadow); it must never execute, so every
+	// mode refuses it, ModeOff included.
+	Shadow
 )
 
 var outcomeWords = map[Outcome]string{
@@ -29,10 +32,11 @@ var outcomeWords = map[Outcome]string{
 	UnknownKey:        "unknown_key",
 	UnsupportedScheme: "unsupported_scheme",
 	BindingMismatch:   "binding_mismatch",
+	Shadow:            "shadow",
 }
 
 // String returns the outcome word ("ok", "unsigned", "bad_signature", "unknown_key",
-// "unsupported_scheme", "binding_mismatch").
+// "unsupported_scheme", "binding_mismatch", "shadow").
 func (o Outcome) String() string {
 	if w, ok := outcomeWords[o]; ok {
 		return w
@@ -45,6 +49,9 @@ func (o Outcome) Reason() string { return "intent_" + o.String() }
 
 // Verify checks ti's signature against the keyring. It never modifies ti.
 func Verify(ti *pb.ToolIntent, kr *Keyring) Outcome {
+	if IsShadow(ti) {
+		return Shadow
+	}
 	return verifyEnvelope(ti.GetSignatureScheme(), ti.GetSigningKeyId(), ti.GetSignature(), kr, func() ([]byte, error) { return SigningInput(ti) })
 }
 
@@ -82,7 +89,7 @@ const (
 	ModeRequire Mode = iota
 	// ModePermissive admits OK and Unsigned; a present but wrong signature is still refused.
 	ModePermissive
-	// ModeOff admits every intent without looking at its signature.
+	// ModeOff admits every intent without looking at its signature, except a shadow's.
 	ModeOff
 )
 
@@ -133,6 +140,9 @@ func (m *Mode) UnmarshalText(b []byte) error {
 // Check verifies ti under mode m: nil when admitted, else an *Error with CodeVerify carrying
 // the outcome (errors.Is(err, ErrVerify)).
 func (m Mode) Check(ti *pb.ToolIntent, kr *Keyring) error {
+	if IsShadow(ti) {
+		return &Error{Code: CodeVerify, Outcome: Shadow, Detail: fmt.Sprintf("intent %s is a shadow's: it never executes", ti.GetIntentId())}
+	}
 	if m == ModeOff {
 		return nil
 	}

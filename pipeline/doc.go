@@ -33,6 +33,9 @@
 //   - The cost ledger (LedgerOptions) is a stateless step on the trace events after the
 //     five outputs, never among them: turning it on adds steps and a sixth file pair (or
 //     topic) and changes none of the others' bytes, names or transforms.
+//   - A shadow agent (Options.Shadow) runs beside production over the same keyed envelopes;
+//     production's outputs are byte for byte those of the pipeline without it, and the
+//     shadow's go only to shadow_intents and, compared, to shadow_divergences (shadow.go).
 //   - BuildManifest reads the --update contract (every transform name, stateful step and
 //     boundary coder) from the pipeline proto the SDK submits.
 package pipeline

@@ -73,6 +73,9 @@ type Options struct {
 
 	// LedgerOptions add the cost ledger output (ledger.go).
 	LedgerOptions
+	// Shadow, when its Agent is set, runs a candidate agent beside production on the same
+	// envelopes, its effects quarantined (shadow.go).
+	Shadow ShadowOptions
 }
 
 // Mode selects how the pipeline runs the agent.
@@ -197,6 +200,9 @@ func (o Options) buildKeyed(s beam.Scope, keyed beam.PCollection, src pubsub.Sou
 	if err != nil {
 		return err
 	}
+	if err := o.buildShadow(s, run, keyed, out); err != nil {
+		return err
+	}
 	dead := flattenSome(s, append(deads, out.DeadLetters)...)
 	cols := records.Set[beam.PCollection]{out.Intents, flattenSome(s, out.Traces, src.Traces), out.Finals,
 		out.Snapshots, flattenSome(s, dead, src.DeadLetters)}
@@ -255,6 +261,7 @@ func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	if err := Build(s, o); err != nil {
 		return nil, err
 	}
+	shadow := shadowStepsOf(p)
 	pr, err := Execute(ctx, runner, p)
 	if err != nil {
 		return nil, err
@@ -266,18 +273,19 @@ func Run(ctx context.Context, runner string, o Options) (*Result, error) {
 	all := pr.Metrics().AllMetrics()
 	for _, c := range all.Counters() {
 		if c.Key.Namespace == transforms.MetricsNamespace {
-			res.Counters[c.Key.Name] += c.Result()
+			res.Counters[shadow.metricName(c.Key.Step, c.Key.Name)] += c.Result()
 		}
 	}
 	for _, d := range all.Distributions() {
 		if d.Key.Namespace != transforms.MetricsNamespace {
 			continue
 		}
-		v, prev := d.Result(), res.Distributions[d.Key.Name]
+		name := shadow.metricName(d.Key.Step, d.Key.Name)
+		v, prev := d.Result(), res.Distributions[name]
 		if prev.Count > 0 {
 			v.Min, v.Max = min(v.Min, prev.Min), max(v.Max, prev.Max)
 		}
-		res.Distributions[d.Key.Name] = Distribution{Count: prev.Count + v.Count, Sum: prev.Sum + v.Sum, Min: v.Min, Max: v.Max}
+		res.Distributions[name] = Distribution{Count: prev.Count + v.Count, Sum: prev.Sum + v.Sum, Min: v.Min, Max: v.Max}
 	}
 	return res, nil
 }

@@ -101,6 +101,12 @@
 //     type transforms.shardFn, which moves each external event to its entity's sub-key
 //     (drive.Route) before the step (and before RunAgentBatch's grouping). An agent without
 //     shards has no such transform, so its graph is unchanged.
+//   - A shadow agent (ShadowOptions, shadow.go) adds, and changes nothing of the above: the
+//     same step in the scope "Shadow" ("Shadow/RunAgent/transforms.runAgentFn", its own
+//     state and timers under the same ids), and the comparing step
+//     "ShadowCompare/transforms.compareShadowFn" with the value cell "shadow_compare.v1"
+//     (ShadowCompareState) and the timer family "shadow_compare_t.v1";
+//     testdata/update_manifest_shadow.json pins that pipeline.
 //
 // testdata/update_manifest.json pins all of it, with every other transform name and the coder
 // of every PCollection crossing a stateful step or a grouping, for the default and the

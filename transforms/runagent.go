@@ -99,6 +99,11 @@ type Options struct {
 	AtEnd      AtEnd
 	InputEndMs *int64
 
+	// Shadow runs the agent as a shadow beside production (TryRunShadow): its intents are
+	// never signed and carry the shadow mark (intent.MarkShadow), which every effector
+	// refuses; Keyring, if any, only verifies answers.
+	Shadow bool
+
 	// Capture is the id of a process-local statedir.Capture that records every key's state
 	// for a restart (`run --state_dir`); empty for none, and ignored by workers in another
 	// process. It needs event-time ordering.
@@ -361,7 +366,7 @@ func newRuntime(o Options) (*runtime, error) {
 	if a, err = o.Canary.route(a, o.Config); err != nil {
 		return nil, err
 	}
-	rt := &runtime{agent: a, deps: host.Deps{AllowUnsigned: o.AllowUnsignedIntents}}
+	rt := &runtime{agent: a, deps: host.Deps{AllowUnsigned: o.AllowUnsignedIntents, Shadow: o.Shadow}}
 	if o.AtEnd == AtEndPark && o.InputEndMs != nil {
 		rt.park, rt.endMs = true, *o.InputEndMs
 	}

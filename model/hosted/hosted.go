@@ -35,6 +35,9 @@ type Options struct {
 	// Limits bound every endpoint of this model (its own and each fallback's) per worker
 	// process: calls in flight, requests and tokens per minute, the circuit breaker.
 	Limits limit.Config
+	// Pool, when set, keeps these limits apart from the process's other callers of the same
+	// endpoints (limit.Key.Pool): a shadow agent's calls never take production's slots.
+	Pool string
 	// Fallback lists the models asked, in order, when the one before is unavailable or its
 	// breaker is open.
 	Fallback []Fallback
@@ -119,7 +122,7 @@ func (o Options) Config() provider.Config {
 
 // Endpoint returns the process's limiter of o's endpoint (limit.For).
 func (o Options) Endpoint() *limit.Endpoint {
-	return limit.For(limit.Key{Kind: o.Provider, BaseURL: o.BaseURL, Model: o.Name}, o.Limits)
+	return limit.For(limit.Key{Kind: o.Provider, BaseURL: o.BaseURL, Model: o.Name, Pool: o.Pool}, o.Limits)
 }
 
 // New returns o's provider (reading its keys) behind its endpoint's limits, and behind it its

@@ -77,11 +77,19 @@ func (c Config) hold() time.Duration {
 	return time.Duration(max(c.BreakerHoldMs, 0)) * time.Millisecond
 }
 
-// Key names an endpoint: the provider's API kind, its base URL and the model id asked.
+// Key names an endpoint: the provider's API kind, its base URL and the model id asked. Pool,
+// when set, gives its callers their own limits on the same endpoint, apart from the
+// process's other callers (a shadow agent's, which must never take production's slots).
 type Key struct {
 	Kind    string `json:"kind"`
 	BaseURL string `json:"base_url"`
 	Model   string `json:"model"`
+	Pool    string `json:"pool,omitempty"`
 }
 
-func (k Key) String() string { return fmt.Sprintf("%s %s %s", k.Kind, k.BaseURL, k.Model) }
+func (k Key) String() string {
+	if k.Pool != "" {
+		return fmt.Sprintf("%s %s %s (%s)", k.Kind, k.BaseURL, k.Model, k.Pool)
+	}
+	return fmt.Sprintf("%s %s %s", k.Kind, k.BaseURL, k.Model)
+}

@@ -80,6 +80,10 @@ type Deps struct {
 	// AllowUnsigned emits intents unsigned when there is no Keyring. Consumers verifying in
 	// intent.ModePermissive or intent.ModeOff accept them; intent.ModeRequire refuses them.
 	AllowUnsigned bool
+	// Shadow makes the activations a shadow's (an agent run beside production on the same
+	// stream): every intent is emitted unsigned and marked (intent.MarkShadow), so no
+	// effector executes it, and Keyring only verifies answers (VerifyResults).
+	Shadow bool
 	// VerifyResults, when set, checks every tool result and approval that answers a pending
 	// intent under its mode against Keyring before it may resume the activation: its
 	// signature and its binding to that exact intent (intent.Mode.CheckResult, CheckApproval).
