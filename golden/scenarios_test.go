@@ -125,7 +125,7 @@ func TestWireContractFieldNumbers(t *testing.T) {
 			"seq": {5, I64, false}, "step_index": {6, U32, false}, "event_type": {7, E, false}, "attributes": {8, M, true},
 			"start_ms": {9, I64, false}, "end_ms": {10, I64, false}},
 		"AgentEnvelope": {"entity_key": {1, B, false}, "event_time_ms": {2, I64, false}, "external_event": {3, B, false},
-			"tool_result": {4, M, false}, "approval": {5, M, false}, "export_request": {6, M, false}, "signal": {7, M, false}},
+			"tool_result": {4, M, false}, "approval": {5, M, false}, "export_request": {6, M, false}, "signal": {7, M, false}, "budget_grant": {8, M, false}},
 		"AgentEnvelope.Approval": {"intent_id": {1, S, false}, "approved": {2, BO, false}, "approver": {3, S, false}, "decided_at_ms": {4, I64, false},
 			"signature_scheme": {5, E, false}, "signing_key_id": {6, S, false}, "signature": {7, B, false}, "intent_digest": {8, B, false}, "note": {9, S, false}, "args_json": {10, S, false}},
 		"AgentEnvelope.Signal": {"name": {1, S, false}, "signal_id": {2, S, false}, "payload": {3, B, false}, "sender": {4, S, false},
