@@ -2,6 +2,7 @@ package rehearse
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -10,13 +11,13 @@ import (
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/replay"
-	"github.com/beamagents/beamagents/tracing"
 )
 
 // key is one key's rehearsal as it runs.
 type key struct {
 	entity  []byte
 	base    map[int64][][]byte // the baseline's outputs of the key
+	inline  map[string]bool    // the tools the baseline ran inline for the key
 	outputs []replay.Output    // the candidate's, up to its stop
 	events  []event            // divergences seen while running, in order
 	stop    Stop
@@ -32,8 +33,8 @@ type event struct {
 	d  Divergence
 }
 
-func newKey(entity []byte, base map[int64][][]byte) *key {
-	return &key{entity: entity, base: base, tools: map[string]bool{}}
+func newKey(entity []byte, base map[int64][][]byte, inline map[string]bool) *key {
+	return &key{entity: entity, base: base, inline: inline, tools: map[string]bool{}}
 }
 
 func (k *key) note(d Divergence, at int) { k.events = append(k.events, event{at, d}) }
@@ -159,7 +160,7 @@ func (k *key) report() Key {
 		d := divergence(diff.Output, diff.Recorded)
 		r.Divergence = &d
 	}
-	baseTools := calledTools(k.base[records.OutIntent], k.base[records.OutTrace])
+	baseTools := calledTools(k.base[records.OutIntent], k.inline)
 	for t := range k.tools {
 		if !baseTools[t] {
 			r.NewTools = append(r.NewTools, t)
@@ -177,19 +178,16 @@ func (k *key) report() Key {
 	return r
 }
 
-// calledTools are the tools of TOOL intents and of inline TOOL_CALL traces.
-func calledTools(intents, traces [][]byte) map[string]bool {
-	tools := map[string]bool{}
+// calledTools are the tools of TOOL intents and the tools run inline.
+func calledTools(intents [][]byte, inline map[string]bool) map[string]bool {
+	tools := maps.Clone(inline)
+	if tools == nil {
+		tools = map[string]bool{}
+	}
 	for _, b := range intents {
 		ti := &pb.ToolIntent{}
 		if proto.Unmarshal(b, ti) == nil && ti.GetKind() == pb.ToolIntent_TOOL {
 			tools[ti.GetToolName()] = true
-		}
-	}
-	for _, b := range traces {
-		t := &pb.TraceEvent{}
-		if proto.Unmarshal(b, t) == nil && t.GetEventType() == pb.TraceEvent_TOOL_CALL && t.GetAttributes()[tracing.AttrInline] == "true" {
-			tools[t.GetAttributes()[tracing.AttrToolName]] = true
 		}
 	}
 	return tools
@@ -209,6 +207,11 @@ func compared(o replay.Output) (replay.Output, bool) {
 		unsign(ti)
 		return replay.Output{Kind: o.Kind, Bytes: drive.Marshal(ti)}, true
 	case records.OutSnapshot:
+		// Only a snapshot's pending intents may be signed: one without any is compared as
+		// it is, not decoded (the costliest record to decode, and one a key for each side).
+		if _, _, pending, ok := field(o.Bytes, pendingField); ok && !pending {
+			return o, true
+		}
 		s := &pb.StateSnapshot{}
 		if proto.Unmarshal(o.Bytes, s) != nil {
 			return o, true

@@ -2,14 +2,10 @@ package rehearse
 
 import (
 	"context"
-	"fmt"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
-	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/replay"
@@ -50,14 +46,14 @@ func Run(ctx context.Context, a *agent.Agent, inputs []replay.Input, baseline ma
 			}
 		}
 	}
-	rec, err := recorded(baseline)
+	rec, err := readRecording(baseline)
 	if err != nil {
 		return nil, err
 	}
-	g := &gate{rec: rec, o: o}
+	g := &gate{rec: rec.model, o: o}
 	id := o.ModelID
 	if id == "" {
-		id = rec.ModelID()
+		id = rec.model.ModelID()
 	}
 	candidate, err := a.WithModel(g, id, false)
 	if err != nil {
@@ -67,35 +63,13 @@ func Run(ctx context.Context, a *agent.Agent, inputs []replay.Input, baseline ma
 	// Results and approvals are admitted unchecked: the baseline's run verified them.
 	deps := host.Deps{AllowUnsigned: true, Recorded: g.inline}
 	d := &drive.Driver{Core: drive.Core{Agent: candidate, Deps: deps, OrderResolutionMs: 1, Park: o.Ending.Park, EndMs: o.Ending.EndMs}}
-	base := replay.ByEntity(baseline)
 	refused := replay.ByEntity(map[int64][][]byte{records.OutDeadLetter: o.Refused})
 	r := &Report{}
 	for _, in := range replay.Sharded(candidate.Shards(), inputs) {
-		r.Keys = append(r.Keys, g.key(ctx, d, in, base[string(in.Entity)], refused[string(in.Entity)][records.OutDeadLetter]))
+		r.Keys = append(r.Keys, g.key(ctx, d, in, rec, refused[string(in.Entity)][records.OutDeadLetter]))
 	}
 	r.Summary = summarize(r.Keys)
 	return r, nil
-}
-
-// recorded is the replay model over the baseline's snapshots and traces.
-func recorded(baseline map[int64][][]byte) (*replay.Model, error) {
-	var snaps []*pb.StateSnapshot
-	for i, b := range baseline[records.OutSnapshot] {
-		s := &pb.StateSnapshot{}
-		if err := proto.Unmarshal(b, s); err != nil {
-			return nil, fmt.Errorf("baseline snapshot %d: %w", i+1, err)
-		}
-		snaps = append(snaps, s)
-	}
-	var traces []*pb.TraceEvent
-	for i, b := range baseline[records.OutTrace] {
-		t := &pb.TraceEvent{}
-		if err := proto.Unmarshal(b, t); err != nil {
-			return nil, fmt.Errorf("baseline trace %d: %w", i+1, err)
-		}
-		traces = append(traces, t)
-	}
-	return replay.NewModel(snaps, traces), nil
 }
 
 // maxPasses bounds the runs of one key whose tool calls moved (key.moved).
@@ -105,11 +79,11 @@ const maxPasses = 8
 // baseline (another intent id) is answered by the baseline's answer to the same call: the key
 // runs again with the answers addressed to the candidate's intents, until no call moves. A
 // rerun asks the live model nothing new (g.memo) and spends what its first run spent.
-func (g *gate) key(ctx context.Context, d *drive.Driver, in replay.Input, base map[int64][][]byte, refused [][]byte) Key {
+func (g *gate) key(ctx context.Context, d *drive.Driver, in replay.Input, rec *recording, refused [][]byte) Key {
 	values := in.Values
 	calls, tokens := g.calls, g.tokens
 	for pass := 1; ; pass++ {
-		k := newKey(in.Entity, base)
+		k := newKey(in.Entity, rec.byKey[string(in.Entity)], rec.inline[string(in.Entity)])
 		for _, dl := range refused {
 			k.emit(records.OutDeadLetter, dl)
 		}

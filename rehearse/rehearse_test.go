@@ -40,7 +40,7 @@ type period struct {
 	ending   replay.Ending
 }
 
-func record(t *testing.T, a *agent.Agent, envelopes []byte, restores ...*pb.StateSnapshot) period {
+func record(t testing.TB, a *agent.Agent, envelopes []byte, restores ...*pb.StateSnapshot) period {
 	t.Helper()
 	var p period
 	index := map[string]int{}

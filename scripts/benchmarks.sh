@@ -41,6 +41,8 @@ bench stream ./interaction/stream
 bench canonicalize ./negotiate
 echo "benchmarks.sh: ./ltm/backend (SQLite, a real redis-server, Bigtable's in-process server)" >&2
 bench ltm ./ltm/backend
+echo "benchmarks.sh: ./rehearse (1,000 keys of the support example, in memory)" >&2
+bench rehearse ./rehearse -bench Rehearse -benchtime 3x
 echo "benchmarks.sh: ./console (a 10,000-envelope run's outputs, run once on Prism first)" >&2
 bench console ./console -bench 'Ingest' -benchtime 1x
 bench console_overview ./console -bench 'Overview'
@@ -144,6 +146,21 @@ interleaved on one key: \`ltm/none\` is the ratio of their times (\`ltm-ns/op\`,
 \`none-ns/op\`).
 
 $(table ltm)
+
+## Rehearsal
+
+\`BenchmarkRehearse\` (package \`rehearse\`) runs a recorded period of the support example's
+traffic (its five customers 200 times over under other keys, 2,800 envelopes with an export
+request per key) in memory on the driver of package \`agent/drive\`: \`batch\` is the plain
+bounded fast path that produced the baseline (the scripted model, signed intents),
+\`rehearse\` is \`rehearse.Run\` of an unchanged candidate over it (every model request
+answered from the baseline's replay caches, every output compared; no divergence, no live
+call), \`changed_prompt\` that of a candidate with another system prompt, whose every key
+stops at its first model request (less to run and compare). \`interleaved_cpu\` runs
+\`batch\` and \`rehearse\` in turn in process CPU time on one core, unskewed by other work
+on the machine: \`rehearse/batch\` is the ratio of their throughputs.
+
+$(table rehearse)
 
 ## Console ingest
 
