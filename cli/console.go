@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	pubsub "cloud.google.com/go/pubsub/v2"
@@ -16,6 +17,7 @@ import (
 	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/ltm/backend"
 	"github.com/beamagents/beamagents/pubsub/wire"
+	"github.com/beamagents/beamagents/rehearse"
 )
 
 func init() {
@@ -27,7 +29,7 @@ func init() {
 var consoleStarted func(url string, stop func())
 
 func runConsole(e *env, args []string) int {
-	fs := newFlags(e, "console", "console --db PATH (--outputs DIR | --subscription SUB)... [--listen ADDR] [--approver_header H | --approver_users REF] [--redrive_dir DIR | --redrive_topic TOPIC]")
+	fs := newFlags(e, "console", "console --db PATH (--outputs DIR | --subscription SUB)... [--rehearsal REPORT] [--listen ADDR] [--approver_header H | --approver_users REF] [--redrive_dir DIR | --redrive_topic TOPIC]")
 	db := fs.String("db", "", "the console's store, a bbolt file (created; reopened where it left off)")
 	var outputs, subs listFlag
 	fs.Var(&outputs, "outputs", "a run's output directory, followed as it grows (repeatable)")
@@ -40,13 +42,14 @@ func runConsole(e *env, args []string) int {
 	poll := fs.Duration("poll", time.Second, "how often the output directories are read for new records")
 	memoryStore := fs.String("memory_store", "", "the run's long-term memory store, whose entries each entity page lists: a store reference, or env:VAR, file:PATH or gcpsm:… holding one")
 	pricesPath := fs.String("prices", "", "price table of the spend page (/spend), the JSON file run --prices takes")
+	rehearsal := fs.String("rehearsal", "", "a rehearsal's report, the JSON Lines file rehearse --report wrote, shown on /rehearsal")
 	hosts := fs.String("allowed_hosts", "", "comma-separated host names (with or without a port) the console is reached by besides IP addresses and localhost, such as a proxy's; requests for any other name are refused")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	checks := []check{noArgs(fs), required("db", *db, "the console's store, a bbolt file"),
-		when(len(outputs)+len(subs) == 0, func() error {
-			return refuseFlag("outputs", "required: a run's output directory, or --subscription to an output topic")
+		when(len(outputs)+len(subs) == 0 && *rehearsal == "", func() error {
+			return refuseFlag("outputs", "required: a run's output directory, --subscription to an output topic, or --rehearsal")
 		}),
 		positive("poll", *poll),
 		when(*redriveDir != "" && *redriveTopic != "", func() error {
@@ -55,7 +58,9 @@ func runConsole(e *env, args []string) int {
 		when(*redriveTopic != "", pubsubTopic("redrive_topic", *redriveTopic)),
 		memoryStoreRef("memory_store", *memoryStore, true)}
 	var prices ledger.Table
-	checks = append(checks, when(*pricesPath != "", readPrices("prices", *pricesPath, &prices)))
+	var report *rehearse.Report
+	checks = append(checks, when(*pricesPath != "", readPrices("prices", *pricesPath, &prices)),
+		when(*rehearsal != "", readRehearsal("rehearsal", *rehearsal, &report)))
 	for _, s := range subs {
 		checks = append(checks, pubsubSubscription("subscription", s))
 	}
@@ -67,7 +72,7 @@ func runConsole(e *env, args []string) int {
 		e.errorf("%v", err)
 		return 2
 	}
-	opts := console.Options{Identity: id, ReadNeedsIdentity: !consoleserve.Loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}, Hosts: consoleserve.HostList(*hosts), Prices: prices}
+	opts := console.Options{Identity: id, ReadNeedsIdentity: !consoleserve.Loopback(*listen), Redrive: console.Redrive{Dir: *redriveDir}, Hosts: consoleserve.HostList(*hosts), Prices: prices, Rehearsal: report}
 	if opts.ReadNeedsIdentity && !id.Configured() {
 		e.errorf("--listen %s is beyond loopback: reading then needs --approver_header or --approver_users", *listen)
 		return 2
@@ -162,4 +167,20 @@ func runConsole(e *env, args []string) int {
 		<-done
 	}
 	return 0
+}
+
+// readRehearsal reads a rehearsal's report at launch (rehearse.ReadReport), refusing one that
+// cannot be opened or read.
+func readRehearsal(n, path string, dst **rehearse.Report) check {
+	return func() error {
+		f, err := os.Open(path)
+		if err != nil {
+			return refuseFlag(n, "%v", err)
+		}
+		defer f.Close()
+		if *dst, err = rehearse.ReadReport(f); err != nil {
+			return refuseFlag(n, "%s: %v", path, err)
+		}
+		return nil
+	}
 }

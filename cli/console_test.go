@@ -354,6 +354,8 @@ func TestConsoleFlags(t *testing.T) {
 		{"bad subscription", []string{"--db", dir + "/c.db", "--subscription", "errors"}, "--subscription"},
 		{"bad poll", []string{"--db", dir + "/c.db", "--outputs", dir, "--poll", "0s"}, "--poll"},
 		{"bad memory store", []string{"--db", dir + "/c.db", "--outputs", dir, "--memory_store", "bbolt:x.db"}, "--memory_store"},
+		{"missing rehearsal report", []string{"--db", dir + "/c.db", "--rehearsal", dir + "/none.jsonl"}, "--rehearsal:"},
+		{"not a rehearsal report", []string{"--db", dir + "/c.db", "--rehearsal", users}, "report_invalid"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", append([]string{"console"}, tc.args...)...)

@@ -90,6 +90,7 @@ func TestChangesDoc(t *testing.T) {
 		t.Errorf("changed prompt: %+v", s)
 	}
 	divergedAt(changed, rehearse.KindModelRequest, rehearse.StopUnanswered)
+	consoleShowsRehearsal(t, dir)
 	live := read("live.jsonl")
 	if s := live.Summary; s.Divergent != 1 || len(s.Stopped) != 0 || s.LiveCalls != 3 || s.LiveTokens != 330 || s.Inlined != 1 ||
 		len(s.DroppedTools)+len(s.NewTools) != 0 || len(model.Requests()) != 3 {

@@ -2,7 +2,8 @@
 // (activations, model calls, tokens, intents, final replies and dead letters over event
 // time, dead letters by reason, the keys suspended and on what), one page per entity key,
 // one waterfall per trace, the dead letters grouped by reason with a redrive, the approvals,
-// and a search by entity key, intent id or trace id. The rules are in docs/console.md.
+// a rehearsal's report (Options.Rehearsal) and a search by entity key, intent id or trace
+// id. The rules are in docs/console.md.
 //
 // Invariants:
 //   - Outputs come from a run's output directory (Follower: the sorted and sharded .binpb

@@ -29,8 +29,10 @@ type page struct {
 	Token    string // the CSRF token of Who, when there is one
 	CanAct   bool   // an identity source is configured
 	HasStore bool
-	Path     string
-	Data     any
+	// HasRehearsal says the console shows a rehearsal's report (/rehearsal).
+	HasRehearsal bool
+	Path         string
+	Data         any
 }
 
 // render writes a page. Pages allow no script but the page's own (a nonce), no foreign
@@ -39,7 +41,7 @@ func (c *server) render(w http.ResponseWriter, r *http.Request, status int, name
 	nonce := make([]byte, 16)
 	rand.Read(nonce)
 	p := page{Title: title, Nonce: base64.RawStdEncoding.EncodeToString(nonce), Who: who, CanAct: c.o.Identity.configured(),
-		HasStore: c.o.Store != nil, Path: r.URL.RequestURI(), Data: data}
+		HasStore: c.o.Store != nil, HasRehearsal: c.o.Rehearsal != nil, Path: r.URL.RequestURI(), Data: data}
 	if who != "" {
 		p.Token = c.token(who)
 	}

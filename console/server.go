@@ -15,6 +15,7 @@ import (
 	"github.com/beamagents/beamagents/effector"
 	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/ltm"
+	"github.com/beamagents/beamagents/rehearse"
 )
 
 // Identity is where an acting user's identity comes from: exactly one of a header set by an
@@ -61,6 +62,9 @@ type Options struct {
 	// Prices prices the model calls of the spend page (/spend) as the cost ledger does;
 	// without it the page shows tokens and cost 0.
 	Prices ledger.Table
+	// Rehearsal, when set, is the report of a rehearsal (`beamagents rehearse --report`) the
+	// /rehearsal page shows.
+	Rehearsal *rehearse.Report
 }
 
 // New returns the console's handler.
@@ -95,6 +99,10 @@ func New(o Options) (http.Handler, error) {
 	mux.HandleFunc("GET /signin", c.signin)
 	mux.HandleFunc("GET /events", c.events)
 	c.routeAPI(mux)
+	if o.Rehearsal != nil {
+		c.rehearsalView = newRehearsalView(o.Rehearsal)
+		mux.HandleFunc("GET /rehearsal", c.rehearsal)
+	}
 	if o.Store != nil {
 		mux.HandleFunc("GET /{$}", c.overview)
 		mux.HandleFunc("GET /entities/{key}", c.entity)
@@ -114,8 +122,9 @@ func New(o Options) (http.Handler, error) {
 }
 
 type server struct {
-	o      Options
-	secret []byte
+	o             Options
+	secret        []byte
+	rehearsalView *rehearsalView // the report of Options.Rehearsal, ordered for its page
 }
 
 // identify returns the request's identity without asking for one.

@@ -45,7 +45,7 @@ details summary{cursor:pointer;color:#555;font-size:.8em}
 </style></head>
 <body>
 <nav><span class="brand">beamagents</span>
-{{if .HasStore}}<a href="/">Overview</a><a href="/dead_letters">Dead letters</a><a href="/spend">Spend</a><a href="/canary">Canary</a>{{end}}<a href="/approvals">Approvals</a>
+{{if .HasStore}}<a href="/">Overview</a><a href="/dead_letters">Dead letters</a><a href="/spend">Spend</a><a href="/canary">Canary</a>{{end}}{{if .HasRehearsal}}<a href="/rehearsal">Rehearsal</a>{{end}}<a href="/approvals">Approvals</a>
 {{if .HasStore}}<form method="get" action="/search"><input name="q" id="q" placeholder="entity key, intent id or trace id"> <button id="search">Search</button></form>{{end}}
 <span>{{if .Who}}signed in as <b id="who">{{.Who}}</b>{{else if .CanAct}}<a href="/signin?next={{.Path}}" id="signin">sign in to act</a>{{end}}</span>
 </nav>
