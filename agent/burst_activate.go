@@ -98,13 +98,13 @@ func (c *call) burstLetters(err error, more []*pb.AgentEnvelope) {
 }
 
 // inboxBurst gathers the queued external events that run with next, the oldest one, under
-// Definition.Burst (Burst.Gather over the inbox's order): the burst's further events, and
-// the events left queued. Without bursts nothing joins next.
+// Definition.Burst (burst.Rule.Gather over the inbox's order): the burst's further events,
+// and the events left queued. Without bursts nothing joins next.
 func (c *call) inboxBurst(next *pb.AgentEnvelope, rest []*pb.AgentEnvelope) (more, left []*pb.AgentEnvelope) {
-	b := c.a.Burst()
-	if next == nil || !b.On() || len(rest) == 0 {
+	r := c.a.Burst()
+	if next == nil || !r.On() || len(rest) == 0 {
 		return nil, rest
 	}
-	burst, left := b.Gather(append([]*pb.AgentEnvelope{next}, rest...))
-	return burst[1:], left
+	gathered, left := r.Gather(append([]*pb.AgentEnvelope{next}, rest...))
+	return gathered[1:], left
 }

@@ -8,7 +8,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/beamagents/beamagents/agent/burst"
 	"github.com/beamagents/beamagents/agent/internal/bind"
+	"github.com/beamagents/beamagents/agent/shard"
 	"github.com/beamagents/beamagents/budget"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/ltm"
@@ -149,8 +151,9 @@ type Definition struct {
 	Tools  map[string]ToolDecl
 	Limits Limits
 	// Burst gathers a key's external events that arrive close together in event time into one
-	// activation (Burst, docs/agents.md); the zero value runs every event on its own.
-	Burst Burst
+	// activation (package agent/burst, docs/agents.md); the zero value runs every event on
+	// its own.
+	Burst burst.Rule
 	// PinModel keeps Model when a pipeline is launched with a model of its own choosing
 	// (Agent.PinsModel): for an agent that must always talk to one model.
 	PinModel bool
@@ -175,13 +178,13 @@ type Definition struct {
 	// every key in the tenant "" (none).
 	Tenant func(key string) string
 	// Shards, above 1, spreads one entity's external events over that many sub-keys
-	// (ShardKey: KEY#s0 … KEY#sN-1), each its own keyed state running apart from the others;
-	// the shard of an event is a hash of its envelope's bytes (ShardOf). It is for agents that
+	// (shard.Key: KEY#s0 … KEY#sN-1), each its own keyed state running apart from the others;
+	// the shard of an event is a hash of its envelope's bytes (shard.Of). It is for agents that
 	// keep nothing between activations: working memory, long-term memory and signal waits
 	// fail a sharded activation as shard_refused, and Limits.Memory or FlushOnExpiry refuse
 	// the build. Tool calls, approvals and waits work: an intent names its sub-key, which its
 	// result or decision is sent back to. 0 or 1 runs each entity on one key; at most
-	// MaxShards. See docs/agents.md, Hot keys.
+	// shard.Max. See docs/agents.md, Hot keys.
 	Shards int
 	// Version names the agent's version (for example a release or a prompt revision): the
 	// cost ledger and the LLM_CALL trace events carry it, so spend is told apart by version.
@@ -249,8 +252,8 @@ func build(def Definition, k bind.Kind, check func() ([]string, error)) (*Agent,
 	if err := named(def); err != nil {
 		return nil, err
 	}
-	if err := def.Burst.check(def.Name); err != nil {
-		return nil, err
+	if err := def.Burst.Check(); err != nil {
+		return nil, defErr("agent %s: %v", def.Name, err)
 	}
 	problems, refusal := check()
 	if refusal != nil {
@@ -368,7 +371,7 @@ func (a *Agent) Tenant(key string) string {
 	if a.def.Tenant == nil {
 		return ""
 	}
-	if entity, _, ok := SplitShard([]byte(key), a.def.Shards); ok {
+	if entity, _, ok := shard.Split([]byte(key), a.def.Shards); ok {
 		key = string(entity) // a sub-key's tenant is its entity's
 	}
 	return a.def.Tenant(key)

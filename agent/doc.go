@@ -100,9 +100,10 @@
 //
 // Activation semantics: an external event runs a new activation at the key's seq (or waits in
 // the bounded inbox while the key is suspended), or with Definition.Burst the events of a
-// burst run as one (host.Batch.ActivateBurst; a host gathers them by event time); each step asks the model, admits the
-// proposal and acts on its case (final reply, remember and continue, tool intent and suspend,
-// approval intent and suspend); a tool result or an approval resumes the suspended
+// burst run as one (host.Batch.ActivateBurst; a host gathers them by event time under
+// package agent/burst's rule); each step asks the model, admits the proposal and acts on
+// its case (final reply, remember and continue, tool intent and suspend, approval intent and
+// suspend); a tool result or an approval resumes the suspended
 // activation at the next step; when an activation ends, seq advances and queued events run
 // in arrival order. A deadline firing re-emits the pending intents with the next attempt up
 // to Limits.MaxEscalations times, then fails closed; the deadline of a handler's durable wait

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/beamagents/beamagents/agent/burst"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
 	"github.com/beamagents/beamagents/model"
@@ -33,11 +34,11 @@ type Trigger struct {
 	// EventTimeMs is the event's time: the only clock a handler may read.
 	EventTimeMs int64
 	// Event is the external event's opaque bytes; of a burst activation (Definition.Burst),
-	// its events' bytes joined by BurstSeparator.
+	// its events' bytes joined by burst.Separator.
 	Event []byte
 	// Batch holds the events of a burst activation in processing order, the first at
 	// EventTimeMs; nil when the activation has one event. Events lists them either way.
-	Batch []BurstEvent
+	Batch []burst.Event
 }
 
 // ErrSuspended is returned by an operation that suspended the activation (a tool call, an

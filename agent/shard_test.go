@@ -8,67 +8,12 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/host"
+	"github.com/beamagents/beamagents/agent/shard"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statecodec"
 )
-
-// The shard of an envelope is a function of its bytes and n alone, pinned here: a change
-// would move events of running entities to other sub-keys.
-func TestShardOf(t *testing.T) {
-	for _, tc := range []struct {
-		envelope string
-		n, want  int
-	}{
-		{"", 1, 0},
-		{"", 0, 0},
-		{"", 64, 20},
-		{"a", 64, 10},
-		{"a", 2, 0},
-		{"event 1", 64, 62},
-		{"event 2", 64, 1},
-		{"event 2", 7, 2},
-	} {
-		if got := agent.ShardOf([]byte(tc.envelope), tc.n); got != tc.want {
-			t.Errorf("ShardOf(%q, %d) = %d, want %d", tc.envelope, tc.n, got, tc.want)
-		}
-		if again := agent.ShardOf([]byte(tc.envelope), tc.n); again != tc.want {
-			t.Errorf("ShardOf(%q, %d) changed between calls", tc.envelope, tc.n)
-		}
-	}
-}
-
-func TestShardKey(t *testing.T) {
-	for _, tc := range []struct {
-		key    string
-		n      int
-		entity string
-		shard  int
-		ok     bool
-	}{
-		{"device-1#s3", 64, "device-1", 3, true},
-		{"device-1#s0", 2, "device-1", 0, true},
-		{"a#s1#s12", 64, "a#s1", 12, true},
-		{"#s5", 8, "", 5, true},
-		{"device-1#s64", 64, "device-1#s64", 0, false}, // not below n
-		{"device-1#s03", 64, "device-1#s03", 0, false}, // not ShardKey's decimal
-		{"device-1#s-1", 64, "device-1#s-1", 0, false},
-		{"device-1#s", 64, "device-1#s", 0, false},
-		{"device-1#s3", 1, "device-1#s3", 0, false}, // not sharded
-		{"device-1", 64, "device-1", 0, false},
-	} {
-		entity, shard, ok := agent.SplitShard([]byte(tc.key), tc.n)
-		if string(entity) != tc.entity || shard != tc.shard || ok != tc.ok {
-			t.Errorf("SplitShard(%q, %d) = %q, %d, %v; want %q, %d, %v", tc.key, tc.n, entity, shard, ok, tc.entity, tc.shard, tc.ok)
-		}
-		if ok {
-			if back := agent.ShardKey(entity, shard); string(back) != tc.key {
-				t.Errorf("ShardKey(%q, %d) = %q, want %q", entity, shard, back, tc.key)
-			}
-		}
-	}
-}
 
 // A sharded agent may not declare state one sub-key cannot hold for its entity.
 func TestShardsRefusedAtBuild(t *testing.T) {
@@ -84,7 +29,7 @@ func TestShardsRefusedAtBuild(t *testing.T) {
 		{"memory bytes", agent.Definition{Shards: 2, Limits: agent.Limits{Memory: statecodec.MemoryOptions{MaxValueBytes: 1024}}}, true},
 		{"flush at expiry", agent.Definition{Shards: 2, FlushOnExpiry: "ns"}, true},
 		{"negative", agent.Definition{Shards: -1}, true},
-		{"too many", agent.Definition{Shards: agent.MaxShards + 1}, true},
+		{"too many", agent.Definition{Shards: shard.Max + 1}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			def := tc.def

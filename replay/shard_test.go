@@ -3,8 +3,8 @@ package replay_test
 import (
 	"testing"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/shard"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/replay"
 )
@@ -25,7 +25,7 @@ func TestSharded(t *testing.T) {
 	}
 	values := 0
 	for _, in := range replay.Sharded(2, inputs) {
-		if _, _, ok := agent.SplitShard(in.Entity, 2); !ok {
+		if _, _, ok := shard.Split(in.Entity, 2); !ok {
 			t.Errorf("key %q is not a sub-key", in.Entity)
 		}
 		last := int64(-1)

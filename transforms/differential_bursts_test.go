@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/burst"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/support"
@@ -31,7 +32,7 @@ const burstsAgent = "differential-bursts"
 func init() {
 	agent.Register(burstsAgent, func([]byte) (*agent.Agent, error) {
 		return agent.New(agent.Definition{Name: burstsAgent, Handler: burstsHandler,
-			Burst:  agent.Burst{Window: 2 * time.Second, MaxEvents: 3, MaxBytes: 64},
+			Burst:  burst.Rule{Window: 2 * time.Second, MaxEvents: 3, MaxBytes: 64},
 			Limits: agent.Limits{ToolTimeoutMs: 60000, MaxEscalations: 1, MaxInbox: 4}})
 	})
 }
@@ -155,7 +156,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		def := agent.Definition{Name: burstsModelAgent, Schema: schema, Model: m, ModelID: "gpt-test", Burst: agent.Burst{Window: 2 * time.Second},
+		def := agent.Definition{Name: burstsModelAgent, Schema: schema, Model: m, ModelID: "gpt-test", Burst: burst.Rule{Window: 2 * time.Second},
 			Handler: func(hc *agent.Context, tr agent.Trigger) error {
 				v, err := hc.Propose(agent.Ask{Messages: []model.Message{{Role: model.RoleUser, Content: string(tr.Event)}}})
 				if err != nil {
@@ -164,7 +165,7 @@ func init() {
 				return hc.ReplyValue(v, schema)
 			}}
 		if c.Off {
-			def.Burst = agent.Burst{}
+			def.Burst = burst.Rule{}
 		}
 		return agent.New(def)
 	})

@@ -19,7 +19,7 @@
 // Go support has no processing-time timers. So RunAgent has exactly one event-time timer
 // family, "agent.v1", and tells its timers apart by tag: "deadline" (a suspension's deadline
 // and its escalations), "ttl" (the idle-key garbage collection), "order:<ms>" (the event-time
-// ordering of a bucket, below), "burst:<ms>" (the end of a burst's window, agent.Burst).
+// ordering of a bucket, below), "burst:<ms>" (the end of a burst's window, package agent/burst).
 // Event-time deadlines follow the watermark, so sources must advance it while idle. A test
 // fails if a second family appears.
 //

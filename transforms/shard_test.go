@@ -15,6 +15,7 @@ import (
 	"github.com/beamagents/beamagents/agent/bindings"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
+	"github.com/beamagents/beamagents/agent/shard"
 	"github.com/beamagents/beamagents/examples/support"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/interaction"
@@ -131,7 +132,7 @@ func TestShardedAgent(t *testing.T) {
 		if err := proto.Unmarshal(b, f); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, ok := agent.SplitShard(f.GetEntityKey(), 4); !ok {
+		if _, _, ok := shard.Split(f.GetEntityKey(), 4); !ok {
 			t.Errorf("a final of %q, not a sub-key of hot-1", f.GetEntityKey())
 		}
 		shards[string(f.GetEntityKey())] = true

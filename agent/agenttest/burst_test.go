@@ -8,12 +8,13 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
+	"github.com/beamagents/beamagents/agent/burst"
 )
 
 // SendBurst runs its events as one activation, as a pipeline gathers them under
 // Definition.Burst.
 func TestSendBurst(t *testing.T) {
-	a, err := agent.New(agent.Definition{Name: "bursts", Burst: agent.Burst{Window: 2 * time.Second},
+	a, err := agent.New(agent.Definition{Name: "bursts", Burst: burst.Rule{Window: 2 * time.Second},
 		Handler: func(hc *agent.Context, tr agent.Trigger) error {
 			return hc.Reply(fmt.Sprintf("%d: %s", len(tr.Events()), tr.Event))
 		}})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/agenttest"
+	"github.com/beamagents/beamagents/agent/shard"
 	"github.com/beamagents/beamagents/model"
 )
 
@@ -28,7 +29,7 @@ func TestShardedHarness(t *testing.T) {
 		t.Fatalf("intents %v, dead letters %v", res.Intents, res.DeadLetters)
 	}
 	sub := res.Intents[0].GetEntityKey()
-	if entity, _, ok := agent.SplitShard(sub, 8); !ok || string(entity) != "dev" {
+	if entity, _, ok := shard.Split(sub, 8); !ok || string(entity) != "dev" {
 		t.Fatalf("intent of %q, want a sub-key of dev", sub)
 	}
 	h.Answer(res.Intents[0], []byte("done"))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/bindings"
+	"github.com/beamagents/beamagents/agent/burst"
 	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/intent"
@@ -19,7 +20,7 @@ import (
 )
 
 // TestBurstBindings: a bindings agent reads a burst as its events joined by
-// agent.BurstSeparator, at its first step and, after a suspension, from its AgentResume.
+// burst.Separator, at its first step and, after a suspension, from its AgentResume.
 func TestBurstBindings(t *testing.T) {
 	files, err := prototest.Compile(filepath.Join("..", "testdata", "proto"), "assist.proto")
 	if err != nil {
@@ -44,7 +45,7 @@ func TestBurstBindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := bindings.New(bindings.Definition{
-		Definition: agent.Definition{Name: "assist", Schema: schema, Model: m, ModelID: "scripted", Burst: agent.Burst{Window: time.Second}},
+		Definition: agent.Definition{Name: "assist", Schema: schema, Model: m, ModelID: "scripted", Burst: burst.Rule{Window: time.Second}},
 		Prompt:     bindings.DefaultPrompt("You answer questions about orders."),
 		Bindings: map[string]bindings.Action{"assist.reply": bindings.Final(), "assist.lookup": bindings.Tool("lookup_order"),
 			"assist.refund": bindings.Approval("refund"), "assist.note": bindings.Remember("assist.note.key", "assist.note.value"), "tool": bindings.Final()},

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/burst"
 	"github.com/beamagents/beamagents/agent/host"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
@@ -19,9 +19,9 @@ const burstTagPrefix = "burst:"
 func BurstTag(endMs int64) string { return burstTagPrefix + strconv.FormatInt(endMs, 10) }
 
 // burstEnd is the last millisecond of the window of a burst that env begins, and whether env
-// begins one: an actionable external event of an agent with bursts (agent.Burst). An envelope
+// begins one: an actionable external event of an agent with bursts (burst.Rule). An envelope
 // the core would refuse runs on its own, to its dead letter.
-func burstEnd(b agent.Burst, env *pb.AgentEnvelope) (int64, bool) {
+func burstEnd(b burst.Rule, env *pb.AgentEnvelope) (int64, bool) {
 	if !b.On() {
 		return 0, false
 	}
@@ -32,20 +32,20 @@ func burstEnd(b agent.Burst, env *pb.AgentEnvelope) (int64, bool) {
 }
 
 // gatherDue takes the burst that due[0] begins out of due (in processing order): the due
-// external events that join it (agent.Burst.Joins), and the envelopes left, in order.
-func gatherDue(b agent.Burst, due []bufferedEnv) (burst []*pb.AgentEnvelope, left []bufferedEnv) {
+// external events that join it (burst.Rule.Joins), and the envelopes left, in order.
+func gatherDue(b burst.Rule, due []bufferedEnv) (gathered []*pb.AgentEnvelope, left []bufferedEnv) {
 	first := due[0].Env
-	burst = []*pb.AgentEnvelope{first}
+	gathered = []*pb.AgentEnvelope{first}
 	size := len(first.GetExternalEvent())
 	for _, d := range due[1:] {
-		if records.CheckEnvelope(d.Env) == nil && b.Joins(first.GetEventTimeMs(), len(burst), size, d.Env) {
-			burst = append(burst, d.Env)
+		if records.CheckEnvelope(d.Env) == nil && b.Joins(first.GetEventTimeMs(), len(gathered), size, d.Env) {
+			gathered = append(gathered, d.Env)
 			size += len(d.Env.GetExternalEvent())
 			continue
 		}
 		left = append(left, d)
 	}
-	return burst, left
+	return gathered, left
 }
 
 // activateBurst runs a burst in batch b, through Around when set.

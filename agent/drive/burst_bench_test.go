@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/burst"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/examples/support"
 	"github.com/beamagents/beamagents/model"
@@ -19,10 +20,10 @@ import (
 func BenchmarkBurst(b *testing.B) {
 	for _, v := range []struct {
 		name  string
-		burst agent.Burst
+		burst burst.Rule
 	}{
-		{"burst3", agent.Burst{Window: 2 * time.Second}},
-		{"single3", agent.Burst{}},
+		{"burst3", burst.Rule{Window: 2 * time.Second}},
+		{"single3", burst.Rule{}},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			d := scriptedDriver(b, v.burst)
@@ -40,7 +41,7 @@ func BenchmarkBurst(b *testing.B) {
 
 // scriptedDriver is a handler agent that proposes a reply to its trigger's text, answered by
 // a scripted model in process.
-func scriptedDriver(b *testing.B, burst agent.Burst) *drive.Driver {
+func scriptedDriver(b *testing.B, rule burst.Rule) *drive.Driver {
 	b.Helper()
 	m, err := model.ParseScript(benchScript(b))
 	if err != nil {
@@ -50,7 +51,7 @@ func scriptedDriver(b *testing.B, burst agent.Burst) *drive.Driver {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := agent.New(agent.Definition{Name: "burst-bench", Schema: schema, Model: m, ModelID: "scripted", Burst: burst,
+	a, err := agent.New(agent.Definition{Name: "burst-bench", Schema: schema, Model: m, ModelID: "scripted", Burst: rule,
 		Handler: func(hc *agent.Context, tr agent.Trigger) error {
 			v, err := hc.Propose(agent.Ask{Messages: []model.Message{{Role: model.RoleUser, Content: string(tr.Event)}}})
 			if err != nil {

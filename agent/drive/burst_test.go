@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/burst"
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
 	"github.com/beamagents/beamagents/examples/support"
@@ -45,7 +46,7 @@ func echoBursts(hc *agent.Context, tr agent.Trigger) error {
 	return hc.Reply(strings.Join(parts, "|"))
 }
 
-func burstDriver(t testing.TB, b agent.Burst, resolution int64) *drive.Driver {
+func burstDriver(t testing.TB, b burst.Rule, resolution int64) *drive.Driver {
 	t.Helper()
 	kr, err := intent.NewKeyring("k", map[string][]byte{"k": make([]byte, 32)})
 	if err != nil {
@@ -86,19 +87,19 @@ func TestBurstGathers(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		burst  agent.Burst
+		burst  burst.Rule
 		events []ev
 		want   []string
 	}{
-		{"off: one activation each", agent.Burst{}, []ev{{0, "a"}, {700, "b"}, {1900, "c"}}, []string{"0=a", "700=b", "1900=c"}},
-		{"three in two seconds", agent.Burst{Window: 2 * time.Second}, []ev{{0, "a"}, {700, "b"}, {1900, "c"}}, []string{"0=a|700=b|1900=c"}},
-		{"the window is the first event's", agent.Burst{Window: 2 * time.Second}, []ev{{0, "a"}, {1999, "b"}, {2000, "c"}, {3900, "d"}, {4000, "e"}},
+		{"off: one activation each", burst.Rule{}, []ev{{0, "a"}, {700, "b"}, {1900, "c"}}, []string{"0=a", "700=b", "1900=c"}},
+		{"three in two seconds", burst.Rule{Window: 2 * time.Second}, []ev{{0, "a"}, {700, "b"}, {1900, "c"}}, []string{"0=a|700=b|1900=c"}},
+		{"the window is the first event's", burst.Rule{Window: 2 * time.Second}, []ev{{0, "a"}, {1999, "b"}, {2000, "c"}, {3900, "d"}, {4000, "e"}},
 			[]string{"0=a|1999=b", "2000=c|3900=d", "4000=e"}},
-		{"MaxEvents splits", agent.Burst{Window: 10 * time.Second, MaxEvents: 2}, []ev{{0, "a"}, {100, "b"}, {200, "c"}, {300, "d"}, {400, "e"}},
+		{"MaxEvents splits", burst.Rule{Window: 10 * time.Second, MaxEvents: 2}, []ev{{0, "a"}, {100, "b"}, {200, "c"}, {300, "d"}, {400, "e"}},
 			[]string{"0=a|100=b", "200=c|300=d", "400=e"}},
-		{"MaxBytes splits", agent.Burst{Window: 10 * time.Second, MaxBytes: 5}, []ev{{0, "aa"}, {100, "bbb"}, {200, "cccccc"}, {300, "d"}},
+		{"MaxBytes splits", burst.Rule{Window: 10 * time.Second, MaxBytes: 5}, []ev{{0, "aa"}, {100, "bbb"}, {200, "cccccc"}, {300, "d"}},
 			[]string{"0=aa|100=bbb", "200=cccccc", "300=d"}},
-		{"ties by the envelopes' bytes", agent.Burst{Window: time.Second}, []ev{{5, "y"}, {5, "x"}, {5, "z"}}, []string{"5=x|5=y|5=z"}},
+		{"ties by the envelopes' bytes", burst.Rule{Window: time.Second}, []ev{{5, "y"}, {5, "x"}, {5, "z"}}, []string{"5=x|5=y|5=z"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var values [][]byte
@@ -129,12 +130,12 @@ func TestBurstGathers(t *testing.T) {
 func TestBurstInbox(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		burst agent.Burst
+		burst burst.Rule
 		want  []string
 	}{
-		{"window", agent.Burst{Window: time.Second}, []string{"0=lookup|500=b", "5000=c|5100=d", "7000=e"}},
-		{"MaxEvents", agent.Burst{Window: time.Second, MaxEvents: 1}, []string{"0=lookup", "500=b", "5000=c", "5100=d", "7000=e"}},
-		{"off", agent.Burst{}, []string{"0=lookup", "500=b", "5000=c", "5100=d", "7000=e"}},
+		{"window", burst.Rule{Window: time.Second}, []string{"0=lookup|500=b", "5000=c|5100=d", "7000=e"}},
+		{"MaxEvents", burst.Rule{Window: time.Second, MaxEvents: 1}, []string{"0=lookup", "500=b", "5000=c", "5100=d", "7000=e"}},
+		{"off", burst.Rule{}, []string{"0=lookup", "500=b", "5000=c", "5100=d", "7000=e"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := []byte("c2")
@@ -164,11 +165,11 @@ func TestBurstModelCalls(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		burst agent.Burst
+		burst burst.Rule
 		calls int
 	}{
-		{"bursts", agent.Burst{Window: 2 * time.Second}, 1},
-		{"off", agent.Burst{}, 3},
+		{"bursts", burst.Rule{Window: 2 * time.Second}, 1},
+		{"off", burst.Rule{}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, srv, calls := slowModelDriver(t, tc.burst, 500*time.Millisecond)
@@ -188,7 +189,7 @@ func TestBurstModelCalls(t *testing.T) {
 
 // slowModelDriver is a handler agent that proposes a reply to its trigger's text, answered by
 // a loopback OpenAI-compatible server after delay.
-func slowModelDriver(t testing.TB, b agent.Burst, delay time.Duration) (*drive.Driver, *llmtest.Server, *atomic.Int64) {
+func slowModelDriver(t testing.TB, b burst.Rule, delay time.Duration) (*drive.Driver, *llmtest.Server, *atomic.Int64) {
 	t.Helper()
 	calls := &atomic.Int64{}
 	srv := llmtest.New(llmtest.OpenAI, func(int, []byte) llmtest.Reply {
@@ -220,7 +221,7 @@ func slowModelDriver(t testing.TB, b agent.Burst, delay time.Duration) (*drive.D
 
 // TestBurstDefinition: bounds that cannot be are refused when the agent is built.
 func TestBurstDefinition(t *testing.T) {
-	for _, b := range []agent.Burst{{Window: -time.Second}, {Window: time.Second, MaxEvents: -1}, {Window: 1500 * time.Microsecond}} {
+	for _, b := range []burst.Rule{{Window: -time.Second}, {Window: time.Second, MaxEvents: -1}, {Window: 1500 * time.Microsecond}} {
 		if _, err := agent.New(agent.Definition{Name: "b", Handler: echoBursts, Burst: b}); !errors.Is(err, agent.ErrDefinition) {
 			t.Errorf("Burst %+v: %v, want a definition error", b, err)
 		}
@@ -235,7 +236,7 @@ func FuzzBurstOrder(f *testing.F) {
 	f.Add(uint64(7), uint8(0))
 	f.Fuzz(func(t *testing.T, seed uint64, maxEvents uint8) {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		b := agent.Burst{Window: time.Duration(1+rng.IntN(3000)) * time.Millisecond, MaxEvents: int(maxEvents % 5), MaxBytes: 8 + rng.IntN(32)}
+		b := burst.Rule{Window: time.Duration(1+rng.IntN(3000)) * time.Millisecond, MaxEvents: int(maxEvents % 5), MaxBytes: 8 + rng.IntN(32)}
 		key := []byte("k")
 		var values [][]byte
 		at := int64(0)

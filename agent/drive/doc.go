@@ -24,7 +24,7 @@
 //     deadline first. A timer armed by an input fires after it even when it is due at once.
 //   - Every input is atomic (host.Activate, host.Fire, host.Restore) and sees what the
 //     inputs before it committed.
-//   - With the agent's bursts (agent.Burst) an external event begins a burst: the key's
+//   - With the agent's bursts (burst.Rule) an external event begins a burst: the key's
 //     external events within its window (up to its bounds) run with it as one activation
 //     (host.Batch.ActivateBurst), in its place, once the watermark has passed the window; a
 //     firing before that stops at the burst's first event and sets the timer BurstTag at the

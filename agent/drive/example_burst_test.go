@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent"
+	"github.com/beamagents/beamagents/agent/burst"
 	"github.com/beamagents/beamagents/agent/drive"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
@@ -19,7 +20,7 @@ import (
 func Example_burst() {
 	a, err := agent.New(agent.Definition{
 		Name:  "support-bursts",
-		Burst: agent.Burst{Window: 2 * time.Second, MaxEvents: 8},
+		Burst: burst.Rule{Window: 2 * time.Second, MaxEvents: 8},
 		Handler: func(hc *agent.Context, tr agent.Trigger) error {
 			var texts []string
 			for _, e := range tr.Events() {

@@ -159,7 +159,7 @@ func (c Core) Batch(store host.Store) host.Batch { return host.NewBatch(c.Agent,
 // batch b, so each sees what the ones before it committed; every result goes to sink in
 // order; timers ends holding the timers still armed, all after atMs.
 //
-// With the agent's bursts (agent.Burst) an external event begins a burst, which runs as one
+// With the agent's bursts (burst.Rule) an external event begins a burst, which runs as one
 // activation in its place once its window has passed (endMs ≤ atMs: every event of the window
 // is due). A burst whose window is still open stops the firing there: open is what is left
 // of due, from the burst's first event, to keep buffered until the window's end endMs; the

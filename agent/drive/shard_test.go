@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/drive"
+	"github.com/beamagents/beamagents/agent/shard"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 )
 
@@ -20,7 +20,7 @@ func envelopeBytes(key string, env *pb.AgentEnvelope) []byte {
 // shard, with the envelope's entity key rewritten to it.
 func TestRoute(t *testing.T) {
 	event := envelopeBytes("dev", &pb.AgentEnvelope{EventTimeMs: 1000, Payload: &pb.AgentEnvelope_ExternalEvent{ExternalEvent: []byte("ping")}})
-	sub := agent.ShardKey([]byte("dev"), agent.ShardOf(event, 8))
+	sub := shard.Key([]byte("dev"), shard.Of(event, 8))
 	for _, tc := range []struct {
 		name    string
 		n       int

@@ -30,7 +30,7 @@ func (b Batch) Activate(ctx context.Context, env *pb.AgentEnvelope) (*Result, er
 	return b.b.Activate(ctx, env)
 }
 
-// ActivateBurst runs the external events of one burst (agent.Burst), in processing order,
+// ActivateBurst runs the external events of one burst (package agent/burst), in processing order,
 // as one activation at the key's seq: the handler's trigger lists them all
 // (agent.Trigger.Events). One event is Activate's. A suspended key queues each in its inbox.
 // A failed burst commits nothing and dead-letters each event, with its envelope.
