@@ -59,6 +59,9 @@ hotkey_shards=${HOTKEY_SHARDS:-64}
 echo "benchmarks.sh: ./transforms (one hot key: $hotkey_events events, unsharded and in $hotkey_shards shards)" >&2
 go test ./transforms -run '^$' -bench HotKey -benchtime 1x -count 1 -timeout 90m -hotkey.events "$hotkey_events" \
   -hotkey.shards "$hotkey_shards" -latency.n "$latency_n" -latency.delay "$latency_delay" > "$tmp/hotkey.txt"
+echo "benchmarks.sh: ./transforms (a shadow beside production: $latency_keys keys, $latency_n in flight each)" >&2
+go test ./transforms -run '^$' -bench ShadowLatency -benchtime 1x -count 3 -timeout 30m \
+  -latency.keys "$latency_keys" -latency.n "$latency_n" -latency.delay "$latency_delay" > "$tmp/shadow.txt"
 echo "benchmarks.sh: ./cli (outage: 1000 keys against nothing listening, then their redrive)" >&2
 go test ./cli -run '^$' -bench Outage -benchtime 1x -count 1 > "$tmp/outage.txt"
 
@@ -252,6 +255,18 @@ unsharded, where the key's activations run one after another, and once with
 in the sharded run.
 
 $(benchmark_lines "$tmp/hotkey.txt" | sed 's/^BenchmarkHotKey\///' | throughput_rows)
+
+### A shadow beside production
+
+\`BenchmarkShadowLatency\` (package \`transforms\`) runs LATENCY_KEYS keys (one event each)
+through \`RunAgent\` against the loopback server, alone (\`production\`) and with a shadow of
+the same agent beside it (\`with_shadow\`: its own step, its own server, LATENCY_N calls in
+flight of its own, and the comparison step; [changes.md](changes.md#shadow-on-the-live-stream)).
+\`x_ideal\` and \`x_ideal_served\` are production's, as above; \`overlap\` is the share of
+production's busy time in which the shadow's server was busy too (near 1: the two ran side by
+side). A shadow must leave production's \`x_ideal_served\` at least 0.8.
+
+$(benchmark_lines "$tmp/shadow.txt" | sed 's/^BenchmarkShadowLatency\///' | throughput_rows)
 
 ### Outage
 

@@ -147,6 +147,26 @@ func (m *latencyModel) span() time.Duration {
 	return m.last.Sub(m.first)
 }
 
+// overlap is the share of m's span during which o was busy too (0 when either was idle).
+func (m *latencyModel) overlap(o *latencyModel) float64 {
+	m.mu.Lock()
+	first, last := m.first, m.last
+	m.mu.Unlock()
+	o.mu.Lock()
+	from, to := o.first, o.last
+	o.mu.Unlock()
+	if first.After(from) {
+		from = first
+	}
+	if last.Before(to) {
+		to = last
+	}
+	if last.Sub(first) <= 0 || !to.After(from) {
+		return 0
+	}
+	return float64(to.Sub(from)) / float64(last.Sub(first))
+}
+
 // leavingWriter counts a request out when its last event is written: the client may send
 // its key's next request as soon as it has read it, before the handler returns.
 type leavingWriter struct {

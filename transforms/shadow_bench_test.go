@@ -19,7 +19,9 @@ import (
 // own -latency.n calls in flight, its own loopback server, the comparison step):
 // production's model calls per second and their ratio to the provider-bound ideal over the
 // whole run (x_ideal) and over the time production's server was busy (x_ideal_served: the
-// runner's start-up and shutdown left out), which a shadow must leave at least 0.8.
+// runner's start-up and shutdown left out), which a shadow must leave at least 0.8, and the
+// share of production's busy time in which the shadow's server was busy too (overlap: a
+// shadow that ran after production would leave x_ideal_served alone and prove nothing).
 //
 //	go test ./transforms -run '^$' -bench ShadowLatency -benchtime 1x [-latency.keys 1000 -latency.n 64 -latency.delay 500ms]
 func BenchmarkShadowLatency(b *testing.B) {
@@ -34,6 +36,7 @@ func BenchmarkShadowLatency(b *testing.B) {
 			records := latencyInput(keys, false)
 			var elapsed, served time.Duration
 			var calls, peak int
+			var overlap float64
 			for range b.N {
 				m := newLatencyModel(b, 1, 0, *latencyDelay, false)
 				opts := transforms.Options{Agent: support.Name, Config: agentConfig(b, nil), AllowUnsignedIntents: true,
@@ -44,9 +47,10 @@ func BenchmarkShadowLatency(b *testing.B) {
 				out := transforms.RunAgent(s, opts, keyed)
 				dir := b.TempDir()
 				writeOutputs(s, dir, out, dead)
+				var sm *latencyModel
 				if shadow {
 					so := transforms.ShadowOptions{Agent: support.Name, Config: opts.Config, ModelConcurrency: n}.Shadowed(opts)
-					sm := newLatencyModel(b, 2, 0, *latencyDelay, false)
+					sm = newLatencyModel(b, 2, 0, *latencyDelay, false)
 					defer sm.close()
 					so.Model.BaseURL = sm.baseURL()
 					sout := transforms.RunAgent(s.Scope(transforms.ShadowScope), so, keyed)
@@ -61,6 +65,9 @@ func BenchmarkShadowLatency(b *testing.B) {
 				served += m.span()
 				calls += len(m.api.Requests())
 				peak = max(peak, m.peakInFlight())
+				if sm != nil {
+					overlap += m.overlap(sm)
+				}
 				m.close()
 			}
 			prodPerSec := float64(keys*b.N) / elapsed.Seconds()
@@ -70,6 +77,9 @@ func BenchmarkShadowLatency(b *testing.B) {
 			b.ReportMetric(float64(keys*b.N)/served.Seconds()/ideal, "x_ideal_served")
 			b.ReportMetric(float64(calls)/float64(b.N), "production_model_calls")
 			b.ReportMetric(float64(peak), "peak_in_flight")
+			if shadow {
+				b.ReportMetric(overlap/float64(b.N), "overlap")
+			}
 		})
 	}
 }
