@@ -123,13 +123,7 @@ func (c Cell) fill() int {
 // cellPrompt shows the summary so far and the entries to fold, each under its key.
 func (s *summarizer) cellPrompt(sum Contents, victims []bind.MemoryItem) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Summary so far, of %d entries:\n", sum.Compacted)
-	if len(sum.Summary) == 0 {
-		b.WriteString("(none)\n")
-	} else {
-		b.WriteString(s.render(sum.Summary))
-		b.WriteString("\n")
-	}
+	s.writeSoFar(&b, fmt.Sprintf("of %d entries", sum.Compacted), sum.Summary)
 	b.WriteString("\nEntries to fold in, least recently used first:\n")
 	for _, v := range victims {
 		fmt.Fprintf(&b, "[%s] %s\n", v.Key, s.render(v.Value))

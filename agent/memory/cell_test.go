@@ -228,26 +228,7 @@ var (
 // cellYearSummary is a scripted model's summary of a cell compaction, as yearSummary's of a
 // ring's: a sentence per fold, the oldest dropped to stay within 1,000 bytes.
 func cellYearSummary(req *model.Request) *model.Response {
-	prompt := agenttest.Last(req)
-	prev := ""
-	if m := cellSummarySoFar.FindStringSubmatch(prompt); m != nil && m[1] != "(none)" {
-		prev = m[1]
-	}
-	folds := cellFolded.FindAllStringSubmatch(prompt, -1)
-	var seen []string
-	for _, f := range folds {
-		if !slices.Contains(seen, f[3]) {
-			seen = append(seen, f[3])
-		}
-	}
-	s := strings.TrimSpace(fmt.Sprintf("%s Messages %s-%s (days %s-%s): %s.", prev, folds[0][1], folds[len(folds)-1][1],
-		folds[0][2], folds[len(folds)-1][2], strings.Join(seen, ", ")))
-	for len(s) > 1000 {
-		_, s, _ = strings.Cut(s, ". ")
-	}
-	resp := summaryAnswer(s)
-	resp.Usage = model.Usage{InputTokens: int64(model.RequestBytes(req)) / 4, OutputTokens: int64(len(resp.Text)) / 4}
-	return resp
+	return foldSummary(req, cellSummarySoFar, cellFolded)
 }
 
 // One customer writes 5,000 messages over a year, each kept in the memory cell under its own

@@ -189,17 +189,23 @@ func (s *summarizer) ask(hc *agent.Context, system, prompt string) ([]byte, erro
 	return []byte(text.Text()), nil
 }
 
+// writeSoFar writes a compaction prompt's opening: the summary so far (what it covers in
+// of), or "(none)" before the first compaction.
+func (s *summarizer) writeSoFar(b *strings.Builder, of string, summary []byte) {
+	fmt.Fprintf(b, "Summary so far, %s:\n", of)
+	if len(summary) == 0 {
+		b.WriteString("(none)\n")
+		return
+	}
+	b.WriteString(s.render(summary))
+	b.WriteString("\n")
+}
+
 // prompt shows the summary so far and the entries to fold, each numbered by its position
 // in the ring's whole history.
 func (s *summarizer) prompt(ring Contents, entries [][]byte) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Summary so far, of entries 1 to %d:\n", ring.Compacted)
-	if len(ring.Summary) == 0 {
-		b.WriteString("(none)\n")
-	} else {
-		b.WriteString(s.render(ring.Summary))
-		b.WriteString("\n")
-	}
+	s.writeSoFar(&b, fmt.Sprintf("of entries 1 to %d", ring.Compacted), ring.Summary)
 	b.WriteString("\nEntries to fold in, oldest first:\n")
 	for i, e := range entries {
 		fmt.Fprintf(&b, "[%d] %s\n", ring.Compacted+int64(i)+1, s.render(e))

@@ -77,12 +77,18 @@ var (
 // (the entries' range, days and topics) appended, its oldest sentences dropped to stay
 // within 1,000 bytes. It reports usage as bytes/4 (model/limit.Estimate's ratio).
 func yearSummary(req *model.Request) *model.Response {
+	return foldSummary(req, summarySoFar, foldedTopic)
+}
+
+// foldSummary is yearSummary over a prompt whose summary so far soFar finds and whose
+// folded entries folded finds (number, day, topic).
+func foldSummary(req *model.Request, soFar, folded *regexp.Regexp) *model.Response {
 	prompt := agenttest.Last(req)
 	prev := ""
-	if m := summarySoFar.FindStringSubmatch(prompt); m != nil && m[1] != "(none)" {
+	if m := soFar.FindStringSubmatch(prompt); m != nil && m[1] != "(none)" {
 		prev = m[1]
 	}
-	folds := foldedTopic.FindAllStringSubmatch(prompt, -1)
+	folds := folded.FindAllStringSubmatch(prompt, -1)
 	var seen []string
 	for _, f := range folds {
 		if !slices.Contains(seen, f[3]) {
