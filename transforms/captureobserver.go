@@ -2,9 +2,11 @@ package transforms
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/beamagents/beamagents/agent/drive"
 	"github.com/beamagents/beamagents/agent/host"
+	"github.com/beamagents/beamagents/budget"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/records"
 	"github.com/beamagents/beamagents/statedir"
@@ -102,11 +104,28 @@ func (o captureObserver) record(f *firing, l layout, buffer [][]byte) {
 		}
 		return
 	}
-	rec := statedir.Record{Snapshot: res.Snapshots[0], Envelopes: drive.Envelopes(buffer)}
+	rec := statedir.Record{Snapshot: res.Snapshots[0], Envelopes: asInput(drive.Envelopes(buffer))}
 	if empty(rec) {
 		return
 	}
 	o.c.Put(f.key, rec)
+}
+
+// asInput turns each envelope of a key's ordering buffer back into the input it came as
+// (budget.Unstamped): the restart reads them as input, which refuses a tenant budget's grant,
+// and admits them again, against the tallies it starts with. The snapshot's inbox keeps its
+// grants: those envelopes were admitted and run under them when the key resumes.
+func asInput(envs [][]byte) [][]byte {
+	for i, raw := range envs {
+		env := &pb.AgentEnvelope{}
+		if proto.Unmarshal(raw, env) != nil || env.GetBudgetGrant() == nil {
+			continue
+		}
+		if b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(budget.Unstamped(env)); err == nil {
+			envs[i] = b
+		}
+	}
+	return envs
 }
 
 func empty(r statedir.Record) bool {
