@@ -25,7 +25,9 @@ func TestPromptCacheUsage(t *testing.T) {
 		{"proposal", llmtest.Reply{Text: lookup}, func(t *testing.T, m hosted) (*model.Response, error) { return call(t, m, false) }},
 		{"proposal streamed", llmtest.Reply{Text: lookup}, func(t *testing.T, m hosted) (*model.Response, error) { return call(t, m, true) }},
 		{"native tools", llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: provider.WireName(devices.ToolLookup), Arguments: `{"device_id":7}`}}},
-			func(t *testing.T, m hosted) (*model.Response, error) { return m.Generate(context.Background(), tools(t)) }},
+			func(t *testing.T, m hosted) (*model.Response, error) {
+				return m.Generate(context.Background(), tools(t))
+			}},
 		{"native tools streamed", llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: provider.WireName(devices.ToolLookup), Arguments: `{"device_id":7}`}}},
 			func(t *testing.T, m hosted) (*model.Response, error) {
 				return m.(model.ToolStreamer).StreamTools(context.Background(), tools(t), func(model.ToolDelta) error { return nil })
