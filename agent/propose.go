@@ -105,10 +105,10 @@ func appendRefusals(dst, traces []*pb.TraceEvent) []*pb.TraceEvent {
 }
 
 // llmCallAttrs bounds the attributes of an LLM_CALL event: five GenAI and cache attributes,
-// the tenant and the agent's version, at most seven from the model's response, the token
+// the tenant and the agent's version, at most eight from the model's response, the token
 // count, the receipt's fourteen, the case and the agent. A map made for exactly that many
 // never grows.
-const llmCallAttrs = 5 + 2 + 7 + 1 + 14 + 2
+const llmCallAttrs = 5 + 2 + 8 + 1 + 14 + 2
 
 // putPayer records who pays for a model call, for the cost ledger: the entity key's tenant
 // and the agent's version, each only when the agent declares it (Definition.Tenant,
@@ -128,6 +128,9 @@ func (act *activation) putPayer(attrs map[string]string) {
 func putResponseAttrs(attrs map[string]string, resp *model.Response) {
 	attrs[tracing.AttrInputTokens] = itoa(resp.Usage.InputTokens)
 	attrs[tracing.AttrOutputTokens] = itoa(resp.Usage.OutputTokens)
+	if n := resp.Usage.CachedInputTokens; n > 0 {
+		attrs[tracing.AttrCacheReadInputTokens] = itoa(n)
+	}
 	if resp.Model != "" {
 		attrs[tracing.AttrResponseModel] = resp.Model
 	}

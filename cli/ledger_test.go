@@ -25,9 +25,10 @@ import (
 )
 
 // checkLedger reads a run's traces and ledger under out and checks the ledger against the
-// traces: one record per LLM_CALL event, with its span, entity and tokens, each priced
-// exactly at prices (recomputed here from the integer micro-unit prices), a cache hit at 0;
-// it returns the ledger's totals, which equal the traces'.
+// traces: one record per LLM_CALL event, with its span, entity and tokens (the prompt-cache
+// reads among them), each priced exactly at prices (recomputed here from the integer
+// micro-unit prices: uncached input at the input price, cache reads at the cached-input
+// price), a cache hit at 0; it returns the ledger's totals, which equal the traces'.
 func checkLedger(t *testing.T, out string, prices ledger.Table) ledger.Totals {
 	t.Helper()
 	traces := readTyped(t, out, pipeline.TracesName, func() *pb.TraceEvent { return &pb.TraceEvent{} })
@@ -41,38 +42,43 @@ func checkLedger(t *testing.T, out string, prices ledger.Table) ledger.Totals {
 		bySpan[string(e.GetSpanId())] = e
 		got.Add(e)
 	}
-	var calls, in, outTokens int64
+	var want ledger.Totals
 	for _, ev := range traces {
 		if ev.GetEventType() != pb.TraceEvent_LLM_CALL {
 			continue
 		}
 		a := ev.GetAttributes()
 		i, _ := strconv.ParseInt(a[tracing.AttrInputTokens], 10, 64)
+		c, _ := strconv.ParseInt(a[tracing.AttrCacheReadInputTokens], 10, 64)
 		o, _ := strconv.ParseInt(a[tracing.AttrOutputTokens], 10, 64)
-		calls, in, outTokens = calls+1, in+i, outTokens+o
+		want.Calls, want.InputTokens, want.CachedInputTokens, want.OutputTokens = want.Calls+1, want.InputTokens+i, want.CachedInputTokens+c, want.OutputTokens+o
 		e := bySpan[string(ev.GetSpanId())]
 		switch {
 		case e == nil:
 			t.Errorf("no record of the call of %s seq %d step %d", ev.GetEntityKey(), ev.GetSeq(), ev.GetStepIndex())
 			continue
 		case !bytes.Equal(e.GetEntityKey(), ev.GetEntityKey()) || e.GetSeq() != ev.GetSeq() || e.GetStepIndex() != ev.GetStepIndex() ||
-			e.GetInputTokens() != i || e.GetOutputTokens() != o || e.GetEventTimeMs() != ev.GetStartMs():
+			e.GetInputTokens() != i || e.GetCachedInputTokens() != c || e.GetOutputTokens() != o || e.GetEventTimeMs() != ev.GetStartMs():
 			t.Errorf("record %v of event %v", e, ev)
 		}
 		p, priced := prices.Models[e.GetResponseModel()]
-		want := int64(0)
+		cost := int64(0)
 		if priced && a[tracing.AttrCacheHit] != "true" {
-			want = (i*p.Input + o*p.Output + 500_000) / 1_000_000 // no prompt-cache counts: all input at the input price
+			cost = ((i-c)*p.Input + c*p.CachedInput + o*p.Output + 500_000) / 1_000_000
 		}
-		if e.GetCostMicros() != want || e.GetPriced() != priced {
-			t.Errorf("%s step %d: cost %d priced %v, want %d %v", ev.GetEntityKey(), ev.GetStepIndex(), e.GetCostMicros(), e.GetPriced(), want, priced)
+		want.Cost += cost
+		if e.GetCostMicros() != cost || e.GetPriced() != priced {
+			t.Errorf("%s step %d: cost %d priced %v, want %d %v", ev.GetEntityKey(), ev.GetStepIndex(), e.GetCostMicros(), e.GetPriced(), cost, priced)
 		}
 	}
-	if got.Calls != calls || got.InputTokens != in || got.OutputTokens != outTokens {
-		t.Errorf("ledger: %d calls, %d input and %d output tokens; traces: %d, %d, %d", got.Calls, got.InputTokens, got.OutputTokens, calls, in, outTokens)
+	if got.Calls != want.Calls || got.InputTokens != want.InputTokens || got.CachedInputTokens != want.CachedInputTokens ||
+		got.OutputTokens != want.OutputTokens || got.Cost != want.Cost {
+		t.Errorf("ledger: %d calls, %d input (%d cached) and %d output tokens, cost %d; traces: %d, %d (%d), %d, %d",
+			got.Calls, got.InputTokens, got.CachedInputTokens, got.OutputTokens, got.Cost,
+			want.Calls, want.InputTokens, want.CachedInputTokens, want.OutputTokens, want.Cost)
 	}
-	if int64(len(entries)) != calls {
-		t.Errorf("%d records for %d model calls", len(entries), calls)
+	if int64(len(entries)) != want.Calls {
+		t.Errorf("%d records for %d model calls", len(entries), want.Calls)
 	}
 	return got
 }
@@ -198,26 +204,35 @@ func TestLedgerOfTheDevicesTraffic(t *testing.T) {
 	}
 }
 
-// Many keys against a loopback model that answers after a delay and reports its tokens: the
-// ledger's totals equal the traces' and what the server reported, to the token and the
-// micro-unit; the batch mode writes the same ledger.
+// A thousand keys against a loopback model that answers after a provider's latency (half a
+// second; 64 calls in flight, the default --model_concurrency) and reports its tokens, a quarter of the keys with prompt-cache reads: the ledger's totals equal
+// the traces' and what the server reported, to the token and the micro-unit (cache reads at
+// the cached-input price); the batch mode writes the same ledger.
 func TestLedgerOfManyKeysAgainstALoopbackModel(t *testing.T) {
-	const keys = 200
+	const keys = 1000
+	pricesDoc := `{"models":{"gpt-test":{"input":0.15,"output":0.6,"cached_input":0.075}}}`
+	price := ledger.Price{Input: 150_000, Output: 600_000, CachedInput: 75_000}
 	var mu sync.Mutex
 	var served ledger.Totals
 	srv := llmtest.New(llmtest.OpenAI, func(_ int, body []byte) llmtest.Reply {
-		// The tokens are the key's (its number is in the message), so every run reports the same.
+		// The tokens are the key's (its number is in the message), so every run reports the
+		// same. A provider caches a long prompt's prefix in 128-token blocks from 1,024 tokens.
 		var k int64
 		if m := greetingNumber.FindSubmatch(body); m != nil {
 			k, _ = strconv.ParseInt(string(m[1]), 10, 64)
 		}
-		in, out := 100+k%17, 10+k%7
+		in, cached, out := 1500+k%17, int64(0), 10+k%7
+		if k%4 == 0 {
+			cached = 1024 + 128*(k%3)
+		}
 		mu.Lock()
-		served.Calls, served.InputTokens, served.OutputTokens = served.Calls+1, served.InputTokens+in, served.OutputTokens+out
+		served.Calls, served.InputTokens, served.CachedInputTokens, served.OutputTokens =
+			served.Calls+1, served.InputTokens+in, served.CachedInputTokens+cached, served.OutputTokens+out
+		served.Cost += ((in-cached)*price.Input + cached*price.CachedInput + out*price.Output + 500_000) / 1_000_000
 		mu.Unlock()
-		return llmtest.Reply{Text: `{"case":"support.reply","fields":{"support.reply.text":"hello"}}`, InputTokens: in, OutputTokens: out}
+		return llmtest.Reply{Text: `{"case":"support.reply","fields":{"support.reply.text":"hello"}}`, InputTokens: in, CachedInputTokens: cached, OutputTokens: out}
 	})
-	srv.Delay = 20 * time.Millisecond
+	srv.Delay = 500 * time.Millisecond
 	defer srv.Close()
 	dir := t.TempDir()
 	var lines bytes.Buffer
@@ -229,7 +244,10 @@ func TestLedgerOfManyKeysAgainstALoopbackModel(t *testing.T) {
 	}
 	input := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(input, lines.Bytes(), 0o644)
-	pricesPath, tab := writePrices(t, dir, `{"models":{"gpt-test":{"input":0.15,"output":0.6}}}`)
+	pricesPath, tab := writePrices(t, dir, pricesDoc)
+	if tab.Models["gpt-test"] != price {
+		t.Fatalf("prices %+v", tab.Models)
+	}
 	out := filepath.Join(dir, "out")
 	start := time.Now()
 	code, stdout, stderr := execCLI(t, []string{"BEAMAGENTS_LEDGER_KEY=sk-ledger"}, "run", "--agent", support.Name, "--allow_unsigned_intents",
@@ -240,13 +258,15 @@ func TestLedgerOfManyKeysAgainstALoopbackModel(t *testing.T) {
 	}
 	t.Logf("%d keys in %s", keys, time.Since(start).Round(time.Millisecond))
 	got := checkLedger(t, out, tab)
-	if served.InputTokens == keys*100 {
+	t.Logf("ledger totals %+v", got)
+	if served.InputTokens == keys*1500 || served.CachedInputTokens == 0 {
 		t.Fatal("the server did not find the keys' numbers in the requests")
 	}
-	if got.Calls != keys || got.Calls != served.Calls || got.InputTokens != served.InputTokens || got.OutputTokens != served.OutputTokens {
+	if got != served {
 		t.Errorf("ledger %+v; the server answered %+v", got, served)
 	}
-	if printedCounter(t, stdout, "ledger.cost_micros") != got.Cost || printedCounter(t, stdout, "ledger.calls") != keys {
+	if printedCounter(t, stdout, "ledger.cost_micros") != got.Cost || printedCounter(t, stdout, "ledger.calls") != keys ||
+		printedCounter(t, stdout, "ledger.cached_input_tokens") != got.CachedInputTokens {
 		t.Errorf("printed counters disagree with the ledger %+v:\n%s", got, stdout)
 	}
 

@@ -28,7 +28,8 @@ func TestEntry(t *testing.T) {
 		name                 string
 		attrs                map[string]string
 		model                string
-		in, out, cost        int64
+		in, cached, out      int64
+		cost                 int64
 		hit, priced          bool
 		tenant, version, who string
 	}{
@@ -46,6 +47,19 @@ func TestEntry(t *testing.T) {
 		{name: "fallback answered", attrs: map[string]string{tracing.AttrRequestModel: "big", tracing.AttrAnsweredBy: "small",
 			tracing.AttrResponseModel: "small-2025", tracing.AttrInputTokens: "1000000", tracing.AttrOutputTokens: "1000000"},
 			model: "small", in: 1_000_000, out: 1_000_000, cost: 750_000, priced: true},
+		{name: "prompt-cache reads at the cached price", attrs: map[string]string{tracing.AttrRequestModel: "big", tracing.AttrInputTokens: "3000",
+			tracing.AttrCacheReadInputTokens: "2048", tracing.AttrOutputTokens: "200"},
+			// 952 × 2.5 + 2048 × 1.25 + 200 × 10 = 2380 + 2560 + 2000 = 6940 micro-units.
+			model: "big", in: 3000, cached: 2048, out: 200, cost: 6940, priced: true},
+		{name: "prompt-cache reads rounded once", attrs: map[string]string{tracing.AttrRequestModel: "small", tracing.AttrInputTokens: "7",
+			tracing.AttrCacheReadInputTokens: "5", tracing.AttrOutputTokens: "1"},
+			// 2 × 0.15 + 5 × 0.075 + 1 × 0.6 = 1.275 → 1.
+			model: "small", in: 7, cached: 5, out: 1, cost: 1, priced: true},
+		{name: "a cache hit's reads cost nothing", attrs: map[string]string{tracing.AttrRequestModel: "big", tracing.AttrCacheHit: "true",
+			tracing.AttrInputTokens: "3000", tracing.AttrCacheReadInputTokens: "2048"},
+			model: "big", in: 3000, cached: 2048, hit: true, priced: true},
+		{name: "malformed cache reads", attrs: map[string]string{tracing.AttrRequestModel: "big", tracing.AttrInputTokens: "1000", tracing.AttrCacheReadInputTokens: "lots"},
+			model: "big", in: 1000, cost: 2500, priced: true},
 		{name: "unpriced model", attrs: map[string]string{tracing.AttrRequestModel: "other", tracing.AttrInputTokens: "5"},
 			model: "other", in: 5},
 		{name: "malformed count", attrs: map[string]string{tracing.AttrRequestModel: "big", tracing.AttrInputTokens: "-5", tracing.AttrOutputTokens: "x"},
@@ -56,7 +70,7 @@ func TestEntry(t *testing.T) {
 			if !ok {
 				t.Fatal("no entry")
 			}
-			if e.GetResponseModel() != tc.model || e.GetInputTokens() != tc.in || e.GetOutputTokens() != tc.out || e.GetCostMicros() != tc.cost ||
+			if e.GetResponseModel() != tc.model || e.GetInputTokens() != tc.in || e.GetCachedInputTokens() != tc.cached || e.GetOutputTokens() != tc.out || e.GetCostMicros() != tc.cost ||
 				e.GetCacheHit() != tc.hit || e.GetPriced() != tc.priced || e.GetTenant() != tc.tenant || e.GetAgentVersion() != tc.version || e.GetAgent() != tc.who {
 				t.Fatalf("got %v", e)
 			}

@@ -67,10 +67,15 @@ type Request struct {
 	Step      uint32
 }
 
-// Usage is token accounting as the provider reports it.
+// Usage is token accounting as the provider reports it, in one meaning for every vendor (the
+// OpenTelemetry GenAI conventions'): InputTokens counts the whole prompt, including the tokens
+// read from or written to the provider's prompt cache, and CachedInputTokens those of them
+// read from it (billed at the cached-input price). A provider whose API counts them apart
+// (Anthropic's input_tokens leaves both out) adds them up.
 type Usage struct {
-	InputTokens  int64
-	OutputTokens int64
+	InputTokens       int64
+	CachedInputTokens int64 // of InputTokens
+	OutputTokens      int64
 }
 
 // Response is a model's complete answer.

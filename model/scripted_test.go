@@ -50,7 +50,7 @@ func TestScriptedMatching(t *testing.T) {
 		t.Fatalf("Calls = %d, want 5 (a miss is not a call)", s.Calls())
 	}
 	resp, _ := s.Generate(context.Background(), &Request{EntityKey: []byte("c1")})
-	if resp.Usage != (Usage{10, 4}) || resp.Model != "scripted" {
+	if resp.Usage != (Usage{InputTokens: 10, OutputTokens: 4}) || resp.Model != "scripted" {
 		t.Fatalf("usage/model = %+v %q", resp.Usage, resp.Model)
 	}
 	resp.Text[0] = 'X'

@@ -26,7 +26,7 @@ func events() []*pb.TraceEvent {
 			Attributes: map[string]string{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}, StartMs: 1000, EndMs: 1500},
 		{TraceId: traceID, SpanId: callID, ParentSpanId: rootID, EntityKey: []byte("customer-1"), Seq: 3, StepIndex: 1, EventType: pb.TraceEvent_LLM_CALL,
 			Attributes: map[string]string{"gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted", "gen_ai.usage.input_tokens": "182",
-				"gen_ai.usage.output_tokens": "31", "beamagents.cache": "miss"}, StartMs: 1100, EndMs: 1400},
+				"gen_ai.usage.output_tokens": "31", "gen_ai.usage.cache_read.input_tokens": "128", "beamagents.cache": "miss"}, StartMs: 1100, EndMs: 1400},
 	}
 }
 
@@ -89,7 +89,8 @@ func TestExportKeepsIdsParentageAndAttributes(t *testing.T) {
 				t.Errorf("kind %v", call.GetKind())
 			case call.GetStartTimeUnixNano() != 1100e6 || call.GetEndTimeUnixNano() != 1400e6:
 				t.Errorf("times %d %d", call.GetStartTimeUnixNano(), call.GetEndTimeUnixNano())
-			case attr(call, "gen_ai.usage.input_tokens").GetIntValue() != 182 || attr(call, "gen_ai.usage.output_tokens").GetIntValue() != 31:
+			case attr(call, "gen_ai.usage.input_tokens").GetIntValue() != 182 || attr(call, "gen_ai.usage.output_tokens").GetIntValue() != 31 ||
+				attr(call, "gen_ai.usage.cache_read.input_tokens").GetIntValue() != 128:
 				t.Errorf("token attributes %v", call.GetAttributes())
 			case attr(call, "gen_ai.request.model").GetStringValue() != "scripted" || attr(call, "beamagents.cache").GetStringValue() != "miss":
 				t.Errorf("attributes %v", call.GetAttributes())

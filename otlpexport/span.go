@@ -169,7 +169,7 @@ func spanName(ev *pb.TraceEvent) string {
 }
 
 // intAttributes are the attributes the GenAI conventions type as integers.
-var intAttributes = map[string]bool{"gen_ai.usage.input_tokens": true, "gen_ai.usage.output_tokens": true}
+var intAttributes = map[string]bool{"gen_ai.usage.input_tokens": true, "gen_ai.usage.output_tokens": true, "gen_ai.usage.cache_read.input_tokens": true}
 
 func attributes(ev *pb.TraceEvent) []attribute.KeyValue {
 	a := ev.GetAttributes()

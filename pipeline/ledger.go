@@ -88,7 +88,7 @@ func (f *ledgerFn) ProcessElement(_ context.Context, rec []byte, emit func([]byt
 
 // countLedger counts the ledger's records in counters of the beamagents namespace
 // (ledger.calls, ledger.cache_hits, ledger.unpriced, ledger.input_tokens,
-// ledger.output_tokens, ledger.cost_micros), once whole when bounded, as CountRecords does
+// ledger.cached_input_tokens, ledger.output_tokens, ledger.cost_micros), once whole when bounded, as CountRecords does
 // and for the same reason, else record by record.
 func countLedger(s beam.Scope, entries beam.PCollection, bounded bool) {
 	s = s.Scope("CountLedger")
@@ -127,7 +127,8 @@ func addEntry(t *ledger.Totals, rec []byte) {
 
 func incLedger(ctx context.Context, t ledger.Totals) {
 	for name, n := range map[string]int64{"ledger.calls": t.Calls, "ledger.cache_hits": t.CacheHits, "ledger.unpriced": t.Unpriced,
-		"ledger.input_tokens": t.InputTokens, "ledger.output_tokens": t.OutputTokens, "ledger.cost_micros": t.Cost} {
+		"ledger.input_tokens": t.InputTokens, "ledger.cached_input_tokens": t.CachedInputTokens, "ledger.output_tokens": t.OutputTokens,
+		"ledger.cost_micros": t.Cost} {
 		beam.NewCounter(transforms.MetricsNamespace, name).Inc(ctx, n)
 	}
 }

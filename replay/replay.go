@@ -45,10 +45,10 @@ func (m Miss) String() string {
 
 // usage is what the recorded run's LLM_CALL trace said of a provider's answer.
 type usage struct {
-	in, out       int64
-	model, finish string
-	answeredBy    string
-	passed        []model.Pass
+	in, cached, out int64
+	model, finish   string
+	answeredBy      string
+	passed          []model.Pass
 }
 
 // Model answers requests from recorded replay caches and never calls a provider. It is safe
@@ -90,8 +90,9 @@ func NewModel(snaps []*pb.StateSnapshot, traces []*pb.TraceEvent) *Model {
 		}
 		a := t.GetAttributes()
 		in, _ := strconv.ParseInt(a[tracing.AttrInputTokens], 10, 64)
+		cached, _ := strconv.ParseInt(a[tracing.AttrCacheReadInputTokens], 10, 64)
 		out, _ := strconv.ParseInt(a[tracing.AttrOutputTokens], 10, 64)
-		m.usage[stepKey(t.GetEntityKey(), t.GetSeq(), t.GetStepIndex())] = usage{in: in, out: out,
+		m.usage[stepKey(t.GetEntityKey(), t.GetSeq(), t.GetStepIndex())] = usage{in: in, cached: cached, out: out,
 			model: a[tracing.AttrResponseModel], finish: a[tracing.AttrResponseFinishReasons],
 			answeredBy: a[tracing.AttrAnsweredBy], passed: model.ParsePasses(a[tracing.AttrModelsPassed])}
 	}
@@ -116,7 +117,7 @@ func (m *Model) Generate(_ context.Context, req *model.Request) (*model.Response
 	u := m.usage[stepKey(req.EntityKey, req.Seq, req.Step)]
 	// A request with native tools was recorded as its canonical turn: text and tool calls.
 	resp := model.CachedResponse(req, slices.Clone(text))
-	resp.Model, resp.FinishReason, resp.Usage = u.model, u.finish, model.Usage{InputTokens: u.in, OutputTokens: u.out}
+	resp.Model, resp.FinishReason, resp.Usage = u.model, u.finish, model.Usage{InputTokens: u.in, CachedInputTokens: u.cached, OutputTokens: u.out}
 	resp.AnsweredBy, resp.Passed = u.answeredBy, u.passed
 	return resp, nil
 }

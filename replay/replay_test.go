@@ -21,11 +21,11 @@ func TestModelAnswersOnlyFromCaches(t *testing.T) {
 		{CacheKey: model.CacheKey(req(1)), ResponseDigest: make([]byte, 32), DigestOnly: true},
 	}}}
 	trace := &pb.TraceEvent{EventType: pb.TraceEvent_LLM_CALL, EntityKey: []byte("k"), Seq: 1, StepIndex: 0,
-		Attributes: map[string]string{"gen_ai.usage.input_tokens": "12", "gen_ai.usage.output_tokens": "3", "gen_ai.response.model": "rec",
+		Attributes: map[string]string{"gen_ai.usage.input_tokens": "12", "gen_ai.usage.output_tokens": "3", "gen_ai.usage.cache_read.input_tokens": "8", "gen_ai.response.model": "rec",
 			"beam_agents.answered_by": "small", "beam_agents.models_passed": "large=model_circuit_open"}}
 	m := NewModel([]*pb.StateSnapshot{snap}, []*pb.TraceEvent{trace})
 	resp, err := m.Generate(context.Background(), req(0))
-	if err != nil || string(resp.Text) != "answer" || resp.Usage.InputTokens != 12 || resp.Usage.OutputTokens != 3 || resp.Model != "rec" ||
+	if err != nil || string(resp.Text) != "answer" || resp.Usage != (model.Usage{InputTokens: 12, CachedInputTokens: 8, OutputTokens: 3}) || resp.Model != "rec" ||
 		resp.AnsweredBy != "small" || len(resp.Passed) != 1 || resp.Passed[0] != (model.Pass{Model: "large", Code: model.CodeCircuitOpen}) {
 		t.Fatalf("hit: %+v %v", resp, err)
 	}

@@ -10,7 +10,8 @@ const (
 	AttrResponseModel         = "gen_ai.response.model"          // LLM_CALL: the model that answered, when the provider says
 	AttrInputTokens           = "gen_ai.usage.input_tokens"
 	AttrOutputTokens          = "gen_ai.usage.output_tokens"
-	AttrGenAIToolName         = "gen_ai.tool.name" // TOOL_CALL of an execute_tool operation
+	AttrCacheReadInputTokens  = "gen_ai.usage.cache_read.input_tokens" // LLM_CALL: of the input tokens, those read from the provider's prompt cache; only when some were
+	AttrGenAIToolName         = "gen_ai.tool.name"                     // TOOL_CALL of an execute_tool operation
 	AttrErrorType             = "error.type"
 )
 

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -252,7 +253,7 @@ func answer(msg *ant.Message, toolName string) (*model.Response, error) {
 		if b.Type == "tool_use" && b.Name == toolName && len(b.Input) > 0 {
 			return &model.Response{
 				Text:         []byte(b.Input),
-				Usage:        model.Usage{InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens},
+				Usage:        usage(msg.Usage),
 				Model:        msg.Model,
 				FinishReason: string(msg.StopReason),
 			}, nil
@@ -269,7 +270,7 @@ func toolsAnswer(msg *ant.Message, names *provider.ToolNames) (*model.Response, 
 		return nil, provider.Typed(model.CodeRefusal, "the model refused", nil)
 	}
 	resp := &model.Response{
-		Usage:        model.Usage{InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens},
+		Usage:        usage(msg.Usage),
 		Model:        msg.Model,
 		FinishReason: string(msg.StopReason),
 	}
@@ -339,6 +340,7 @@ func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams
 	st := m.client.Messages.NewStreaming(ctx, params)
 	defer st.Close()
 	resp := &model.Response{}
+	var tokens counts
 	type block struct {
 		call  int // the block's call index, or -1 for a text block
 		start string
@@ -350,7 +352,7 @@ func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams
 		ev := st.Current()
 		switch ev.Type {
 		case "message_start", "message_delta":
-			noteMessage(resp, ev)
+			noteMessage(resp, &tokens, ev)
 		case "content_block_start":
 			b := &block{call: -1}
 			if ev.ContentBlock.Type == "tool_use" {
@@ -394,18 +396,37 @@ func (m *Model) streamToolsOnce(ctx context.Context, params ant.MessageNewParams
 }
 
 // noteMessage records what a message_start or message_delta event says of the answer: its
-// model, stop reason and token usage.
-func noteMessage(resp *model.Response, ev ant.MessageStreamEventUnion) {
+// model, stop reason and token usage (c keeps the API's counts between the two).
+func noteMessage(resp *model.Response, c *counts, ev ant.MessageStreamEventUnion) {
 	if ev.Type == "message_start" {
 		resp.Model = ev.Message.Model
-		resp.Usage.InputTokens = ev.Message.Usage.InputTokens
-		return
+		u := ev.Message.Usage
+		*c = counts{input: u.InputTokens, cacheRead: u.CacheReadInputTokens, cacheWrite: u.CacheCreationInputTokens}
+	} else {
+		resp.FinishReason = string(ev.Delta.StopReason)
+		// message_delta's counts are cumulative: each one it gives replaces message_start's.
+		u := ev.Usage
+		c.input, c.cacheRead, c.cacheWrite = cmp.Or(u.InputTokens, c.input), cmp.Or(u.CacheReadInputTokens, c.cacheRead), cmp.Or(u.CacheCreationInputTokens, c.cacheWrite)
+		c.output = u.OutputTokens
 	}
-	resp.FinishReason = string(ev.Delta.StopReason)
-	resp.Usage.OutputTokens = ev.Usage.OutputTokens
-	if ev.Usage.InputTokens > 0 {
-		resp.Usage.InputTokens = ev.Usage.InputTokens
-	}
+	resp.Usage = c.usage()
+}
+
+// counts are an answer's token counts as the Messages API reports them: its input_tokens
+// leaves out the prompt tokens read from the prompt cache (cache_read_input_tokens) and
+// those written to it (cache_creation_input_tokens).
+type counts struct{ input, cacheRead, cacheWrite, output int64 }
+
+// usage is c in the runtime's meaning (model.Usage): the input tokens are the whole prompt,
+// the three input counts summed, and the cached ones the cache reads. A cache write stays
+// input: it is billed at least at the input price.
+func (c counts) usage() model.Usage {
+	return model.Usage{InputTokens: c.input + c.cacheRead + c.cacheWrite, CachedInputTokens: c.cacheRead, OutputTokens: c.output}
+}
+
+// usage reads a whole answer's token usage.
+func usage(u ant.Usage) model.Usage {
+	return counts{input: u.InputTokens, cacheRead: u.CacheReadInputTokens, cacheWrite: u.CacheCreationInputTokens, output: u.OutputTokens}.usage()
 }
 
 // streamedInput is a streamed tool_use block's input in the form of a whole answer's: the
@@ -430,12 +451,13 @@ func (m *Model) streamOnce(ctx context.Context, params ant.MessageNewParams, too
 	defer st.Close()
 	var text strings.Builder
 	resp := &model.Response{}
+	var tokens counts
 	toolBlock := int64(-1)
 	for st.Next() {
 		ev := st.Current()
 		switch ev.Type {
 		case "message_start", "message_delta":
-			noteMessage(resp, ev)
+			noteMessage(resp, &tokens, ev)
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" && ev.ContentBlock.Name == toolName {
 				toolBlock = ev.Index

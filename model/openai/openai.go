@@ -218,10 +218,16 @@ func completion(c *oai.ChatCompletion, names *provider.ToolNames) (*model.Respon
 	return &model.Response{
 		ToolCalls:    calls,
 		Text:         []byte(ch.Message.Content),
-		Usage:        model.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens},
+		Usage:        usage(c.Usage),
 		Model:        c.Model,
 		FinishReason: ch.FinishReason,
 	}, nil
+}
+
+// usage reads a completion's token usage: prompt_tokens already counts the prompt-cache reads
+// that prompt_tokens_details.cached_tokens reports.
+func usage(u oai.CompletionUsage) model.Usage {
+	return model.Usage{InputTokens: u.PromptTokens, CachedInputTokens: u.PromptTokensDetails.CachedTokens, OutputTokens: u.CompletionTokens}
 }
 
 // Stream makes a streaming call (or, with Config.NoStream, a plain one delivered as one
@@ -282,7 +288,7 @@ func (m *Model) streamOnce(ctx context.Context, params oai.ChatCompletionNewPara
 			resp.Model = ch.Model
 		}
 		if ch.JSON.Usage.Valid() {
-			resp.Usage = model.Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
+			resp.Usage = usage(ch.Usage)
 		}
 		if len(ch.Choices) == 0 {
 			continue

@@ -37,7 +37,7 @@ func (scriptModel) Generate(_ context.Context, req *model.Request) (*model.Respo
 		return nil, &model.Error{Code: model.CodeRejected, Detail: "not in the conformance script"}
 	}
 	rep := replies[tools]
-	resp := &model.Response{Text: []byte(rep.Text), Model: modelID, Usage: model.Usage{InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens}}
+	resp := &model.Response{Text: []byte(rep.Text), Model: modelID, Usage: model.Usage{InputTokens: rep.InputTokens, CachedInputTokens: rep.CachedInputTokens, OutputTokens: rep.OutputTokens}}
 	for _, c := range rep.ToolCalls {
 		// The script names tools as the providers send them; a provider maps the name back.
 		name := c.Name

@@ -33,14 +33,19 @@ type Reply struct {
 	Header map[string]string // extra response headers (Retry-After, …)
 	// Text is the answer: the message content (OpenAI) or the forced tool's input JSON
 	// (Anthropic). Chunks, when set, are its streamed deltas; else Text goes in ChunkBytes pieces.
-	Text                      string
-	Chunks                    []string
-	ChunkBytes                int
-	Refusal                   string        // a refusal instead of an answer
-	Hang                      time.Duration // wait this long (or until the client leaves) before answering
-	RawBody                   string        // sent verbatim as the body (malformed responses)
-	Model                     string        // the answering model id; default "test-model"
-	InputTokens, OutputTokens int64
+	Text       string
+	Chunks     []string
+	ChunkBytes int
+	Refusal    string        // a refusal instead of an answer
+	Hang       time.Duration // wait this long (or until the client leaves) before answering
+	RawBody    string        // sent verbatim as the body (malformed responses)
+	Model      string        // the answering model id; default "test-model"
+	// InputTokens counts the whole prompt and CachedInputTokens those of its tokens read from
+	// the prompt cache (at most InputTokens), as the runtime counts them (model.Usage). Each
+	// API reports them in its own shape: OpenAI's prompt_tokens is the whole prompt and
+	// prompt_tokens_details.cached_tokens the cache reads; Anthropic's input_tokens leaves the
+	// cache reads out, which cache_read_input_tokens counts (cache_creation_input_tokens is 0).
+	InputTokens, CachedInputTokens, OutputTokens int64
 	// ToolCalls answers with native tool calls (with Text, if any, as the message's text):
 	// OpenAI tool_calls (finish reason tool_calls), Anthropic tool_use blocks (stop reason
 	// tool_use). Arguments are sent as written: OpenAI's as the arguments string, Anthropic's
@@ -395,7 +400,7 @@ func (s *Server) completion(rep Reply) []byte {
 		}
 		return []byte(js(map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": rep.Model,
 			"content": content, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": rep.OutputTokens}}))
+			"usage": anthropicUsage(rep, rep.OutputTokens)}))
 	}
 	msg := map[string]any{"role": "assistant", "content": rep.Text, "refusal": nil}
 	if rep.Refusal != "" {
@@ -403,7 +408,22 @@ func (s *Server) completion(rep Reply) []byte {
 	}
 	return []byte(js(map[string]any{"id": "chatcmpl-01", "object": "chat.completion", "created": 1767225600, "model": rep.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "stop"}},
-		"usage":   map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
+		"usage":   openAIUsage(rep)}))
+}
+
+// openAIUsage is a Chat Completions usage object: prompt_tokens counts the whole prompt, the
+// cache reads included.
+func openAIUsage(rep Reply) map[string]any {
+	return map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens,
+		"prompt_tokens_details":     map[string]any{"cached_tokens": rep.CachedInputTokens, "audio_tokens": 0},
+		"completion_tokens_details": map[string]any{"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
+}
+
+// anthropicUsage is a Messages usage object of output tokens: input_tokens counts the prompt
+// tokens neither read from nor written to the prompt cache.
+func anthropicUsage(rep Reply, output int64) map[string]any {
+	return map[string]any{"input_tokens": rep.InputTokens - rep.CachedInputTokens, "cache_creation_input_tokens": 0,
+		"cache_read_input_tokens": rep.CachedInputTokens, "output_tokens": output}
 }
 
 func (s *Server) toolCompletion(rep Reply) []byte {
@@ -421,7 +441,7 @@ func (s *Server) toolCompletion(rep Reply) []byte {
 		}
 		return []byte(js(map[string]any{"id": "msg_01", "type": "message", "role": "assistant", "model": rep.Model,
 			"content": content, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": rep.OutputTokens}}))
+			"usage": anthropicUsage(rep, rep.OutputTokens)}))
 	}
 	var calls []any
 	for _, c := range rep.ToolCalls {
@@ -433,7 +453,7 @@ func (s *Server) toolCompletion(rep Reply) []byte {
 	}
 	return []byte(js(map[string]any{"id": "chatcmpl-01", "object": "chat.completion", "created": 1767225600, "model": rep.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "tool_calls"}},
-		"usage":   map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
+		"usage":   openAIUsage(rep)}))
 }
 
 func (s *Server) events(rep Reply) [][]byte {
@@ -463,7 +483,7 @@ func (s *Server) events(rep Reply) [][]byte {
 	}
 	ev = append(ev, chunk(map[string]any{}, finish))
 	ev = append(ev, data(map[string]any{"id": "chatcmpl-01", "object": "chat.completion.chunk", "created": 1767225600, "model": rep.Model,
-		"choices": []any{}, "usage": map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens}}))
+		"choices": []any{}, "usage": openAIUsage(rep)}))
 	return append(ev, []byte("data: [DONE]\n\n"))
 }
 
@@ -474,7 +494,7 @@ func (s *Server) anthropicEvents(rep Reply) [][]byte {
 	}
 	ev := [][]byte{event("message_start", map[string]any{"message": map[string]any{"id": "msg_01", "type": "message", "role": "assistant",
 		"model": rep.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": 1}}})}
+		"usage": anthropicUsage(rep, 1)}})}
 	stop := "tool_use"
 	if len(rep.ToolCalls) > 0 || rep.tool == "" && rep.Refusal == "" && rep.Text != "" {
 		ev = append(ev, s.anthropicToolEvents(rep, event)...)
