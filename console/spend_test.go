@@ -16,7 +16,8 @@ import (
 )
 
 // tenantCalls is two model calls of key for tenant acme by agent support at version v2, an
-// hour apart, the second answered by the replay cache.
+// hour apart: the first billed, 400 of its 1,000 input tokens read from the provider's
+// prompt cache, the second answered by the replay cache.
 func tenantCalls(key string) []proto.Message {
 	attrs := func(hit bool) map[string]string {
 		a := map[string]string{tracing.AttrRequestModel: "big", tracing.AttrTenant: "acme", tracing.AttrAgent: "support", tracing.AttrAgentVersion: "v2"}
@@ -24,6 +25,7 @@ func tenantCalls(key string) []proto.Message {
 			a[tracing.AttrCacheHit] = "true"
 		} else {
 			a[tracing.AttrInputTokens], a[tracing.AttrOutputTokens] = "1000", "100"
+			a[tracing.AttrCacheReadInputTokens] = "400"
 		}
 		return a
 	}
@@ -45,7 +47,7 @@ func TestSpend(t *testing.T) {
 	if _, _, err := st.Ingest("", console.Offset{}, recs); err != nil {
 		t.Fatal(err)
 	}
-	prices, err := ledger.DecodePrices([]byte(`{"currency":"USD","models":{"big":{"input":2.5,"output":10}}}`))
+	prices, err := ledger.DecodePrices([]byte(`{"currency":"USD","models":{"big":{"input":2.5,"output":10,"cached_input":1.25}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,23 +55,23 @@ func TestSpend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// customer-9's billed call: 1000 × 2.5 + 100 × 10 = 3,500 micro-units; customer-2's two
-	// calls are of support-scripted-1, which the table does not price.
+	// customer-9's billed call: 600 × 2.5 + 400 × 1.25 + 100 × 10 = 3,000 micro-units;
+	// customer-2's two calls are of support-scripted-1, which the table does not price.
 	tot := sp.Totals
-	if tot.Calls != 4 || tot.CacheHits != 1 || tot.Unpriced != 2 || tot.Cost != 3500 || tot.InputTokens != 190+236+1000 || tot.OutputTokens != 22+29+100 {
+	if tot.Calls != 4 || tot.CacheHits != 1 || tot.Unpriced != 2 || tot.Cost != 3000 || tot.InputTokens != 190+236+1000 || tot.CachedInputTokens != 400 || tot.OutputTokens != 22+29+100 {
 		t.Fatalf("totals %+v", tot)
 	}
 	first := func(rows []console.SpendRow) console.SpendRow { return rows[0] }
-	if r := first(sp.ByTenant); r.Name != "acme" || r.Cost != 3500 || r.Calls != 2 || len(sp.ByTenant) != 2 {
+	if r := first(sp.ByTenant); r.Name != "acme" || r.Cost != 3000 || r.CachedInputTokens != 400 || r.Calls != 2 || len(sp.ByTenant) != 2 {
 		t.Errorf("by tenant %+v", sp.ByTenant)
 	}
-	if r := first(sp.ByAgent); r.Name != "support@v2" || r.Cost != 3500 {
+	if r := first(sp.ByAgent); r.Name != "support@v2" || r.Cost != 3000 {
 		t.Errorf("by agent %+v", sp.ByAgent)
 	}
 	if r := first(sp.ByModel); r.Name != "big" || r.Calls != 2 || len(sp.ByModel) != 2 {
 		t.Errorf("by model %+v", sp.ByModel)
 	}
-	if r := first(sp.ByEntity); string(r.Key) != "customer-9" || r.Cost != 3500 || sp.Entities != 2 {
+	if r := first(sp.ByEntity); string(r.Key) != "customer-9" || r.Cost != 3000 || sp.Entities != 2 {
 		t.Errorf("by entity %+v", sp.ByEntity)
 	}
 	if len(sp.Hours) != 2 || sp.Hours[0].AtMs != 1767225600000 || sp.Hours[0].Calls != 3 || sp.Hours[1].CacheHits != 1 {
@@ -83,7 +85,7 @@ func TestSpend(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	page := get(t, srv.URL+"/spend")
-	for _, want := range []string{`id="spend-cost">0.003500</b> USD`, `id="spend-tenant"`, `id="spend-hour"`, "support@v2", `id="unpriced">2 calls`, `href="/entities/`} {
+	for _, want := range []string{`id="spend-cost">0.003000</b> USD`, `id="spend-cached">400</span>`, `<th>Cached input</th>`, `id="spend-tenant"`, `id="spend-hour"`, "support@v2", `id="unpriced">2 calls`, `href="/entities/`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}

@@ -87,12 +87,12 @@ var pagesHTML = map[string]string{
 
 	"spend": `{{define "content"}}{{$s := .Data.S}}
 <h1>Spend</h1>
-<p id="spend-totals">{{$s.Totals.Calls}} model calls ({{$s.Totals.CacheHits}} from the replay cache) · {{$s.Totals.InputTokens}} input and {{$s.Totals.OutputTokens}} output tokens · cost <b id="spend-cost">{{money $s.Totals.Cost}}</b> {{$s.Currency}}{{if $s.Totals.Unpriced}} · <span class="bad" id="unpriced">{{$s.Totals.Unpriced}} calls of unpriced models</span>{{end}}</p>
+<p id="spend-totals">{{$s.Totals.Calls}} model calls ({{$s.Totals.CacheHits}} from the replay cache) · {{$s.Totals.InputTokens}} input tokens (<span id="spend-cached">{{$s.Totals.CachedInputTokens}}</span> of them read from a provider's prompt cache) and {{$s.Totals.OutputTokens}} output tokens · cost <b id="spend-cost">{{money $s.Totals.Cost}}</b> {{$s.Currency}}{{if $s.Totals.Unpriced}} · <span class="bad" id="unpriced">{{$s.Totals.Unpriced}} calls of unpriced models</span>{{end}}</p>
 {{if not .Data.Priced}}<p id="no-prices">No price table: start the console with --prices FILE to see costs.</p>{{end}}
 {{range $t := spendTables $s}}<h2>By {{$t.Title}}</h2>
-<table id="spend-{{$t.ID}}"><tr><th>{{$t.Title}}</th><th>Calls</th><th>Cache hits</th><th>Input tokens</th><th>Output tokens</th><th>Cost</th><th>Unpriced</th></tr>
-{{range $t.Rows}}<tr>{{if eq $t.ID "hour"}}<td>{{time .AtMs}}</td>{{else if eq $t.ID "entity"}}<td><a href="{{keyPath .Key}}">{{key .Key}}</a></td>{{else}}<td>{{if .Name}}{{text .Name}}{{else}}<i>none</i>{{end}}</td>{{end}}<td class="num">{{.Calls}}</td><td class="num">{{.CacheHits}}</td><td class="num">{{.InputTokens}}</td><td class="num">{{.OutputTokens}}</td><td class="num">{{money .Cost}}</td><td class="num">{{.Unpriced}}</td></tr>
-{{else}}<tr><td colspan="7">No model calls.</td></tr>{{end}}</table>{{end}}
+<table id="spend-{{$t.ID}}"><tr><th>{{$t.Title}}</th><th>Calls</th><th>Cache hits</th><th>Input tokens</th><th>Cached input</th><th>Output tokens</th><th>Cost</th><th>Unpriced</th></tr>
+{{range $t.Rows}}<tr>{{if eq $t.ID "hour"}}<td>{{time .AtMs}}</td>{{else if eq $t.ID "entity"}}<td><a href="{{keyPath .Key}}">{{key .Key}}</a></td>{{else}}<td>{{if .Name}}{{text .Name}}{{else}}<i>none</i>{{end}}</td>{{end}}<td class="num">{{.Calls}}</td><td class="num">{{.CacheHits}}</td><td class="num">{{.InputTokens}}</td><td class="num">{{.CachedInputTokens}}</td><td class="num">{{.OutputTokens}}</td><td class="num">{{money .Cost}}</td><td class="num">{{.Unpriced}}</td></tr>
+{{else}}<tr><td colspan="8">No model calls.</td></tr>{{end}}</table>{{end}}
 {{if gt $s.Entities (len $s.ByEntity)}}<p>The {{len $s.ByEntity}} costliest of {{$s.Entities}} entity keys.</p>{{end}}
 {{end}}`,
 
