@@ -13,6 +13,7 @@ import (
 	"github.com/beamagents/beamagents/agent/shard"
 	"github.com/beamagents/beamagents/budget"
 	"github.com/beamagents/beamagents/interaction"
+	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/ltm"
 	"github.com/beamagents/beamagents/migrate"
 	"github.com/beamagents/beamagents/model"
@@ -378,13 +379,18 @@ func (a *Agent) Tenant(key string) string {
 }
 
 // Admission returns the admission of the agent's external events against its tenant
-// budget (Definition.Budget), nil when it declares none.
-func (a *Agent) Admission() *budget.Admission {
+// budget (Definition.Budget), nil when it declares none. prices is the launch's price
+// table, which a cost budget's grants are reserved at (budget.NewAdmission): a cost budget
+// it cannot price is an error matching budget.ErrCostBudget.
+func (a *Agent) Admission(prices ledger.Table) (*budget.Admission, error) {
 	if a.def.Budget == nil {
-		return nil
+		return nil, nil
 	}
-	return &budget.Admission{Budget: *a.def.Budget, Grant: a.limits.MaxTokens}
+	return budget.NewAdmission(*a.def.Budget, a.limits.MaxTokens, prices)
 }
+
+// HasBudget reports whether the agent declares a tenant budget (Definition.Budget).
+func (a *Agent) HasBudget() bool { return a.def.Budget != nil }
 
 // PinsModel reports whether the definition pins its model (Definition.PinModel): a launcher
 // with a model of its own choosing leaves the agent's.

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"fmt"
+
 	"github.com/beamagents/beamagents/agent/internal/hostapi"
 	"github.com/beamagents/beamagents/budget"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
@@ -50,8 +52,12 @@ func (act *activation) overBudget(d budget.Degrade) (done bool, err error) {
 		return false, nil
 	}
 	g := act.journal.GetTrigger().GetBudgetGrant()
-	return true, fail(records.ReasonTenantBudgetSpent, nil, "tenant %q spent its %d tokens of the window from %d ms",
-		g.GetTenant(), act.c.a.def.Budget.Tokens, g.GetWindowStartMs())
+	spent := fmt.Sprintf("%d tokens", act.c.a.def.Budget.Tokens)
+	if b := act.c.a.def.Budget; b.IsCost() {
+		spent = fmt.Sprintf("%d micro-units of cost", b.CostMicros)
+	}
+	return true, fail(records.ReasonTenantBudgetSpent, nil, "tenant %q spent its %s of the window from %d ms",
+		g.GetTenant(), spent, g.GetWindowStartMs())
 }
 
 // modelID is the model id of the activation's requests: the degrade rule's for an

@@ -18,13 +18,25 @@ type Admission struct {
 	// Grant is what each admitted activation is granted: the agent's per-activation token
 	// budget (agent.Limits.MaxTokens).
 	Grant int64
+	// Reserve is what each grant takes of a cost budget (Budget.CostMicros), in micro-units
+	// (Reservation at the launch's price table); 0 for a token budget. NewAdmission sets it.
+	Reserve int64
+}
+
+// charge is what one grant takes of the window's budget, and limit the window's budget: in
+// tokens for a token budget, in micro-units for a cost budget.
+func (a Admission) charge() (charge, limit int64) {
+	if a.Budget.IsCost() {
+		return a.Reserve, a.Budget.CostMicros
+	}
+	return a.Grant, a.Budget.Tokens
 }
 
 // Tally is a tenant's admission state: the window it admits in and the tokens granted in it.
 // The zero Tally has granted nothing.
 type Tally struct {
 	WindowMs int64 // start of the current window
-	Granted  int64 // tokens granted in it
+	Granted  int64 // tokens granted in it (micro-units reserved, for a cost budget)
 	Started  bool  // whether any event was admitted (WindowMs is meaningful)
 }
 
@@ -77,8 +89,8 @@ func (a Admission) admit(t *Tally, tenant string, atMs int64) (g *pb.BudgetGrant
 		*t = Tally{WindowMs: w, Started: true}
 	}
 	g = &pb.BudgetGrant{Tenant: tenant, WindowStartMs: t.WindowMs, WindowMs: a.Budget.PerMs()}
-	if t.Granted+a.Grant <= a.Budget.Tokens {
-		t.Granted += a.Grant
+	if charge, limit := a.charge(); charge > 0 && t.Granted <= limit-charge {
+		t.Granted += charge
 		g.Tokens = a.Grant
 		return g, 0
 	}

@@ -11,8 +11,15 @@ import (
 type Budget struct {
 	// Tokens is the window's budget of a tenant: the input and output tokens of its
 	// activations' model answers (replay-cache hits included), as agent.Limits.MaxTokens
-	// counts them. It must be at least the agent's MaxTokens.
+	// counts them. It must be at least the agent's MaxTokens. Exactly one of Tokens and
+	// CostMicros is set.
 	Tokens int64
+	// CostMicros is the window's budget of a tenant in micro-units of the currency of the
+	// price table the pipeline is launched with (transforms.Options.Prices, run --prices):
+	// a cost budget. Each grant reserves what an activation of MaxTokens tokens can cost at
+	// that table (Reservation), so a cost budget is refused at pipeline construction without
+	// a table that prices it (ErrCostBudget).
+	CostMicros int64
 	// Per is the window's length: a whole number of minutes (time.Hour, 24*time.Hour).
 	Per time.Duration
 	// Degrade is the rule for an over-budget event; nil is DegradeFail.
@@ -62,6 +69,9 @@ func (b Budget) Rule() Degrade {
 	return b.Degrade
 }
 
+// IsCost reports whether b is a cost budget (CostMicros).
+func (b Budget) IsCost() bool { return b.CostMicros > 0 }
+
 // PerMs is the window's length in milliseconds.
 func (b Budget) PerMs() int64 { return b.Per.Milliseconds() }
 
@@ -76,14 +86,20 @@ func (b Budget) WindowOf(ms int64) int64 {
 	return w
 }
 
-// Check validates b for an agent whose per-activation token budget is maxTokens: Tokens
-// and maxTokens set and maxTokens ≤ Tokens (else no event could ever be granted), Per a
-// positive whole number of minutes, and a degrade rule that is one of this package's.
+// Check validates b for an agent whose per-activation token budget is maxTokens: exactly
+// one of Tokens and CostMicros set, maxTokens set and maxTokens ≤ Tokens (else no event
+// could ever be granted), Per a positive whole number of minutes, and a degrade rule that is
+// one of this package's. A cost budget's reservation needs the launch's price table: it is
+// checked by NewAdmission.
 func (b Budget) Check(maxTokens int64) error {
 	switch {
 	case maxTokens <= 0:
 		return fmt.Errorf("a tenant budget needs Limits.MaxTokens, the tokens each activation is granted")
-	case b.Tokens < maxTokens:
+	case b.Tokens < 0 || b.CostMicros < 0:
+		return fmt.Errorf("the tenant budget's Tokens (%d) and CostMicros (%d) cannot be negative", b.Tokens, b.CostMicros)
+	case (b.Tokens > 0) == (b.CostMicros > 0):
+		return fmt.Errorf("a tenant budget sets exactly one of Tokens and CostMicros (Tokens %d, CostMicros %d)", b.Tokens, b.CostMicros)
+	case b.CostMicros == 0 && b.Tokens < maxTokens:
 		return fmt.Errorf("the tenant budget's Tokens (%d) is below Limits.MaxTokens (%d): no activation could be granted", b.Tokens, maxTokens)
 	case b.Per <= 0 || b.Per%time.Minute != 0:
 		return fmt.Errorf("the tenant budget's window Per (%s) is not a positive whole number of minutes", b.Per)

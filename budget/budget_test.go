@@ -27,6 +27,11 @@ func TestCheck(t *testing.T) {
 		{"no window", budget.Budget{Tokens: 1000}, 100, "minutes"},
 		{"seconds", budget.Budget{Tokens: 1000, Per: 90 * time.Second}, 100, "minutes"},
 		{"a model without an id", budget.Budget{Tokens: 1000, Per: time.Hour, Degrade: budget.DegradeModel{}}, 100, "ModelID"},
+		{"valid cost budget", budget.Budget{CostMicros: 5, Per: time.Hour}, 100, ""},
+		{"cost and tokens", budget.Budget{Tokens: 1000, CostMicros: 5_000_000, Per: time.Hour}, 100, "exactly one"},
+		{"neither cost nor tokens", budget.Budget{Per: time.Hour}, 100, "exactly one"},
+		{"negative cost", budget.Budget{CostMicros: -1, Per: time.Hour}, 100, "negative"},
+		{"cost budget without MaxTokens", budget.Budget{CostMicros: 5_000_000, Per: time.Hour}, 0, "MaxTokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.b.Check(tc.maxTokens)

@@ -26,7 +26,9 @@ const LedgerName = "ledger"
 var LedgerType = (&pb.LedgerEntry{}).ProtoReflect().Descriptor().FullName()
 
 // LedgerOptions add the cost ledger output: one LedgerEntry per model call of a committed
-// activation, derived from the trace events (package ledger) and priced by Prices. The ledger
+// activation, derived from the trace events (package ledger) and priced by the launch's
+// price table (transforms.Options.Prices; a model it does not price costs 0 and is counted in
+// ledger.unpriced). The ledger
 // is not one of the five outputs of records.Kinds, which every step that runs the agent
 // emits: it is a step of its own after them, on the traces, so adding it changes none of
 // their bytes, names or transforms.
@@ -34,9 +36,6 @@ type LedgerOptions struct {
 	// Ledger writes the ledger: ledger.binpb and ledger.jsonl under OutputDir (or its shards),
 	// and LedgerTopic when set. A LedgerTopic alone turns it on too.
 	Ledger bool
-	// Prices is the price table; a model it does not price costs 0 and is counted in
-	// ledger.unpriced.
-	Prices ledger.Table
 	// LedgerTopic (projects/P/topics/T) publishes the ledger's records.
 	LedgerTopic string
 }

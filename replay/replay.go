@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"github.com/beamagents/beamagents/ledger"
 	"math"
 	"slices"
 	"strconv"
@@ -203,10 +204,12 @@ func Run(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inputs [
 
 // Ending is how the recorded run treated the keys still waiting at the end of its bounded
 // input: with Park they were parked (drive.Core.Park), the input ending at EndMs (InputEnd);
-// else their deadlines fired to the end.
+// else their deadlines fired to the end. Prices is the price table it was launched with,
+// which a tenant cost budget's grants were reserved at (agent.Agent.Admission).
 type Ending struct {
-	Park  bool
-	EndMs int64
+	Park   bool
+	EndMs  int64
+	Prices ledger.Table
 }
 
 // InputEnd is where a bounded run of inputs ends, as pipeline.InputEnd reads it: the latest
@@ -235,7 +238,9 @@ func RunWith(ctx context.Context, a *agent.Agent, deps host.Deps, m *Model, inpu
 	deps.Recorded = m.Inline
 	d := &drive.Driver{Core: drive.Core{Agent: answered, Deps: deps, OrderResolutionMs: 1, Park: end.Park, EndMs: end.EndMs}}
 	rec := ByEntity(recorded)
-	inputs = admitted(a, inputs)
+	if inputs, err = admitted(a, end.Prices, inputs); err != nil {
+		return nil, err
+	}
 	var keys []Key
 	for _, in := range Sharded(a.Shards(), inputs) {
 		before := len(m.Misses())
@@ -368,18 +373,21 @@ func ByEntity(recorded map[int64][][]byte) map[string]map[int64][][]byte {
 
 // admitted is inputs as the recorded run's keyed step saw them: their external events
 // stamped by the agent's tenant budget admission (drive.Admit), when it declares one.
-func admitted(a *agent.Agent, inputs []Input) []Input {
-	if a.Admission() == nil {
-		return inputs
+func admitted(a *agent.Agent, prices ledger.Table, inputs []Input) ([]Input, error) {
+	if !a.HasBudget() {
+		return inputs, nil
 	}
 	keys, values := make([][]byte, len(inputs)), make([][][]byte, len(inputs))
 	for i, in := range inputs {
 		keys[i], values[i] = in.Entity, in.Values
 	}
-	values = drive.Admit(a, keys, values)
+	values, err := drive.Admit(a, prices, keys, values)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Input, len(inputs))
 	for i, in := range inputs {
 		out[i] = Input{Entity: in.Entity, Values: values[i]}
 	}
-	return out
+	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/budget"
+	"github.com/beamagents/beamagents/ledger"
 )
 
 func init() {
@@ -46,16 +47,16 @@ func admitTenants(s beam.Scope, o Options, keyed beam.PCollection, bounded bool)
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	if a.Admission() == nil {
-		return keyed, nil
+	if adm, err := a.Admission(o.Prices); adm == nil || err != nil {
+		return keyed, err // a cost budget the launch's prices cannot reserve is refused here, not at run time
 	}
 	s = s.Scope(AdmitScope)
-	byTenant, pass := beam.ParDo2(s, &byTenantFn{Agent: o.Agent, Config: o.Config}, keyed)
+	byTenant, pass := beam.ParDo2(s, &byTenantFn{Agent: o.Agent, Config: o.Config, Prices: o.Prices}, keyed)
 	var admitted beam.PCollection
 	if bounded {
-		admitted = beam.ParDo(s, &admitAllFn{Agent: o.Agent, Config: o.Config}, beam.GroupByKey(s, byTenant))
+		admitted = beam.ParDo(s, &admitAllFn{Agent: o.Agent, Config: o.Config, Prices: o.Prices}, beam.GroupByKey(s, byTenant))
 	} else {
-		admitted = beam.ParDo(s, &admitFn{Agent: o.Agent, Config: o.Config, Resolution: o.OrderResolutionMs,
+		admitted = beam.ParDo(s, &admitFn{Agent: o.Agent, Config: o.Config, Prices: o.Prices, Resolution: o.OrderResolutionMs,
 			Tally: state.MakeValueState[[]byte](TallyCellID), Buffer: state.MakeBagState[[]byte](AdmitBufferID),
 			Timer: timers.InEventTime(AdmitTimerID)}, byTenant)
 	}
@@ -63,12 +64,15 @@ func admitTenants(s beam.Scope, o Options, keyed beam.PCollection, bounded bool)
 }
 
 // admission builds the agent's admission on a worker.
-func admission(name string, config []byte) (*agent.Agent, *budget.Admission, error) {
+func admission(name string, config []byte, prices ledger.Table) (*agent.Agent, *budget.Admission, error) {
 	a, err := agent.Build(name, config)
 	if err != nil {
 		return nil, nil, err
 	}
-	adm := a.Admission()
+	adm, err := a.Admission(prices)
+	if err != nil {
+		return nil, nil, err
+	}
 	if adm == nil {
 		return nil, nil, fmt.Errorf("agent %s declares no tenant budget", name)
 	}
@@ -80,12 +84,13 @@ func admission(name string, config []byte) (*agent.Agent, *budget.Admission, err
 type byTenantFn struct {
 	Agent  string
 	Config []byte
+	Prices ledger.Table
 
 	a *agent.Agent
 }
 
 func (f *byTenantFn) Setup() (err error) {
-	f.a, _, err = admission(f.Agent, f.Config)
+	f.a, _, err = admission(f.Agent, f.Config, f.Prices)
 	return err
 }
 
@@ -106,6 +111,7 @@ func (f *byTenantFn) ProcessElement(_ context.Context, key, value []byte, byTena
 type admitFn struct {
 	Agent      string
 	Config     []byte
+	Prices     ledger.Table
 	Resolution int64
 
 	Tally  state.Value[[]byte]
@@ -116,7 +122,7 @@ type admitFn struct {
 }
 
 func (f *admitFn) Setup() (err error) {
-	_, f.adm, err = admission(f.Agent, f.Config)
+	_, f.adm, err = admission(f.Agent, f.Config, f.Prices)
 	return err
 }
 
@@ -211,12 +217,13 @@ func admitBucket(at, resolution int64) int64 {
 type admitAllFn struct {
 	Agent  string
 	Config []byte
+	Prices ledger.Table
 
 	adm *budget.Admission
 }
 
 func (f *admitAllFn) Setup() (err error) {
-	_, f.adm, err = admission(f.Agent, f.Config)
+	_, f.adm, err = admission(f.Agent, f.Config, f.Prices)
 	return err
 }
 

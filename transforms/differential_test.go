@@ -117,7 +117,7 @@ var diffKeys = flag.String("differential.keys", "", "run only the generated keys
 
 // filterSet keeps the records and snapshots of the keys matching re.
 func filterSet(t *testing.T, set *scenario.Set, re *regexp.Regexp) *scenario.Set {
-	out := &scenario.Set{Script: set.Script}
+	out := &scenario.Set{Script: set.Script, Prices: set.Prices}
 	for _, rec := range set.Records {
 		if env, _, err := drive.DecodeEnvelope(records.Binary, rec); err == nil && re.Match(env.GetEntityKey()) {
 			out.Records = append(out.Records, rec)
@@ -222,7 +222,7 @@ func compareExecutions(t *testing.T, name string, config []byte, ref string, d *
 	keyed, dead := transforms.DecodeEnvelopes(s, transforms.Binary, beam.CreateList(s, set.Records))
 	restores, restoreDead := transforms.DecodeSnapshots(s, transforms.Binary, beam.CreateList(s, set.Snapshots))
 	keyed = beam.Flatten(s, keyed, restores)
-	opts := transforms.Options{Agent: name, Config: config, Keyring: ref, OrderResolutionMs: 1000}
+	opts := transforms.Options{Agent: name, Config: config, Keyring: ref, OrderResolutionMs: 1000, Prices: set.Prices}
 	if parkAt != nil {
 		opts.AtEnd, opts.InputEndMs = transforms.AtEndPark, parkAt
 	}
@@ -309,7 +309,11 @@ func driveSet(t *testing.T, d *drive.Driver, set *scenario.Set) map[string][][]b
 	for i, k := range keys {
 		ids[i], vals[i] = []byte(k), values[k]
 	}
-	for i, v := range drive.Admit(d.Agent, ids, vals) {
+	admitted, err := drive.Admit(d.Agent, set.Prices, ids, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range admitted {
 		d.Run(context.Background(), ids[i], v, emit)
 	}
 	for _, v := range out {

@@ -3,6 +3,7 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"github.com/beamagents/beamagents/ledger"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -45,6 +46,9 @@ type Options struct {
 	// Agent is the registered agent to run (agent.Register); Config is passed to its factory.
 	Agent  string
 	Config []byte
+	// Prices is the launch's price table (run --prices): the cost ledger prices model calls
+	// at it, and a tenant cost budget (budget.Budget.CostMicros) reserves its grants at it.
+	Prices ledger.Table
 	// Canary, when set, runs a slice of the keys on another agent (canary.go).
 	Canary Canary
 	// Keyring is the reference (env:VAR or file:PATH) of the keyring that signs intents,

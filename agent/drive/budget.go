@@ -3,6 +3,7 @@ package drive
 import (
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/budget"
+	"github.com/beamagents/beamagents/ledger"
 )
 
 // Admit runs the tenant budget's admission (agent.Agent.Admission, budget.Admission.AdmitAll)
@@ -10,10 +11,12 @@ import (
 // admission stage before RunAgent and RunAgentBatch does: it returns each key's values with
 // its external events stamped (or parked) in their tenant's event-time order. Without a
 // tenant budget it returns values as they are. Run each key's returned values through Run.
-func Admit(a *agent.Agent, keys [][]byte, values [][][]byte) [][][]byte {
-	adm := a.Admission()
-	if adm == nil {
-		return values
+// prices is the launch's price table (agent.Agent.Admission): a cost budget it cannot price
+// is an error matching budget.ErrCostBudget.
+func Admit(a *agent.Agent, prices ledger.Table, keys [][]byte, values [][][]byte) ([][][]byte, error) {
+	adm, err := a.Admission(prices)
+	if adm == nil || err != nil {
+		return values, err
 	}
 	var evs []budget.Event
 	at := map[string]int{}
@@ -32,5 +35,5 @@ func Admit(a *agent.Agent, keys [][]byte, values [][][]byte) [][][]byte {
 		i := at[string(ev.Key)]
 		out[i] = append(out[i], ev.Value)
 	}
-	return out
+	return out, nil
 }

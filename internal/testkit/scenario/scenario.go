@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"github.com/beamagents/beamagents/ledger"
 	"math/rand/v2"
 
 	"google.golang.org/protobuf/proto"
@@ -32,6 +33,9 @@ type Set struct {
 	Script []byte
 	// Keys lists every entity key, in generation order.
 	Keys []string
+	// Prices is the price table the set is run with (transforms.Options.Prices), which a
+	// tenant cost budget reserves its grants at; empty for most sets.
+	Prices ledger.Table
 }
 
 // plan is what the model answers for one activation of a key.
