@@ -3,6 +3,7 @@ package transforms_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/beamagents/beamagents/budget"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
 	"github.com/beamagents/beamagents/internal/testkit/scenario"
+	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/pipeline"
 	"github.com/beamagents/beamagents/records"
@@ -39,7 +41,17 @@ const (
 	budgetMaxTokens = 100
 	budgetTokens    = 450
 	budgetPer       = time.Minute
+	// At budgetPrices a grant of 100 tokens reserves 1,000 micro-units (each token at the
+	// dearest price, 10 micro-units): four grants a window, as the token budget.
+	budgetCostMicros = 4_500
 )
+
+// budgetPrices prices the budget agent's models: the reservation is every token at the
+// large model's output price, 10 micro-units a token.
+var budgetPrices = ledger.Table{Currency: "USD", Models: map[string]ledger.Price{
+	"large": {Input: 2_500_000, CachedInput: 1_250_000, Output: 10_000_000},
+	"small": {Input: 150_000, CachedInput: 75_000, Output: 600_000},
+}}
 
 func init() {
 	register.Function1x0(discard)
@@ -47,8 +59,11 @@ func init() {
 		rules := map[string]budget.Degrade{"model": budget.DegradeModel{ModelID: "small"}, "reply": budget.DegradeReply{Text: "busy, try later"},
 			"park": budget.DegradePark{}, "fail": budget.DegradeFail{}}
 		b := &budget.Budget{Tokens: budgetTokens, Per: budgetPer, Degrade: rules[string(config)]}
-		if string(config) == "none" { // the same agent without a budget, to measure the admission's cost
+		switch string(config) {
+		case "none": // the same agent without a budget, to measure the admission's cost
 			b = nil
+		case "cost": // a cost budget, reserved at the launch's prices (budgetPrices)
+			b = &budget.Budget{CostMicros: budgetCostMicros, Per: budgetPer}
 		}
 		return agent.New(agent.Definition{Name: budgetAgent, Model: usageModel{}, ModelID: "large",
 			Handler: func(hc *agent.Context, tr agent.Trigger) error {
@@ -129,6 +144,104 @@ func TestTenantBudget(t *testing.T) {
 			t.Logf("%d records; outputs %v; dead letters %v; spend by tenant and window %v", st.records, st.outputs, st.reasons, spend)
 			checkRule(t, rule, first, st)
 		})
+	}
+}
+
+// A cost budget over the same traffic, at budgetPrices: RunAgent (ordered and concurrent) and
+// RunAgentBatch on Prism give the driver's bytes; the driver run twice gives the same bytes;
+// each tenant's priced spend per window, from the traces' ledger entries at the same table,
+// stays within CostMicros; and over-budget events are refused.
+func TestTenantCostBudget(t *testing.T) {
+	set := budgetTraffic(7, 6)
+	set.Prices = budgetPrices
+	ref, kr := keyringRef(t)
+	a, err := agent.Build(budgetAgent, []byte("cost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &drive.Driver{Core: drive.Core{Agent: a, Deps: host.Deps{Keyring: kr}, OrderResolutionMs: 250}}
+	st := compareExecutions(t, budgetAgent, []byte("cost"), ref, d, set, nil)
+	first, again := driveSet(t, d, set), driveSet(t, d, set)
+	for _, o := range pipeline.Outputs() {
+		if i := firstDifference(again[o.Name], first[o.Name]); i >= 0 {
+			t.Fatalf("%s differs between two runs at record %d", o.Name, i)
+		}
+	}
+	spend := checkCostSpend(t, first[pipeline.TracesName])
+	t.Logf("%d records; outputs %v; dead letters %v; micro-units by tenant and window %v", st.records, st.outputs, st.reasons, spend)
+	checkRule(t, "fail", first, st)
+}
+
+// checkCostSpend sums the priced cost of each granted activation's model calls
+// (ledger.Entry at budgetPrices) by tenant and window, checks each window within
+// budgetCostMicros and no window granting more than floor(CostMicros/reservation)
+// activations, and returns the sums.
+func checkCostSpend(t *testing.T, traces [][]byte) map[string]int64 {
+	t.Helper()
+	type act struct {
+		key string
+		seq int64
+	}
+	window, cost := map[act]string{}, map[act]int64{}
+	for _, b := range traces {
+		ev := &pb.TraceEvent{}
+		if err := proto.Unmarshal(b, ev); err != nil {
+			t.Fatal(err)
+		}
+		k := act{string(ev.GetEntityKey()), ev.GetSeq()}
+		if ev.GetEventType() == pb.TraceEvent_ACTIVATION_START {
+			tenant, _, _ := strings.Cut(k.key, "/")
+			window[k] = tenant + "@" + ev.GetAttributes()[tracing.AttrBudgetWindow]
+			if ev.GetAttributes()[tracing.AttrBudgetGranted] != strconv.Itoa(budgetMaxTokens) {
+				t.Errorf("activation %v ran with grant %q", k, ev.GetAttributes()[tracing.AttrBudgetGranted])
+			}
+		}
+		if e, ok := ledger.Entry(ev, budgetPrices); ok {
+			if !e.GetPriced() {
+				t.Errorf("call of %v on %s is not priced", k, e.GetResponseModel())
+			}
+			cost[k] += e.GetCostMicros()
+		}
+	}
+	reserve := budget.Reservation(budgetPrices, budgetMaxTokens)
+	spend, grants := map[string]int64{}, map[string]int64{}
+	for k, c := range cost {
+		spend[window[k]] += c
+		grants[window[k]]++
+	}
+	for w, c := range spend {
+		if c > budgetCostMicros || grants[w] > budgetCostMicros/reserve {
+			t.Errorf("%s: %d activations spent %d micro-units; the budget is %d, %d grants of %d", w, grants[w], c, budgetCostMicros, budgetCostMicros/reserve, reserve)
+		}
+	}
+	return spend
+}
+
+// A cost budget without a price table, or at one that cannot reserve it, is refused when
+// the pipeline is built (RunAgent, RunAgentBatch) and by the driver's admission, with
+// budget.ErrCostBudget.
+func TestTenantCostBudgetRefused(t *testing.T) {
+	a, err := agent.Build(budgetAgent, []byte("cost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, prices := range map[string]ledger.Table{
+		"no prices":   {},
+		"free prices": {Models: map[string]ledger.Price{"large": {}}},
+		"too dear":    {Models: map[string]ledger.Price{"large": {Output: 50_000_000}}}, // 5,000 micro-units a grant
+	} {
+		_, s := beam.NewPipelineWithRoot()
+		keyed, _ := transforms.DecodeEnvelopes(s, transforms.Binary, beam.CreateList(s, budgetTraffic(1, 1).Records))
+		opts := transforms.Options{Agent: budgetAgent, Config: []byte("cost"), AllowUnsignedIntents: true, Prices: prices}
+		if _, err := transforms.TryRunAgent(s, opts, keyed); !errors.Is(err, budget.ErrCostBudget) {
+			t.Errorf("%s: RunAgent: %v, want ErrCostBudget", name, err)
+		}
+		if _, err := transforms.TryRunAgentBatch(s, opts, keyed); !errors.Is(err, budget.ErrCostBudget) {
+			t.Errorf("%s: RunAgentBatch: %v, want ErrCostBudget", name, err)
+		}
+		if _, err := drive.Admit(a, prices, [][]byte{[]byte("acme/k")}, [][][]byte{nil}); !errors.Is(err, budget.ErrCostBudget) {
+			t.Errorf("%s: drive.Admit: %v, want ErrCostBudget", name, err)
+		}
 	}
 }
 
