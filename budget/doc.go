@@ -1,5 +1,6 @@
-// Package budget is the tenant token budget of an agent: declared on its Definition (a
-// Budget of Tokens per tenant per event-time window of length Per, and a Degrade rule), and
+// Package budget is the tenant budget of an agent: declared on its Definition (a Budget of
+// Tokens, or of CostMicros at the launch's price table, per tenant per event-time window of
+// length Per, and a Degrade rule), and
 // enforced by an admission that runs before the agent's keyed step, keyed by tenant.
 //
 // The admission sees a tenant's external events in event-time order (ties broken by their
@@ -16,7 +17,9 @@
 // There is no cycle in a pipeline, so spend never flows back to the admission: a grant is a
 // reservation of MaxTokens whatever the activation really spends, and unused tokens are not
 // returned. A tenant's spend in a window is therefore at most Tokens, and at least
-// Tokens - MaxTokens + 1 once an event was refused in it (docs/budgets.md).
+// Tokens - MaxTokens + 1 once an event was refused in it (docs/budgets.md). A cost budget
+// reserves, per grant, what MaxTokens tokens can cost at the table's dearest price per token
+// (Reservation), so a tenant's exact cost in a window is at most CostMicros.
 //
 // The admission is plain Go: Admission.Admit decides one event against a Tally (the tenant's
 // state, one cell), and AdmitAll runs a whole bounded input; the Beam stage (package

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/beamagents/beamagents/ledger"
 	"path/filepath"
 
 	"github.com/beamagents/beamagents/agent"
@@ -36,6 +37,7 @@ func runReplay(e *env, args []string) int {
 	outDir := fs.String("output_dir", "", "directory for the replay's output files")
 	replace := fs.Bool("replace", false, "replace the files an earlier run left in --output_dir")
 	atEnd := fs.String("at_end", string(transforms.AtEndPark), "what the recorded run's --at_end was: park or fail")
+	pricesPath := fs.String("prices", "", "the recorded run's --prices: the price table a tenant cost budget reserved its grants at")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -45,11 +47,13 @@ func runReplay(e *env, args []string) int {
 	}
 	ctx := context.Background()
 	verifying := transforms.Options{Keyring: *keyring}
+	var prices ledger.Table
 	if code, ok := checkFlags(e, noArgs(fs),
 		registered("agent", *name, "agent", agent.Registered()),
 		oneOf("at_end", *atEnd, string(transforms.AtEndPark), string(transforms.AtEndFail)),
 		when(*verify != "", verification("verify_results", *verify, func(m intent.Mode) { verifying.VerifyResults = &m })),
 		smallFile("agent_config", *conf, maxConfigBytes),
+		when(*pricesPath != "", readPrices("prices", *pricesPath, &prices)),
 		keyringRef("keyring", *keyring, true),
 		inputGlob(ctx, "cache_from", *cacheFrom, snapshotType),
 		inputGlob(ctx, "input", *input, envelopeType),
@@ -101,7 +105,7 @@ func runReplay(e *env, args []string) int {
 		return 1
 	}
 	m := replay.NewModel(snaps, traces)
-	ending := replay.Ending{Park: *atEnd == string(transforms.AtEndPark), EndMs: replay.InputEnd(inputs)}
+	ending := replay.Ending{Park: *atEnd == string(transforms.AtEndPark), EndMs: replay.InputEnd(inputs), Prices: prices}
 	keys, err := replay.RunWith(context.Background(), a, deps, m, inputs, rec, ending)
 	if err != nil {
 		e.errorf("%v", err)
