@@ -40,7 +40,7 @@ func (c *call) startActivation(v *view, out *hostapi.Outputs, trigger *pb.AgentE
 	act.journal = &pb.HandlerJournal{JournalVersion: journalVersion, Trigger: trigger, Burst: burst, TraceId: act.tr.id}
 	if c.a.def.Budget != nil {
 		d := c.a.degrade(trigger)
-		budgetAttrs(out, trigger.GetBudgetGrant(), d)
+		budgetAttrs(out, c.a.def.Budget, trigger.GetBudgetGrant(), d)
 		if d != nil {
 			if done, err := act.overBudget(d); done {
 				return err

@@ -70,15 +70,19 @@ func (act *activation) modelID() string {
 	return a.def.ModelID
 }
 
-// budgetAttrs records the trigger's grant on the attempt's ACTIVATION_START event, the
-// last trace event out holds.
-func budgetAttrs(out *hostapi.Outputs, g *pb.BudgetGrant, d budget.Degrade) {
+// budgetAttrs records the trigger's grant under budget b on the attempt's ACTIVATION_START
+// event, the last trace event out holds. A cost budget's CostMicros is recorded too; a token
+// budget's attributes are as they were before cost budgets.
+func budgetAttrs(out *hostapi.Outputs, b *budget.Budget, g *pb.BudgetGrant, d budget.Degrade) {
 	if g == nil || len(out.Traces) == 0 {
 		return
 	}
 	attrs := out.Traces[len(out.Traces)-1].Attributes
 	attrs[tracing.AttrBudgetWindow] = itoa(g.GetWindowStartMs())
 	attrs[tracing.AttrBudgetGranted] = itoa(g.GetTokens())
+	if b.IsCost() {
+		attrs[tracing.AttrBudgetCost] = itoa(b.CostMicros)
+	}
 	if d != nil {
 		attrs[tracing.AttrBudgetDegrade] = d.Rule()
 	}

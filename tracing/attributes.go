@@ -58,11 +58,13 @@ const (
 	AttrSignalName       = "beam_agents.signal.name" // SUSPENDED awaiting a signal: its name
 	// ACTIVATION_START of an activation admitted against a tenant budget (docs/budgets.md):
 	// its window's start, the tokens granted (0 over budget), the degrade rule applied when
-	// over budget, and the event time a parked event came with.
+	// over budget, the event time a parked event came with, and a cost budget's CostMicros
+	// (only under a cost budget).
 	AttrBudgetWindow     = "beam_agents.budget.window_ms"
 	AttrBudgetGranted    = "beam_agents.budget.granted"
 	AttrBudgetDegrade    = "beam_agents.budget.degrade"
 	AttrBudgetParkedFrom = "beam_agents.budget.parked_from_ms"
+	AttrBudgetCost       = "beam_agents.budget.cost_micros"
 )
 
 // Values of beam_agents.activation.kind: what drove an attempt.

@@ -192,8 +192,8 @@ func checkCostSpend(t *testing.T, traces [][]byte) map[string]int64 {
 		if ev.GetEventType() == pb.TraceEvent_ACTIVATION_START {
 			tenant, _, _ := strings.Cut(k.key, "/")
 			window[k] = tenant + "@" + ev.GetAttributes()[tracing.AttrBudgetWindow]
-			if ev.GetAttributes()[tracing.AttrBudgetGranted] != strconv.Itoa(budgetMaxTokens) {
-				t.Errorf("activation %v ran with grant %q", k, ev.GetAttributes()[tracing.AttrBudgetGranted])
+			if a := ev.GetAttributes(); a[tracing.AttrBudgetGranted] != strconv.Itoa(budgetMaxTokens) || a[tracing.AttrBudgetCost] != strconv.Itoa(budgetCostMicros) {
+				t.Errorf("activation %v ran with grant %q of cost budget %q", k, a[tracing.AttrBudgetGranted], a[tracing.AttrBudgetCost])
 			}
 		}
 		if e, ok := ledger.Entry(ev, budgetPrices); ok {
@@ -262,8 +262,8 @@ func checkSpend(t *testing.T, traces [][]byte) map[string]int64 {
 		attrs := ev.GetAttributes()
 		switch ev.GetEventType() {
 		case pb.TraceEvent_ACTIVATION_START:
-			if attrs[tracing.AttrBudgetWindow] == "" {
-				t.Fatalf("activation %v has no budget window on its start", k)
+			if attrs[tracing.AttrBudgetWindow] == "" || attrs[tracing.AttrBudgetCost] != "" {
+				t.Fatalf("activation %v has no budget window on its start, or a cost budget", k)
 			}
 			tenant, _, _ := strings.Cut(k.key, "/")
 			window[k] = tenant + "@" + attrs[tracing.AttrBudgetWindow]
