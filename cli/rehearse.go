@@ -12,6 +12,7 @@ import (
 
 	"github.com/beamagents/beamagents/agent"
 	pb "github.com/beamagents/beamagents/gen/beam_agents/v1"
+	"github.com/beamagents/beamagents/ledger"
 	"github.com/beamagents/beamagents/model"
 	"github.com/beamagents/beamagents/model/hosted"
 	"github.com/beamagents/beamagents/records"
@@ -31,6 +32,8 @@ const exitStateUnreadable = 4
 // rehearseFlags are rehearse's flags.
 type rehearseFlags struct {
 	agent, config, input, baseline, restore, atEnd, report string
+	prices                                                 string
+	table                                                  ledger.Table // read from prices
 	liveCalls                                              int
 	liveTokens                                             int64
 	maxKeys                                                int
@@ -40,7 +43,7 @@ type rehearseFlags struct {
 
 func runRehearse(e *env, args []string) int {
 	fs := newFlags(e, "rehearse", "rehearse --agent CANDIDATE --input GLOB --baseline DIR [--restore GLOB] [--live_calls N] [--live_tokens N] "+
-		"[--model openai|anthropic --model_name M --model_base_url URL --model_api_key REF] [--report FILE] [--max_divergent_keys N] [--max_divergent_percent P]")
+		"[--model openai|anthropic --model_name M --model_base_url URL --model_api_key REF] [--prices FILE] [--report FILE] [--max_divergent_keys N] [--max_divergent_percent P]")
 	var f rehearseFlags
 	fs.StringVar(&f.agent, "agent", "", "the candidate: a registered agent")
 	fs.StringVar(&f.config, "agent_config", "", "file whose bytes configure the candidate's factory")
@@ -54,6 +57,7 @@ func runRehearse(e *env, args []string) int {
 	fs.StringVar(&f.live.Name, "model_name", "", "the live model's id; requests name it (default: the baseline's model id)")
 	fs.StringVar(&f.live.BaseURL, "model_base_url", "", "the live model's API base URL")
 	fs.StringVar(&f.live.APIKey, "model_api_key", "", "the live model's API key: a reference, env:VAR or file:PATH")
+	fs.StringVar(&f.prices, "prices", "", "the baseline run's --prices: the price table a tenant cost budget reserves its grants at")
 	fs.StringVar(&f.report, "report", "", "file for the JSON Lines report (default: stdout)")
 	fs.IntVar(&f.maxKeys, "max_divergent_keys", -1, "exit 3 when more keys diverge (default: 0 unless --max_divergent_percent is given)")
 	fs.Float64Var(&f.maxPercent, "max_divergent_percent", -1, "exit 3 when a larger percentage of the keys diverges")
@@ -79,6 +83,7 @@ func runRehearse(e *env, args []string) int {
 		inputGlob(ctx, "input", f.input, envelopeType),
 		inputGlob(ctx, "baseline", filepath.Join(f.baseline, records.SnapshotsName+".binpb"), snapshotType),
 		when(f.restore != "", inputGlob(ctx, "restore", f.restore, snapshotType)),
+		when(f.prices != "", readPrices("prices", f.prices, &f.table)),
 	); !ok {
 		return code
 	}
@@ -156,7 +161,7 @@ func rehearseRun(ctx context.Context, f rehearseFlags) (*rehearse.Report, error)
 	}
 	return rehearse.Run(ctx, a, inputs, baseline, rehearse.Options{
 		Live: live, LiveCalls: f.liveCalls, LiveTokens: f.liveTokens, ModelID: f.live.Name,
-		Ending:  replay.Ending{Park: f.atEnd == string(transforms.AtEndPark), EndMs: replay.InputEnd(inputs)},
+		Ending:  replay.Ending{Park: f.atEnd == string(transforms.AtEndPark), EndMs: replay.InputEnd(inputs), Prices: f.table},
 		Refused: refused,
 	})
 }

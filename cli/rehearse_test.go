@@ -141,7 +141,10 @@ func TestChangesDoc(t *testing.T) {
 		}
 	})
 	t.Run("bad flags", func(t *testing.T) {
+		badPrices := filepath.Join(t.TempDir(), "prices.json")
+		os.WriteFile(badPrices, []byte(`{"models":{"m":{"input":-1}}}`), 0o644)
 		for flag, extra := range map[string][]string{
+			"prices":     {"--prices", badPrices},
 			"live_calls": {"--live_calls", "-1"},
 			"model":      {"--live_calls", "1"}, // and no hosted model
 			"baseline":   {"--baseline", dir},
