@@ -3,8 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/beamagents/beamagents/ledger"
 	"path/filepath"
+
+	"github.com/beamagents/beamagents/ledger"
 
 	"github.com/beamagents/beamagents/agent"
 	"github.com/beamagents/beamagents/agent/host"

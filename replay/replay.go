@@ -3,11 +3,12 @@ package replay
 import (
 	"context"
 	"fmt"
-	"github.com/beamagents/beamagents/ledger"
 	"math"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/beamagents/beamagents/ledger"
 
 	"google.golang.org/protobuf/proto"
 

@@ -3,8 +3,9 @@ package transforms
 import (
 	"context"
 	"fmt"
-	"github.com/beamagents/beamagents/ledger"
 	"time"
+
+	"github.com/beamagents/beamagents/ledger"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"

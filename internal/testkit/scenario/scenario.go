@@ -3,8 +3,9 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"github.com/beamagents/beamagents/ledger"
 	"math/rand/v2"
+
+	"github.com/beamagents/beamagents/ledger"
 
 	"google.golang.org/protobuf/proto"
 
