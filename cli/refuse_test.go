@@ -229,6 +229,9 @@ func TestRefusals(t *testing.T) {
 		{"replay --cache_from intents", func(o string) []string {
 			return []string{"replay", "--agent", "support", "--cache_from", f.typed["intents"], "--input", f.envelopes, "--output_dir", o}
 		}, nil, 2, "holds beam_agents.v1.ToolIntent records, not beam_agents.v1.StateSnapshot"},
+		{"replay --prices of envelopes", func(o string) []string {
+			return []string{"replay", "--agent", "support", "--cache_from", f.typed["snapshots"], "--input", f.envelopes, "--output_dir", o, "--prices", f.envelopes}
+		}, nil, 2, "--prices: "},
 		{"redrive --input envelopes", func(o string) []string {
 			return []string{"redrive", "--input", f.typed["results"], "--output", filepath.Join(o, "redriven.jsonl")}
 		}, nil, 2, "holds beam_agents.v1.AgentEnvelope records, not beam_agents.v1.ActivationErrorRecord"},
