@@ -389,9 +389,6 @@ func (a *Agent) Admission(prices ledger.Table) (*budget.Admission, error) {
 	return budget.NewAdmission(*a.def.Budget, a.limits.MaxTokens, prices)
 }
 
-// HasBudget reports whether the agent declares a tenant budget (Definition.Budget).
-func (a *Agent) HasBudget() bool { return a.def.Budget != nil }
-
 // PinsModel reports whether the definition pins its model (Definition.PinModel): a launcher
 // with a model of its own choosing leaves the agent's.
 func (a *Agent) PinsModel() bool { return a.def.PinModel }

@@ -375,8 +375,8 @@ func ByEntity(recorded map[int64][][]byte) map[string]map[int64][][]byte {
 // admitted is inputs as the recorded run's keyed step saw them: their external events
 // stamped by the agent's tenant budget admission (drive.Admit), when it declares one.
 func admitted(a *agent.Agent, prices ledger.Table, inputs []Input) ([]Input, error) {
-	if !a.HasBudget() {
-		return inputs, nil
+	if adm, err := a.Admission(prices); err != nil || adm == nil {
+		return inputs, err
 	}
 	keys, values := make([][]byte, len(inputs)), make([][][]byte, len(inputs))
 	for i, in := range inputs {
