@@ -35,8 +35,7 @@ func (m fixedModel) Generate(context.Context, *model.Request) (*model.Response, 
 // A fallback's answer names its model on the LLM_CALL event and in the replay cache, and the
 // models passed over with their codes (a breaker's refusal among them).
 func TestFallbackAnswerIsRecorded(t *testing.T) {
-	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
-		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+	text := replyHi(t)
 	m := fixedModel{resp: &model.Response{Text: []byte(text), Model: "small-2026", AnsweredBy: "small",
 		Passed: []model.Pass{{Model: "large", Code: model.CodeCircuitOpen}}, Usage: model.Usage{InputTokens: 3, OutputTokens: 4}}}
 	a := newTestAgent(t, m, agentLimits{}, false)
@@ -97,8 +96,7 @@ func TestBreakerRefusalDeadLetters(t *testing.T) {
 		t.Fatalf("span id %x, want %x", ev.GetSpanId(), span)
 	}
 
-	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
-		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+	text := replyHi(t)
 	ok, err := host.Activate(
 		context.Background(), newTestAgent(t, fixedModel{resp: &model.Response{Text: []byte(text)}}, agentLimits{}, false),
 		host.MapStore{}, env, host.Deps{AllowUnsigned: true})

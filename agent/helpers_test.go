@@ -155,3 +155,11 @@ func errorsAs(err error, target **agent.Error) bool { return errors.As(err, targ
 func mapKeys[K comparable, V any](m map[K]V) iter.Seq[K] { return maps.Keys(m) }
 
 func protojsonUnmarshal(b []byte, m proto.Message) error { return protojson.Unmarshal(b, m) }
+
+// replyHi is a model answer of the test schema (testSchema): the reply "hi", as a document
+// line.
+func replyHi(t *testing.T) string {
+	t.Helper()
+	return `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
+		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+}

@@ -16,8 +16,7 @@ import (
 // A model call's LLM_CALL event names who pays for it, the key's tenant and the agent's
 // version, only when the agent declares them: an agent without them traces as before.
 func TestLLMCallNamesPayer(t *testing.T) {
-	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
-		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+	text := replyHi(t)
 	m := fixedModel{resp: &model.Response{Text: []byte(text), Usage: model.Usage{InputTokens: 3, OutputTokens: 4}}}
 	tenant := func(key string) string { return strings.TrimSuffix(key, "-1") }
 	for _, tc := range []struct {

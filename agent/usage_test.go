@@ -18,8 +18,7 @@ import (
 // gen_ai.usage.cache_read.input_tokens only when there are some: the events of calls without
 // them are the bytes they were. The same answer traces the same bytes every time.
 func TestLLMCallCountsPromptCacheReads(t *testing.T) {
-	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
-		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+	text := replyHi(t)
 	for _, tc := range []struct {
 		name         string
 		usage        model.Usage

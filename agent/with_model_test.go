@@ -27,8 +27,7 @@ func (m *askedModel) Generate(ctx context.Context, req *model.Request) (*model.R
 // WithModel is the one model swap: the new model answers every call, under the agent's model
 // id unless it is given another, and the agent's own model is never asked.
 func TestWithModel(t *testing.T) {
-	text := `{"schema":"beam_agents.interaction-value.v1","root_type_id":"assist.proposal","schema_digest":"` + testSchema(t).Digest() +
-		`","value":{"case":"assist.reply","fields":{"assist.reply.text":"hi"}}}` + "\n"
+	text := replyHi(t)
 	for _, tc := range []struct {
 		name, id, want string
 	}{
